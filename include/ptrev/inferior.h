@@ -1,0 +1,135 @@
+/* Inferior control with ptrace: one traced process and its threads.
+ *
+ * All-stop model, as gdbserver: the caller resumes some threads, waits for
+ * one event, and the module then stops every other thread before returning
+ * the event. Events other threads produced meanwhile are kept pending and
+ * returned by later waits, so nothing is lost. Signals are host numbers here;
+ * the server converts to gdb's numbering. */
+#ifndef PTREV_INFERIOR_H
+#define PTREV_INFERIOR_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/user.h>
+
+enum stop_kind {
+	STOP_NONE = 0,
+	STOP_SIGNAL,   /* a signal arrived (sig); not yet delivered */
+	STOP_STEP,     /* a single-step finished (sig = SIGTRAP) */
+	STOP_SWBREAK,  /* hit an inserted int3 (sig = SIGTRAP); PC rewound to it */
+	STOP_HWBREAK,  /* hit a hardware execution breakpoint (sig = SIGTRAP) */
+	STOP_WATCH,    /* a data watchpoint triggered (sig = SIGTRAP) */
+	STOP_EXITED,   /* the whole process exited with exit_code */
+	STOP_KILLED,   /* the whole process was killed by sig */
+};
+
+struct stop_event {
+	enum stop_kind kind;
+	pid_t tid;            /* thread that stopped (the pid for exit/kill) */
+	int sig;              /* host signal number */
+	int exit_code;
+	uint64_t watch_addr;  /* STOP_WATCH: address gdb asked to watch */
+	int watch_type;       /* STOP_WATCH: 2 write, 3 read, 4 access */
+};
+
+struct inf_thread {
+	pid_t tid;
+	bool running;         /* resumed and not yet stopped */
+	bool has_pending;     /* an event seen but not yet reported */
+	struct stop_event pending;
+	bool has_siginfo;     /* siginfo of the last signal stop */
+	siginfo_t siginfo;
+	bool stepping;        /* resumed with PTRACE_SINGLESTEP */
+	int stop_expected;    /* we sent SIGSTOP and await it */
+};
+
+struct sw_breakpoint {
+	uint64_t addr;
+	uint8_t saved;        /* original byte under the int3 */
+	int refs;
+};
+
+struct hw_slot {
+	bool used;
+	int type;             /* 1 exec, 2 write, 3 read, 4 access (Z numbering) */
+	uint64_t addr;        /* aligned address programmed into DRn */
+	int len;              /* 1, 2, 4 or 8 */
+	uint64_t req_addr;    /* the address gdb asked for (reported in watch:) */
+	int refs;
+};
+
+struct inferior {
+	pid_t pid;            /* 0 when no process */
+	bool exited;          /* the process is gone (exited or killed) */
+	int memfd;            /* /proc/PID/mem, -1 if not open */
+	struct inf_thread *threads;
+	size_t nthreads, cap_threads;
+	struct sw_breakpoint *bps;
+	size_t nbps, cap_bps;
+	struct hw_slot hw[4];
+	bool pass_signals[65];/* host signals delivered without stopping */
+	uint64_t dr7;
+};
+
+/* Launch path with argv/envp exactly as given, address-space randomisation
+ * off, stopped at its first instruction (after execve, before ld.so runs).
+ * stdin_fd/stdout_fd/stderr_fd: fds the child gets (-1 = inherit ours).
+ * Returns 0, or -1 with a message in err (e.g. "./prog: No such file"). */
+int inferior_launch(struct inferior *inf, const char *path, char *const argv[],
+		    char *const envp[], int stdin_fd, int stdout_fd, int stderr_fd,
+		    char *err, size_t errlen);
+
+/* Kill the process (SIGKILL) and reap everything. Safe to call twice. */
+void inferior_kill(struct inferior *inf);
+/* Remove our breakpoints and debug registers, detach every thread and let
+ * the process run. */
+int inferior_detach(struct inferior *inf);
+/* Free memory; the process must be gone or detached. */
+void inferior_destroy(struct inferior *inf);
+
+struct inf_thread *inferior_thread(struct inferior *inf, pid_t tid);
+
+/* Resume one stopped thread: step or continue, delivering sig (0 = none).
+ * A thread with a pending event is not really resumed: the next wait
+ * returns its event at once. */
+int inferior_resume(struct inferior *inf, pid_t tid, bool step, int sig);
+/* Wait for the next reportable event from any resumed thread, then stop all
+ * threads. block=false returns 0 at once if there is none yet. Returns 1
+ * with *ev filled, 0 for none, -1 on error (no process). Signals marked in
+ * pass_signals are delivered and the thread resumed without reporting.
+ * Thread creation and exit are handled inside (new threads start resumed
+ * when their creator was resumed, debug registers are copied to them). */
+int inferior_wait(struct inferior *inf, struct stop_event *ev, bool block);
+/* gdb's Ctrl-C: send SIGINT to the process, as gdbserver does. The stop it
+ * causes is returned by inferior_wait as a STOP_SIGNAL with SIGINT. */
+int inferior_interrupt(struct inferior *inf);
+
+/* Registers of a stopped thread. */
+int inferior_get_regs(struct inferior *inf, pid_t tid, struct user_regs_struct *regs);
+int inferior_set_regs(struct inferior *inf, pid_t tid, const struct user_regs_struct *regs);
+/* NT_X86_XSTATE (XSAVE layout). *len in: buffer size, out: bytes filled. */
+int inferior_get_xstate(struct inferior *inf, pid_t tid, void *buf, size_t *len);
+int inferior_set_xstate(struct inferior *inf, pid_t tid, const void *buf, size_t len);
+
+/* Memory: read returns bytes read (short at an unmapped page, -1 if none);
+ * our int3 bytes are hidden (reads show the original code) and writes over
+ * a breakpoint update its saved byte. */
+ssize_t inferior_read_mem(struct inferior *inf, uint64_t addr, void *buf, size_t len);
+ssize_t inferior_write_mem(struct inferior *inf, uint64_t addr, const void *buf, size_t len);
+
+/* Software breakpoints (Z0/z0), reference counted by address. */
+int inferior_insert_swbreak(struct inferior *inf, uint64_t addr);
+int inferior_remove_swbreak(struct inferior *inf, uint64_t addr);
+bool inferior_has_swbreak(const struct inferior *inf, uint64_t addr);
+
+/* Hardware points through DR0-DR3/DR7 (Z1..Z4 numbering in type).
+ * Returns 0, -1 when no debug register is free or the range cannot be
+ * covered, -2 when the type is not supported (x86 has no read-only
+ * watchpoints: type 3). Applied to every thread. */
+int inferior_insert_hwpoint(struct inferior *inf, int type, uint64_t addr, int len);
+int inferior_remove_hwpoint(struct inferior *inf, int type, uint64_t addr, int len);
+
+#endif

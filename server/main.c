@@ -1,0 +1,6 @@
+#include "ptrev/cli.h"
+
+int main(int argc, char **argv)
+{
+	return cli_main(argc, argv);
+}
