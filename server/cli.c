@@ -1,2 +1,179 @@
+/* The command line: `ptrev serve|record|replay|info|decode ...`.
+ * Each subcommand parses its own options and calls into its module. */
 #include "ptrev/cli.h"
-int cli_main(int argc, char **argv) { (void)argc; (void)argv; return 2; }
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ptrev/gdb_server.h"
+#include "ptrev/raw_decode.h"
+#include "ptrev/transport.h"
+
+extern char **environ;
+
+static void usage(FILE *f)
+{
+	fputs("usage:\n"
+	      "  ptrev serve  [--listen HOST:PORT | --stdio] [--backend auto|pt|sw] [-o FILE] -- PROG [ARGS...]\n"
+	      "  ptrev record [--backend auto|pt|sw] -o FILE -- PROG [ARGS...]\n"
+	      "  ptrev replay [--listen HOST:PORT | --stdio] FILE\n"
+	      "  ptrev info   FILE\n"
+	      "  ptrev decode FILE\n"
+	      "  ptrev decode --raw PT [--image FILE:ADDR]... [--pages ADDRFILE:DUMPFILE]...\n"
+	      "               [--elf FILE[:BIAS]]... [--cpu F/M[/S]]\n"
+	      "\n"
+	      "--listen defaults to 127.0.0.1:1234; port 0 picks a free port.\n"
+	      "--stdio speaks the protocol on stdin/stdout: target remote | ptrev serve --stdio -- PROG\n",
+	      f);
+}
+
+struct serve_opts {
+	const char *listen;   /* NULL with --stdio */
+	bool stdio;
+	const char *backend;
+	const char *output;
+	char **prog_argv;     /* PROG ARGS..., NULL-terminated */
+};
+
+static int parse_serve(int argc, char **argv, struct serve_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->listen = "127.0.0.1:1234";
+	o->backend = "auto";
+	int i;
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "--") == 0) {
+			i++;
+			break;
+		} else if (strcmp(a, "--stdio") == 0) {
+			o->stdio = true;
+		} else if (strcmp(a, "--listen") == 0 && i + 1 < argc) {
+			o->listen = argv[++i];
+		} else if (strncmp(a, "--listen=", 9) == 0) {
+			o->listen = a + 9;
+		} else if (strcmp(a, "--backend") == 0 && i + 1 < argc) {
+			o->backend = argv[++i];
+		} else if (strcmp(a, "-o") == 0 && i + 1 < argc) {
+			o->output = argv[++i];
+		} else if (a[0] == '-') {
+			fprintf(stderr, "ptrev serve: unknown option '%s'\n", a);
+			return -1;
+		} else {
+			break; /* PROG without "--" */
+		}
+	}
+	if (i >= argc) {
+		fputs("ptrev serve: no program given (ptrev serve [options] -- PROG [ARGS...])\n", stderr);
+		return -1;
+	}
+	if (strcmp(o->backend, "auto") && strcmp(o->backend, "sw") && strcmp(o->backend, "pt")) {
+		fprintf(stderr, "ptrev serve: unknown backend '%s' (auto, pt or sw)\n", o->backend);
+		return -1;
+	}
+	if (o->output) {
+		fputs("ptrev serve: recording (-o) is not available in this version yet\n", stderr);
+		return -1;
+	}
+	o->prog_argv = argv + i;
+	return 0;
+}
+
+static int cmd_serve(int argc, char **argv)
+{
+	struct serve_opts o;
+	if (parse_serve(argc, argv, &o) != 0)
+		return 2;
+
+	/* A dropped connection must be an error return, not a signal. */
+	signal(SIGPIPE, SIG_IGN);
+	if (o.stdio) {
+		/* gdb's Ctrl-C arrives as a 0x03 byte; the terminal's SIGINT
+		 * reaches gdb's whole process group, us included: ignore it. */
+		signal(SIGINT, SIG_IGN);
+	}
+
+	static struct gdb_server srv;
+	gdb_server_init(&srv);
+	char err[512];
+	int devnull = -1;
+	int in_fd = -1, out_fd = -1, err_fd = -1;
+	if (o.stdio) {
+		/* stdin/stdout carry the protocol: the program reads nothing and
+		 * writes to our stderr. */
+		devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		in_fd = devnull;
+		out_fd = 2;
+		err_fd = 2;
+	}
+	if (inferior_launch(&srv.inf, o.prog_argv[0], o.prog_argv, environ,
+			    in_fd, out_fd, err_fd, err, sizeof err) != 0) {
+		fprintf(stderr, "ptrev: %s\n", err);
+		if (devnull >= 0)
+			close(devnull);
+		gdb_server_destroy(&srv);
+		return 1;
+	}
+	if (devnull >= 0)
+		close(devnull);
+	srv.have_inferior = true;
+	fprintf(stderr, "Process %s created; pid = %d\n", o.prog_argv[0], (int)srv.inf.pid);
+
+	int rc;
+	if (o.stdio) {
+		fputs("Remote debugging using stdio\n", stderr);
+		rc = gdb_server_run(&srv, 0, 1);
+	} else {
+		char bound[300];
+		int lfd = transport_listen(o.listen, bound, sizeof bound, err, sizeof err);
+		if (lfd < 0) {
+			fprintf(stderr, "ptrev: %s\n", err);
+			gdb_server_destroy(&srv);
+			return 1;
+		}
+		fprintf(stderr, "Listening on %s\n", bound);
+		fflush(stderr);
+		int cfd = transport_accept(lfd, err, sizeof err);
+		close(lfd);
+		if (cfd < 0) {
+			fprintf(stderr, "ptrev: %s\n", err);
+			gdb_server_destroy(&srv);
+			return 1;
+		}
+		fcntl(cfd, F_SETFD, FD_CLOEXEC);
+		rc = gdb_server_run(&srv, cfd, cfd);
+		close(cfd);
+	}
+	gdb_server_destroy(&srv);
+	return rc;
+}
+
+int cli_main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	const char *cmd = argv[1];
+	if (strcmp(cmd, "serve") == 0)
+		return cmd_serve(argc - 1, argv + 1);
+	if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	if (strcmp(cmd, "decode") == 0 && argc > 2 && strcmp(argv[2], "--raw") == 0)
+		return decode_raw_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "record") == 0 || strcmp(cmd, "replay") == 0 ||
+	    strcmp(cmd, "info") == 0 || strcmp(cmd, "decode") == 0) {
+		fprintf(stderr, "ptrev %s: not available in this version yet\n", cmd);
+		return 2;
+	}
+	fprintf(stderr, "ptrev: unknown command '%s'\n", cmd);
+	usage(stderr);
+	return 2;
+}

@@ -1,1 +1,188 @@
-/* placeholder: being written */
+/* Hardware breakpoints and watchpoints through the x86 debug registers.
+ *
+ * DR0-DR3 hold addresses; DR7 enables them: local-enable bit 2*i, and at
+ * bit 16+4*i two RW bits (00 execute, 01 write, 11 read/write) then two LEN
+ * bits (00 1 byte, 01 2, 11 4, 10 8). A slot watches a naturally aligned
+ * 1/2/4/8-byte range, so an unaligned or odd-sized request is split into
+ * aligned pieces, one register each. x86 cannot trap reads only, so gdb's
+ * read watchpoints (Z3) are refused, as gdbserver does. The kernel keeps
+ * these registers per thread: every change is written to every thread. */
+#include "inferior_internal.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/ptrace.h>
+
+#define DR_OFFSET(i) (offsetof(struct user, u_debugreg) + (i) * sizeof(long))
+#define DR7_LOCAL_SLOWDOWN 0x100 /* LE: exact data breakpoints, as gdb sets */
+
+enum { HW_EXEC = 1, HW_WRITE = 2, HW_READ = 3, HW_ACCESS = 4 };
+
+struct piece {
+	uint64_t addr;
+	int len;
+};
+
+static int poke_dr(pid_t tid, int i, uint64_t v)
+{
+	return ptrace(PTRACE_POKEUSER, tid, (void *)DR_OFFSET(i), (void *)v) < 0 ? -1 : 0;
+}
+
+uint64_t inf_dr_read_dr6(pid_t tid)
+{
+	errno = 0;
+	long v = ptrace(PTRACE_PEEKUSER, tid, (void *)DR_OFFSET(6), NULL);
+	return (v == -1 && errno) ? 0 : (uint64_t)v;
+}
+
+void inf_dr_clear_dr6(pid_t tid)
+{
+	poke_dr(tid, 6, 0);
+}
+
+void inf_dr_clear_thread(pid_t tid)
+{
+	poke_dr(tid, 7, 0);
+	for (int i = 0; i < 4; i++)
+		poke_dr(tid, i, 0);
+}
+
+int inf_dr_apply_thread(struct inferior *inf, pid_t tid)
+{
+	/* Disable first, so no half-updated address/length pair is ever live
+	 * (the kernel rejects an enabled slot whose address does not fit). */
+	if (poke_dr(tid, 7, 0) < 0)
+		return -1;
+	for (int i = 0; i < 4; i++)
+		if (inf->hw[i].used && poke_dr(tid, i, inf->hw[i].addr) < 0)
+			return -1;
+	if (inf->dr7 && poke_dr(tid, 7, inf->dr7) < 0)
+		return -1;
+	return 0;
+}
+
+static uint64_t compute_dr7(const struct hw_slot hw[4])
+{
+	uint64_t dr7 = 0;
+	for (int i = 0; i < 4; i++) {
+		if (!hw[i].used)
+			continue;
+		uint64_t rw = hw[i].type == HW_EXEC ? 0 : hw[i].type == HW_WRITE ? 1 : 3;
+		uint64_t len = hw[i].len == 1 ? 0 : hw[i].len == 2 ? 1 : hw[i].len == 4 ? 3 : 2;
+		dr7 |= 1ull << (2 * i);
+		dr7 |= (rw | len << 2) << (16 + 4 * i);
+	}
+	return dr7 ? dr7 | DR7_LOCAL_SLOWDOWN : 0;
+}
+
+/* Write the slots to every thread. Threads that vanished (ESRCH) are
+ * skipped: their exit is collected by inferior_wait. */
+static int apply_all(struct inferior *inf)
+{
+	inf->dr7 = compute_dr7(inf->hw);
+	for (size_t i = 0; i < inf->nthreads; i++) {
+		errno = 0;
+		if (inf_dr_apply_thread(inf, inf->threads[i].tid) < 0 && errno != ESRCH)
+			return -1;
+	}
+	return 0;
+}
+
+/* Split [addr, addr+len) into naturally aligned pieces, largest first.
+ * Returns the number of pieces, or -1 if more than 4 would be needed. */
+static int split_range(uint64_t addr, int len, struct piece out[4])
+{
+	int n = 0;
+	while (len > 0) {
+		int size = 8;
+		while (size > 1 && ((addr & (uint64_t)(size - 1)) || size > len))
+			size /= 2;
+		if (n == 4)
+			return -1;
+		out[n++] = (struct piece){ addr, size };
+		addr += (uint64_t)size;
+		len -= size;
+	}
+	return n;
+}
+
+static int find_slot(const struct inferior *inf, int type, uint64_t req, const struct piece *p)
+{
+	for (int i = 0; i < 4; i++) {
+		const struct hw_slot *s = &inf->hw[i];
+		if (s->used && s->type == type && s->req_addr == req && s->addr == p->addr &&
+		    s->len == p->len)
+			return i;
+	}
+	return -1;
+}
+
+/* Validate and split a request. Returns pieces, -1 or -2 (unsupported). */
+static int plan(int type, uint64_t addr, int len, struct piece pieces[4])
+{
+	if (type == HW_READ || type < HW_EXEC || type > HW_ACCESS)
+		return -2;
+	if (type == HW_EXEC) { /* an execute slot must have length 1 */
+		pieces[0] = (struct piece){ addr, 1 };
+		return 1;
+	}
+	if (len <= 0)
+		return -1;
+	return split_range(addr, len, pieces);
+}
+
+int inferior_insert_hwpoint(struct inferior *inf, int type, uint64_t addr, int len)
+{
+	struct piece pieces[4];
+	int n = plan(type, addr, len, pieces);
+	if (n < 0)
+		return n;
+
+	int slot[4], found = 0;
+	for (int k = 0; k < n; k++)
+		if ((slot[k] = find_slot(inf, type, addr, &pieces[k])) >= 0)
+			found++;
+	if (found == n) { /* the same request again: count it */
+		for (int k = 0; k < n; k++)
+			inf->hw[slot[k]].refs++;
+		return 0;
+	}
+
+	struct hw_slot saved[4];
+	memcpy(saved, inf->hw, sizeof(saved));
+	int k = 0;
+	for (int i = 0; i < 4 && k < n; i++) {
+		if (inf->hw[i].used)
+			continue;
+		inf->hw[i] = (struct hw_slot){ .used = true, .type = type, .addr = pieces[k].addr,
+					       .len = pieces[k].len, .req_addr = addr, .refs = 1 };
+		k++;
+	}
+	if (k < n || apply_all(inf) < 0) {
+		memcpy(inf->hw, saved, sizeof(saved));
+		apply_all(inf);
+		return -1;
+	}
+	return 0;
+}
+
+int inferior_remove_hwpoint(struct inferior *inf, int type, uint64_t addr, int len)
+{
+	struct piece pieces[4];
+	int n = plan(type, addr, len, pieces);
+	if (n < 0)
+		return n;
+	int slot[4];
+	for (int k = 0; k < n; k++)
+		if ((slot[k] = find_slot(inf, type, addr, &pieces[k])) < 0)
+			return -1;
+	for (int k = 0; k < n; k++)
+		if (--inf->hw[slot[k]].refs == 0)
+			inf->hw[slot[k]].used = false;
+	if (!inf->pid || inf->exited) {
+		inf->dr7 = compute_dr7(inf->hw);
+		return 0;
+	}
+	return apply_all(inf);
+}

@@ -1,1 +1,289 @@
-/* placeholder: being written */
+/* Inferior life cycle: launch under ptrace, the thread table, kill, detach,
+ * interrupt. Resuming and waiting (the all-stop machinery) live in
+ * inferior_wait.c, memory in inferior_mem.c, registers in inferior_regs.c. */
+#include "inferior_internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/personality.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+struct inf_thread *inferior_thread(struct inferior *inf, pid_t tid)
+{
+	for (size_t i = 0; i < inf->nthreads; i++)
+		if (inf->threads[i].tid == tid)
+			return &inf->threads[i];
+	return NULL;
+}
+
+struct inf_thread *inf_add_thread(struct inferior *inf, pid_t tid)
+{
+	struct inf_thread *t = inferior_thread(inf, tid);
+	if (t)
+		return t;
+	if (inf->nthreads == inf->cap_threads) {
+		size_t cap = inf->cap_threads ? inf->cap_threads * 2 : 8;
+		struct inf_thread *nt = realloc(inf->threads, cap * sizeof(*nt));
+		if (!nt)
+			return NULL;
+		inf->threads = nt;
+		inf->cap_threads = cap;
+	}
+	t = &inf->threads[inf->nthreads++];
+	memset(t, 0, sizeof(*t));
+	t->tid = tid;
+	return t;
+}
+
+void inf_remove_thread(struct inferior *inf, pid_t tid)
+{
+	struct inf_thread *t = inferior_thread(inf, tid);
+	if (!t)
+		return;
+	size_t i = (size_t)(t - inf->threads);
+	memmove(&inf->threads[i], &inf->threads[i + 1], (inf->nthreads - i - 1) * sizeof(*t));
+	inf->nthreads--;
+}
+
+void inf_mark_gone(struct inferior *inf)
+{
+	inf->exited = true;
+	inf->nthreads = 0;
+	inf->nbps = 0;
+	memset(inf->hw, 0, sizeof(inf->hw));
+	inf->dr7 = 0;
+	if (inf->memfd >= 0)
+		close(inf->memfd);
+	inf->memfd = -1;
+}
+
+/* Child side of the launch: never returns. Only async-signal-safe calls,
+ * since the parent may have threads. A failure's errno reaches the parent
+ * through errpipe (closed by a successful exec: CLOEXEC). */
+static void child_exec(const char *path, char *const argv[], char *const envp[], int fds[3],
+		       int errpipe)
+{
+	setpgid(0, 0); /* the terminal's ^C must reach ptrev, not the inferior */
+	int pers = personality(0xffffffff);
+	if (pers != -1)
+		personality((unsigned long)pers | ADDR_NO_RANDOMIZE);
+	for (int i = 0; i < 3; i++)
+		if (fds[i] >= 0 && fds[i] != i && dup2(fds[i], i) < 0)
+			goto fail;
+	/* The program starts with a clean signal state, whatever ptrev set
+	 * (ignoring SIGPIPE, say, would be inherited through exec). */
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) < 0)
+		goto fail;
+	execve(path, argv, envp);
+fail:;
+	int e = errno;
+	ssize_t r = write(errpipe, &e, sizeof(e));
+	(void)r;
+	_exit(127);
+}
+
+/* Wait for the stop after execve. Returns 0, or -1 with a message. */
+static int wait_exec_stop(pid_t pid, const char *path, char *err, size_t errlen)
+{
+	for (;;) {
+		int st;
+		pid_t w = waitpid(pid, &st, __WALL);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0) {
+			snprintf(err, errlen, "cannot run %s: %s", path, strerror(errno));
+			return -1;
+		}
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			snprintf(err, errlen, "cannot run %s: it ended during startup", path);
+			return -1;
+		}
+		if (WIFSTOPPED(st) && WSTOPSIG(st) == SIGTRAP)
+			return 0;
+		/* Some other signal before the exec: let it through. */
+		if (WIFSTOPPED(st))
+			ptrace(PTRACE_CONT, pid, NULL, (void *)(long)WSTOPSIG(st));
+	}
+}
+
+int inferior_launch(struct inferior *inf, const char *path, char *const argv[],
+		    char *const envp[], int stdin_fd, int stdout_fd, int stderr_fd,
+		    char *err, size_t errlen)
+{
+	inf->pid = 0;
+	inf->exited = false;
+	inf->memfd = -1;
+	inf->nthreads = 0;
+	inf->nbps = 0;
+	memset(inf->hw, 0, sizeof(inf->hw));
+	inf->dr7 = 0;
+
+	int pfd[2];
+	if (pipe2(pfd, O_CLOEXEC) < 0) {
+		snprintf(err, errlen, "cannot run %s: pipe: %s", path, strerror(errno));
+		return -1;
+	}
+	int fds[3] = { stdin_fd, stdout_fd, stderr_fd };
+	pid_t pid = fork();
+	if (pid < 0) {
+		snprintf(err, errlen, "cannot run %s: fork: %s", path, strerror(errno));
+		close(pfd[0]);
+		close(pfd[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		close(pfd[0]);
+		child_exec(path, argv, envp, fds, pfd[1]);
+	}
+	close(pfd[1]);
+	int child_errno;
+	ssize_t r;
+	do
+		r = read(pfd[0], &child_errno, sizeof(child_errno));
+	while (r < 0 && errno == EINTR);
+	close(pfd[0]);
+
+	if (r == (ssize_t)sizeof(child_errno)) {
+		/* exec failed: the child has exited (or is about to); reap it. */
+		while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR)
+			;
+		snprintf(err, errlen, "cannot run %s: %s", path, strerror(child_errno));
+		return -1;
+	}
+	if (wait_exec_stop(pid, path, err, errlen) < 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, __WALL | WNOHANG);
+		return -1;
+	}
+	/* EXITKILL: if ptrev dies, the kernel kills the inferior too. */
+	if (ptrace(PTRACE_SETOPTIONS, pid, NULL,
+		   (void *)(long)(PTRACE_O_TRACECLONE | PTRACE_O_EXITKILL)) < 0) {
+		snprintf(err, errlen, "cannot trace %s: %s", path, strerror(errno));
+		kill(pid, SIGKILL);
+		while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR)
+			;
+		return -1;
+	}
+	inf->pid = pid;
+	char mem[64];
+	snprintf(mem, sizeof(mem), "/proc/%d/mem", (int)pid);
+	inf->memfd = open(mem, O_RDWR | O_CLOEXEC); /* -1: PEEKDATA fallback */
+	if (!inf_add_thread(inf, pid)) {
+		snprintf(err, errlen, "cannot run %s: out of memory", path);
+		inferior_kill(inf);
+		return -1;
+	}
+	return 0;
+}
+
+/* Reap one traced task until it has exited; gone already is fine too. */
+static void reap_task(pid_t tid)
+{
+	for (;;) {
+		int st;
+		pid_t w = waitpid(tid, &st, __WALL);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 || WIFEXITED(st) || WIFSIGNALED(st))
+			return;
+	}
+}
+
+/* Every thread of the process now, from /proc (threads we may not have
+ * seen yet included), reaped after the leader is killed. */
+static void reap_all(struct inferior *inf)
+{
+	char dir[64];
+	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)inf->pid);
+	DIR *d = opendir(dir);
+	if (d) {
+		struct dirent *de;
+		while ((de = readdir(d))) {
+			pid_t tid = (pid_t)atoi(de->d_name);
+			if (tid > 0 && tid != inf->pid)
+				reap_task(tid);
+		}
+		closedir(d);
+	}
+	for (size_t i = 0; i < inf->nthreads; i++)
+		if (inf->threads[i].tid != inf->pid)
+			reap_task(inf->threads[i].tid);
+	/* The leader reports last, once its thread group is empty. */
+	reap_task(inf->pid);
+}
+
+void inferior_kill(struct inferior *inf)
+{
+	if (!inf->pid)
+		return;
+	if (!inf->exited) {
+		kill(inf->pid, SIGKILL);
+		reap_all(inf);
+	}
+	inf_mark_gone(inf);
+	inf->pid = 0;
+}
+
+int inferior_detach(struct inferior *inf)
+{
+	if (!inf->pid || inf->exited)
+		return -1;
+	inf_stop_all(inf);
+	inf_remove_all_swbreaks(inf);
+	memset(inf->hw, 0, sizeof(inf->hw));
+	inf->dr7 = 0;
+	bool sigstop_queued = false;
+	for (size_t i = 0; i < inf->nthreads; i++) {
+		inf_dr_clear_thread(inf->threads[i].tid);
+		if (inf->threads[i].stop_expected)
+			sigstop_queued = true;
+	}
+	/* A SIGSTOP we sent but never collected would stop the process right
+	 * after detach; SIGCONT discards pending stop signals (gdbserver does
+	 * the same). */
+	if (sigstop_queued)
+		kill(inf->pid, SIGCONT);
+	for (size_t i = 0; i < inf->nthreads; i++) {
+		struct inf_thread *t = &inf->threads[i];
+		int sig = 0;
+		/* A signal seen but not yet reported still belongs to the program. */
+		if (t->has_pending && t->pending.kind == STOP_SIGNAL)
+			sig = t->pending.sig;
+		ptrace(PTRACE_DETACH, t->tid, NULL, (void *)(long)sig);
+	}
+	inf_mark_gone(inf);
+	inf->exited = false;
+	inf->pid = 0;
+	return 0;
+}
+
+void inferior_destroy(struct inferior *inf)
+{
+	if (inf->pid && !inf->exited)
+		inferior_kill(inf);
+	free(inf->threads);
+	free(inf->bps);
+	inf->threads = NULL;
+	inf->bps = NULL;
+	inf->nthreads = inf->cap_threads = 0;
+	inf->nbps = inf->cap_bps = 0;
+}
+
+int inferior_interrupt(struct inferior *inf)
+{
+	if (!inf->pid || inf->exited)
+		return -1;
+	return kill(inf->pid, SIGINT) < 0 ? -1 : 0;
+}

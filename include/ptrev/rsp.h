@@ -40,6 +40,8 @@ void rsp_reader_init(struct rsp_reader *r);
 /* Feed one byte. Returns the event it completes. After RSP_EV_PACKET the
  * payload (raw, with '}' escapes still in place) is r->payload[0..r->len). */
 enum rsp_event rsp_reader_feed(struct rsp_reader *r, uint8_t byte);
+/* True between a '$' and the end of its checksum. */
+bool rsp_reader_in_packet(const struct rsp_reader *r);
 
 /* Frame payload as $payload#cs into out (appended). Payload is sent as given:
  * callers that send binary data escape it first with rsp_escape_binary. */
@@ -60,13 +62,17 @@ struct rsp_conn {
 	size_t inpos, inlen;
 	struct rsp_reader reader;
 	struct strbuf out; /* scratch for framing */
+	/* private: an rsp_event (packet, oversized packet or interrupt) that
+	 * arrived while rsp_conn_send waited for an ack; the next rsp_conn_recv
+	 * hands it out. */
+	int pending;
 };
 
 void rsp_conn_init(struct rsp_conn *c, int rfd, int wfd);
 void rsp_conn_destroy(struct rsp_conn *c);   /* does not close the fds */
 
 enum rsp_recv {
-	RSP_RECV_PACKET,    /* *pkt/*len point into c->reader.payload */
+	RSP_RECV_PACKET,    /* *pkt and *len point into c->reader.payload */
 	RSP_RECV_INTERRUPT, /* Ctrl-C */
 	RSP_RECV_TIMEOUT,   /* nothing complete within timeout_ms */
 	RSP_RECV_CLOSED,    /* connection closed or failed */
@@ -74,10 +80,14 @@ enum rsp_recv {
 /* Wait up to timeout_ms (-1 = forever, 0 = only what is already readable)
  * for the next packet or interrupt. Acks ('+'/'-') are sent for received
  * packets while ack mode is on; bad checksums are NAKed and skipped;
- * oversized packets are answered E01 and skipped. */
+ * oversized packets are answered E01 and skipped. In no-ack mode nobody
+ * would resend, so a packet with a bad checksum is delivered (as gdbserver
+ * does). *pkt stays valid until the next rsp_conn_recv; sending replies in
+ * between does not disturb it. */
 enum rsp_recv rsp_conn_recv(struct rsp_conn *c, const char **pkt, size_t *len,
 			    int timeout_ms);
-/* True if unread bytes are already buffered (poll() on rfd would miss them). */
+/* True if unread bytes (or a packet or interrupt that arrived while waiting
+ * for an ack) are already buffered: poll() on rfd would miss them. */
 bool rsp_conn_has_buffered(const struct rsp_conn *c);
 /* Send one packet; in ack mode wait for '+' and resend on '-'.
  * Returns 0, or -1 if the connection is closed. */

@@ -1,0 +1,75 @@
+/* The GDB remote-protocol server: one gdb connection, one inferior.
+ * Packet dispatch lives here; each packet family is handled by a small
+ * server/gdb_*.c file through the functions below. */
+#ifndef PTREV_GDB_SERVER_H
+#define PTREV_GDB_SERVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ptrev/amd64_regs.h"
+#include "ptrev/inferior.h"
+#include "ptrev/rsp.h"
+#include "ptrev/strbuf.h"
+#include "ptrev/vfile.h"
+
+struct gdb_server {
+	struct rsp_conn conn;
+	struct inferior inf;
+	bool have_inferior;        /* inf holds a live (or just-ended) process */
+	struct vfile_state vfs;
+	const struct amd64_layout *layout; /* from the first thread's XCR0 */
+
+	/* What gdb told us in qSupported. */
+	bool gdb_swbreak, gdb_hwbreak, gdb_multiprocess;
+
+	pid_t g_tid;               /* Hg: thread for register/memory access */
+	struct stop_event last;    /* last reported stop (for `?`) */
+	bool session_over;         /* stop serving: detach, kill or exit seen */
+	int wake_pipe[2];          /* SIGCHLD -> readable, to wake poll() */
+
+	struct strbuf reply;       /* reply being built for the current packet */
+	bool fuzzing;              /* no host side effects (vFile) */
+};
+
+/* Take over a launched inferior and serve gdb on (rfd, wfd) until the
+ * session ends. Returns 0 on a normal end, 1 if the connection failed. */
+int gdb_server_run(struct gdb_server *s, int rfd, int wfd);
+void gdb_server_init(struct gdb_server *s);
+void gdb_server_destroy(struct gdb_server *s);
+
+/* Dispatch one packet payload; the reply is left in s->reply (packets that
+ * need no reply set *no_reply). Exposed for the fuzz harness and unit tests. */
+void gdb_server_dispatch(struct gdb_server *s, char *pkt, size_t len, bool *no_reply);
+/* libFuzzer entry: one packet through the dispatcher with no inferior. */
+void gdb_server_fuzz_one(const uint8_t *data, size_t n);
+
+/* Packet families (server/gdb_*.c). Each appends its reply to s->reply and
+ * returns false for a packet it does not know (the reply is then empty). */
+bool gdb_query_packet(struct gdb_server *s, char *pkt, size_t len);   /* q, Q */
+bool gdb_xfer_packet(struct gdb_server *s, char *pkt, size_t len);    /* qXfer */
+bool gdb_regs_packet(struct gdb_server *s, char *pkt, size_t len);    /* g G p P */
+bool gdb_mem_packet(struct gdb_server *s, char *pkt, size_t len);     /* m M x X */
+bool gdb_break_packet(struct gdb_server *s, char *pkt, size_t len);   /* Z z */
+
+/* Resume per a vCont action list (or legacy c/s/C/S) and wait for the next
+ * stop, leaving its stop reply in s->reply (server/gdb_resume.c). */
+void gdb_resume_and_wait(struct gdb_server *s, const char *actions);
+/* Append the stop reply for ev (T/W/X). */
+void gdb_stop_reply(struct gdb_server *s, const struct stop_event *ev);
+
+/* Thread ids as gdb writes them with multiprocess: "p<pid>.<tid>", also
+ * "-1" (all), "0" (any), or a bare tid. Returns false if malformed;
+ * *tid = -1 for all, 0 for any. */
+bool gdb_parse_thread_id(const char *s, const char **end, pid_t *pid, pid_t *tid);
+void gdb_format_thread_id(struct gdb_server *s, struct strbuf *out, pid_t tid);
+/* The CPU a thread last ran on, or -1 (for core: in stop replies). */
+int gdb_thread_core(pid_t pid, pid_t tid);
+/* The qXfer:threads:read document. */
+void gdb_threads_xml(struct gdb_server *s, struct strbuf *out);
+
+/* Registers of a thread, read fresh (returns false if it cannot be read). */
+bool gdb_read_regfile(struct gdb_server *s, pid_t tid, struct amd64_regfile *rf);
+
+#endif

@@ -1,0 +1,119 @@
+/* General queries and settings: q and Q packets other than qXfer. */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ptrev/gdb_server.h"
+#include "ptrev/gdb_signals.h"
+#include "ptrev/hex.h"
+
+static bool has_feature(const char *list, const char *feature)
+{
+	size_t n = strlen(feature);
+	for (const char *p = list; p && *p;) {
+		const char *end = strchr(p, ';');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		if (len == n && strncmp(p, feature, n) == 0)
+			return true;
+		p = end ? end + 1 : NULL;
+	}
+	return false;
+}
+
+static void handle_qsupported(struct gdb_server *s, const char *args)
+{
+	s->gdb_swbreak = has_feature(args, "swbreak+");
+	s->gdb_hwbreak = has_feature(args, "hwbreak+");
+	s->gdb_multiprocess = has_feature(args, "multiprocess+");
+	strbuf_printf(&s->reply, "PacketSize=%x", RSP_MAX_PACKET);
+	strbuf_puts(&s->reply,
+		    ";QPassSignals+;QProgramSignals+;QStartNoAckMode+"
+		    ";qXfer:features:read+;qXfer:auxv:read+;qXfer:exec-file:read+"
+		    ";qXfer:libraries-svr4:read+;augmented-libraries-svr4-read+"
+		    ";qXfer:siginfo:read+"
+		    ";qXfer:threads:read+;vContSupported+");
+	if (s->gdb_multiprocess)
+		strbuf_puts(&s->reply, ";multiprocess+");
+	if (s->gdb_swbreak)
+		strbuf_puts(&s->reply, ";swbreak+");
+	if (s->gdb_hwbreak)
+		strbuf_puts(&s->reply, ";hwbreak+");
+}
+
+/* QPassSignals:a;b;... (gdb numbers): deliver these without stopping. */
+static void handle_pass_signals(struct gdb_server *s, const char *list)
+{
+	bool pass[65] = {false};
+	const char *p = list;
+	while (*p) {
+		uint64_t sig;
+		if (!hex_parse_u64(&p, p + strlen(p), &sig)) {
+			strbuf_puts(&s->reply, "E01");
+			return;
+		}
+		int host = sig < 1000 ? gdb_signal_to_host((int)sig) : 0;
+		if (host > 0 && host < 65)
+			pass[host] = true;
+		if (*p == ';')
+			p++;
+		else if (*p) {
+			strbuf_puts(&s->reply, "E01");
+			return;
+		}
+	}
+	memcpy(s->inf.pass_signals, pass, sizeof pass);
+	strbuf_puts(&s->reply, "OK");
+}
+
+static void handle_thread_info(struct gdb_server *s, bool first)
+{
+	if (!first || !s->have_inferior || s->inf.exited || s->inf.nthreads == 0) {
+		strbuf_putc(&s->reply, 'l');
+		return;
+	}
+	strbuf_putc(&s->reply, 'm');
+	for (size_t i = 0; i < s->inf.nthreads; i++) {
+		if (i)
+			strbuf_putc(&s->reply, ',');
+		gdb_format_thread_id(s, &s->reply, s->inf.threads[i].tid);
+	}
+}
+
+bool gdb_query_packet(struct gdb_server *s, char *pkt, size_t len)
+{
+	(void)len;
+	if (strncmp(pkt, "qSupported", 10) == 0) {
+		handle_qsupported(s, pkt[10] == ':' ? pkt + 11 : "");
+	} else if (strncmp(pkt, "qXfer:", 6) == 0) {
+		return gdb_xfer_packet(s, pkt, len);
+	} else if (strcmp(pkt, "QStartNoAckMode") == 0) {
+		strbuf_puts(&s->reply, "OK"); /* the loop switches after sending */
+	} else if (strncmp(pkt, "QPassSignals:", 13) == 0) {
+		handle_pass_signals(s, pkt + 13);
+	} else if (strncmp(pkt, "QProgramSignals:", 16) == 0) {
+		/* Which signals gdb lets the program see; all-stop delivery is
+		 * already decided per resume, so there is nothing to keep. */
+		strbuf_puts(&s->reply, "OK");
+	} else if (strcmp(pkt, "QNonStop:0") == 0) {
+		strbuf_puts(&s->reply, "OK");
+	} else if (strncmp(pkt, "qAttached", 9) == 0) {
+		/* We created the process, so gdb should kill it on quit. */
+		strbuf_puts(&s->reply, s->have_inferior ? "0" : "E01");
+	} else if (strcmp(pkt, "qC") == 0) {
+		if (s->have_inferior && !s->inf.exited && s->g_tid > 0) {
+			strbuf_puts(&s->reply, "QC");
+			gdb_format_thread_id(s, &s->reply, s->g_tid);
+		} else {
+			strbuf_puts(&s->reply, "E01");
+		}
+	} else if (strcmp(pkt, "qfThreadInfo") == 0) {
+		handle_thread_info(s, true);
+	} else if (strcmp(pkt, "qsThreadInfo") == 0) {
+		handle_thread_info(s, false);
+	} else if (strncmp(pkt, "qSymbol:", 8) == 0) {
+		strbuf_puts(&s->reply, "OK"); /* we look up no symbols */
+	} else {
+		return false; /* qTStatus, qOffsets, ...: empty = unsupported */
+	}
+	return true;
+}

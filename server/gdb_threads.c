@@ -1,0 +1,113 @@
+/* Thread ids in packets, and the qXfer:threads:read object. */
+#include <stdio.h>
+#include <string.h>
+
+#include "ptrev/gdb_server.h"
+#include "ptrev/hex.h"
+
+/* One id component: "-1" or hex digits. */
+static bool parse_component(const char **p, pid_t *out)
+{
+	if ((*p)[0] == '-' && (*p)[1] == '1') {
+		*p += 2;
+		*out = -1;
+		return true;
+	}
+	uint64_t v;
+	const char *s = *p;
+	if (!hex_parse_u64(&s, s + strlen(s), &v) || v > 0x7fffffff)
+		return false;
+	*p = s;
+	*out = (pid_t)v;
+	return true;
+}
+
+bool gdb_parse_thread_id(const char *s, const char **end, pid_t *pid, pid_t *tid)
+{
+	const char *p = s;
+	*pid = -1;
+	if (*p == 'p') {
+		p++;
+		if (!parse_component(&p, pid))
+			return false;
+		if (*p == '.') {
+			p++;
+			if (!parse_component(&p, tid))
+				return false;
+		} else {
+			*tid = -1; /* every thread of the process */
+		}
+	} else if (!parse_component(&p, tid)) {
+		return false;
+	}
+	*end = p;
+	return true;
+}
+
+void gdb_format_thread_id(struct gdb_server *s, struct strbuf *out, pid_t tid)
+{
+	if (s->gdb_multiprocess)
+		strbuf_printf(out, "p%x.%x", (unsigned)s->inf.pid, (unsigned)tid);
+	else
+		strbuf_printf(out, "%x", (unsigned)tid);
+}
+
+/* The CPU a thread last ran on (field 39 of /proc/PID/task/TID/stat), or -1. */
+int gdb_thread_core(pid_t pid, pid_t tid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* The command name may contain spaces and parentheses: skip to the
+	 * last ')' and count fields from there (field 3 follows it). */
+	char *p = strrchr(buf, ')');
+	if (!p)
+		return -1;
+	int field = 2;
+	for (p++; *p && field < 39; p++)
+		if (*p == ' ')
+			field++;
+	int core;
+	return sscanf(p, "%d", &core) == 1 ? core : -1;
+}
+
+static void thread_name(pid_t pid, pid_t tid, char *name, size_t cap)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/comm", (int)pid, (int)tid);
+	name[0] = '\0';
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return;
+	if (fgets(name, (int)cap, f))
+		name[strcspn(name, "\n")] = '\0';
+	fclose(f);
+}
+
+void gdb_threads_xml(struct gdb_server *s, struct strbuf *out)
+{
+	strbuf_puts(out, "<threads>\n");
+	for (size_t i = 0; s->have_inferior && i < s->inf.nthreads; i++) {
+		pid_t tid = s->inf.threads[i].tid;
+		char name[64];
+		strbuf_puts(out, "<thread id=\"");
+		gdb_format_thread_id(s, out, tid);
+		strbuf_putc(out, '"');
+		int core = gdb_thread_core(s->inf.pid, tid);
+		if (core >= 0)
+			strbuf_printf(out, " core=\"%x\"", core);
+		thread_name(s->inf.pid, tid, name, sizeof name);
+		if (name[0]) {
+			strbuf_puts(out, " name=\"");
+			strbuf_xml_escaped(out, name);
+			strbuf_putc(out, '"');
+		}
+		strbuf_puts(out, "/>\n");
+	}
+	strbuf_puts(out, "</threads>\n");
+}

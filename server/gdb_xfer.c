@@ -1,0 +1,119 @@
+/* qXfer:OBJECT:read:ANNEX:OFFSET,LENGTH — build the object, send a slice. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ptrev/gdb_server.h"
+#include "ptrev/hex.h"
+#include "ptrev/target_xfer.h"
+
+static ssize_t read_mem_cb(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	struct gdb_server *s = ctx;
+	return inferior_read_mem(&s->inf, addr, buf, len);
+}
+
+/* The layout is known once a thread's XSAVE area has been read; without a
+ * process (fuzzing) fall back to plain SSE. */
+static const struct amd64_layout *layout_of(struct gdb_server *s)
+{
+	struct amd64_regfile *rf;
+	if (!s->layout && s->have_inferior && !s->inf.exited && s->inf.nthreads &&
+	    (rf = malloc(sizeof *rf)) != NULL) {
+		gdb_read_regfile(s, s->inf.threads[0].tid, rf);
+		free(rf);
+	}
+	if (!s->layout)
+		s->layout = amd64_layout_for(0x3);
+	return s->layout;
+}
+
+/* Builds the object; returns 0, a negative errno, or 1 for an unknown one. */
+static int build_object(struct gdb_server *s, const char *object, const char *annex,
+			struct strbuf *obj)
+{
+	bool live = s->have_inferior && !s->inf.exited;
+	if (strcmp(object, "features") == 0) {
+		if (strcmp(annex, "target.xml") != 0)
+			return -ENOENT;
+		strbuf_puts(obj, amd64_tdesc_xml(layout_of(s)));
+		return 0;
+	}
+	if (strcmp(object, "threads") == 0) {
+		gdb_threads_xml(s, obj);
+		return 0;
+	}
+	if (strcmp(object, "auxv") == 0)
+		return live ? xfer_auxv(s->inf.pid, obj) : -ESRCH;
+	if (strcmp(object, "exec-file") == 0)
+		return live ? xfer_exec_file(s->inf.pid, obj) : -ESRCH;
+	if (strcmp(object, "libraries-svr4") == 0)
+		return live ? xfer_libraries_svr4(s->inf.pid, read_mem_cb, s, annex, obj)
+			    : -ESRCH;
+	if (strcmp(object, "siginfo") == 0) {
+		struct inf_thread *t = live ? inferior_thread(&s->inf, s->g_tid) : NULL;
+		if (!t || !t->has_siginfo)
+			return -EINVAL;
+		strbuf_append(obj, &t->siginfo, sizeof t->siginfo);
+		return 0;
+	}
+	return 1;
+}
+
+bool gdb_xfer_packet(struct gdb_server *s, char *pkt, size_t len)
+{
+	(void)len;
+	/* Split "qXfer:object:read:annex:offset,length" in place. */
+	char *object = pkt + 6;
+	char *op = strchr(object, ':');
+	if (!op)
+		return false;
+	*op++ = '\0';
+	char *annex = strchr(op, ':');
+	if (!annex)
+		return false;
+	*annex++ = '\0';
+	if (strcmp(op, "read") != 0)
+		return false; /* no writable objects */
+	char *range = strrchr(annex, ':');
+	if (!range) {
+		strbuf_puts(&s->reply, "E00");
+		return true;
+	}
+	*range++ = '\0';
+	uint64_t offset, length;
+	const char *p = range, *end = range + strlen(range);
+	if (!hex_parse_u64(&p, end, &offset) || *p++ != ',' ||
+	    !hex_parse_u64(&p, end, &length) || p != end) {
+		strbuf_puts(&s->reply, "E00");
+		return true;
+	}
+	struct strbuf obj = STRBUF_INIT;
+	int r = build_object(s, object, annex, &obj);
+	if (r == 1) {
+		strbuf_free(&obj);
+		return false;
+	}
+	if (r < 0) {
+		strbuf_free(&obj);
+		strbuf_puts(&s->reply, "E01");
+		return true;
+	}
+	/* Escaping can double the data: keep the reply within PacketSize. */
+	uint64_t max = (RSP_MAX_PACKET - 8) / 2;
+	if (length > max)
+		length = max;
+	if (offset >= obj.len) {
+		strbuf_putc(&s->reply, 'l');
+	} else {
+		uint64_t n = obj.len - offset;
+		bool last = n <= length;
+		if (!last)
+			n = length;
+		strbuf_putc(&s->reply, last ? 'l' : 'm');
+		rsp_escape_binary(&s->reply, obj.data + offset, (size_t)n);
+	}
+	strbuf_free(&obj);
+	return true;
+}

@@ -1,0 +1,370 @@
+/* Resuming threads and waiting for events, in gdbserver's all-stop style.
+ *
+ * Thread states (struct inf_thread):
+ *   running && !has_pending   really running in the kernel
+ *   running &&  has_pending   resumed by the caller, but an event is already
+ *                             waiting: it is reported without running it
+ *   !running                  stopped (with or without a pending event)
+ * stop_expected counts SIGSTOPs we sent and have not yet collected; such a
+ * stop is absorbed (never reported) and the thread carries on as before.
+ *
+ * The inferior is in its own process group and we are its parent and
+ * tracer, so waitpid(-1, __WALL) sees its threads; a new thread's first
+ * SIGSTOP may arrive before its creator's PTRACE_EVENT_CLONE, so an
+ * unknown task stopped by SIGSTOP is taken for a new thread. */
+#include "inferior_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DR6_BS 0x4000u   /* single-step trap */
+#define DR6_HIT 0xfu     /* B0-B3: which debug register fired */
+
+static bool kernel_running(const struct inf_thread *t)
+{
+	return t->running && !t->has_pending;
+}
+
+/* Really resume a thread. ESRCH means it is dying: its exit is collected by
+ * a later wait, so it counts as running. */
+static int real_resume(struct inf_thread *t, bool step, int sig)
+{
+	t->stepping = step;
+	t->has_siginfo = false;
+	if (ptrace(step ? PTRACE_SINGLESTEP : PTRACE_CONT, t->tid, NULL, (void *)(long)sig) < 0 &&
+	    errno != ESRCH)
+		return -1;
+	t->running = true;
+	return 0;
+}
+
+int inferior_resume(struct inferior *inf, pid_t tid, bool step, int sig)
+{
+	if (!inf->pid || inf->exited)
+		return -1;
+	struct inf_thread *t = inferior_thread(inf, tid);
+	if (!t)
+		return -1;
+	if (t->running)
+		return 0;
+	if (t->has_pending) {
+		/* A breakpoint hit whose breakpoint is gone since: forget it. The
+		 * PC was rewound, so the thread just runs the original instruction. */
+		uint64_t pc;
+		if (t->pending.kind == STOP_SWBREAK && inf_get_pc(tid, &pc) == 0 &&
+		    !inferior_has_swbreak(inf, pc)) {
+			t->has_pending = false;
+			return real_resume(t, step, sig);
+		}
+		t->running = true;
+		t->stepping = step;
+		return 0;
+	}
+	return real_resume(t, step, sig);
+}
+
+/* Turn a signal stop into an event: which of our breakpoints, steps or
+ * debug registers caused a SIGTRAP, or a plain signal. */
+static void classify(struct inferior *inf, struct inf_thread *t, int sig, struct stop_event *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->tid = t->tid;
+	e->sig = sig;
+	e->kind = STOP_SIGNAL;
+	t->has_siginfo = ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &t->siginfo) == 0;
+	if (sig != SIGTRAP)
+		return;
+	int code = t->has_siginfo ? t->siginfo.si_code : SI_KERNEL;
+
+	/* int3 traps report SI_KERNEL with the PC just past the int3. */
+	uint64_t pc;
+	if (code == SI_KERNEL && inf_get_pc(t->tid, &pc) == 0 && inf_find_swbreak(inf, pc - 1)) {
+		inf_set_pc(t->tid, pc - 1);
+		e->kind = STOP_SWBREAK;
+		return;
+	}
+	uint64_t dr6 = inf_dr_read_dr6(t->tid);
+	if (dr6)
+		inf_dr_clear_dr6(t->tid);
+	for (int i = 0; i < 4; i++) {
+		if (!(dr6 & (1u << i)) || !inf->hw[i].used)
+			continue;
+		if (inf->hw[i].type == 1) {
+			e->kind = STOP_HWBREAK;
+		} else {
+			e->kind = STOP_WATCH;
+			e->watch_addr = inf->hw[i].req_addr;
+			e->watch_type = inf->hw[i].type;
+		}
+		return;
+	}
+	/* A step over a system call traps with TRAP_BRKPT and no DR6.BS, so
+	 * any kernel-made trap while stepping is the step; one sent by kill()
+	 * (si_code <= 0) stays a signal. */
+	if ((dr6 & DR6_BS) || (t->stepping && code > 0))
+		e->kind = STOP_STEP;
+}
+
+static void handle_status(struct inferior *inf, pid_t tid, int st, bool stopping);
+
+/* The new thread's first stop is a SIGSTOP; wait for it unless already
+ * seen. Returns with the thread stopped, or false if it died meanwhile. */
+static bool collect_new_thread(struct inferior *inf, pid_t ntid)
+{
+	if (inferior_thread(inf, ntid))
+		return true; /* its SIGSTOP came before the clone event */
+	struct inf_thread *nt = inf_add_thread(inf, ntid);
+	if (!nt)
+		return false;
+	nt->stop_expected = 1;
+	for (;;) {
+		int st;
+		pid_t w = waitpid(ntid, &st, __WALL);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0) {
+			inf_remove_thread(inf, ntid);
+			return false;
+		}
+		handle_status(inf, ntid, st, true);
+		return inferior_thread(inf, ntid) != NULL;
+	}
+}
+
+static void handle_clone(struct inferior *inf, pid_t parent, bool stopping)
+{
+	unsigned long msg = 0;
+	ptrace(PTRACE_GETEVENTMSG, parent, NULL, &msg);
+	pid_t ntid = (pid_t)msg;
+	bool alive = ntid > 0 && collect_new_thread(inf, ntid);
+	if (alive)
+		inf_dr_apply_thread(inf, ntid); /* the kernel does not copy them */
+
+	/* The table may have moved: look both up again. */
+	struct inf_thread *p = inferior_thread(inf, parent);
+	struct inf_thread *nt = alive ? inferior_thread(inf, ntid) : NULL;
+	if (!p)
+		return;
+	if (stopping || !p->running) {
+		p->running = false;
+		return;
+	}
+	real_resume(p, p->stepping, 0);
+	if (nt) {
+		if (nt->has_pending)
+			nt->running = true;
+		else
+			real_resume(nt, false, 0);
+	}
+}
+
+/* Process one waitpid status. Reportable events become the thread's
+ * pending event; everything else is absorbed, and the thread resumed
+ * again unless we are stopping all threads. */
+static void handle_status(struct inferior *inf, pid_t tid, int st, bool stopping)
+{
+	struct inf_thread *t = inferior_thread(inf, tid);
+	if (!t) {
+		/* A new thread whose creator's clone event is still to come. */
+		if (WIFSTOPPED(st) && WSTOPSIG(st) == SIGSTOP && (st >> 16) == 0)
+			inf_add_thread(inf, tid);
+		return;
+	}
+	if (WIFEXITED(st) || WIFSIGNALED(st)) {
+		if (tid != inf->pid) {
+			inf_remove_thread(inf, tid);
+			return;
+		}
+		/* The leader reports last: the whole process is gone. */
+		pid_t pid = inf->pid;
+		inf->nthreads = 0;
+		t = inf_add_thread(inf, pid);
+		t->has_pending = true;
+		t->pending = (struct stop_event){ .tid = pid };
+		if (WIFEXITED(st)) {
+			t->pending.kind = STOP_EXITED;
+			t->pending.exit_code = WEXITSTATUS(st);
+		} else {
+			t->pending.kind = STOP_KILLED;
+			t->pending.sig = WTERMSIG(st);
+		}
+		return;
+	}
+	if (!WIFSTOPPED(st))
+		return;
+	int sig = WSTOPSIG(st), event = (st >> 16) & 0xff;
+	if (event == PTRACE_EVENT_CLONE) {
+		handle_clone(inf, tid, stopping);
+		return;
+	}
+	if (event == 0 && sig == SIGSTOP && t->stop_expected > 0) {
+		t->stop_expected--;
+		if (stopping || !t->running)
+			t->running = false;
+		else
+			real_resume(t, t->stepping, 0);
+		return;
+	}
+	if (event != 0) { /* an event we did not ask for: carry on */
+		if (stopping || !t->running)
+			t->running = false;
+		else
+			real_resume(t, t->stepping, 0);
+		return;
+	}
+	struct stop_event e;
+	classify(inf, t, sig, &e);
+	t->pending = e;
+	t->has_pending = true;
+	if (stopping)
+		t->running = false;
+}
+
+/* Is this thread a zombie (or gone)? A zombie leader never stops again:
+ * its exit is reported only when the last thread has exited. */
+static bool thread_is_dead(pid_t pid, pid_t tid)
+{
+	char path[80], buf[512];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = 0;
+	char *p = strrchr(buf, ')'); /* the name may contain anything */
+	return !p || p[1] == 0 || p[2] == 'Z' || p[2] == 'X';
+}
+
+/* Wait until a thread we sent SIGSTOP to has stopped. Polls rather than
+ * blocks, so that a thread that died meanwhile cannot hang us. */
+static void wait_thread_stopped(struct inferior *inf, pid_t tid)
+{
+	long delay_ns = 1000;
+	for (int spins = 0;; spins++) {
+		struct inf_thread *t = inferior_thread(inf, tid);
+		if (!t || !kernel_running(t))
+			return;
+		int st;
+		pid_t w = waitpid(tid, &st, __WALL | WNOHANG);
+		if (w == tid) {
+			handle_status(inf, tid, st, true);
+			continue;
+		}
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0) { /* not ours any more */
+			if (tid == inf->pid)
+				t->running = false;
+			else
+				inf_remove_thread(inf, tid);
+			return;
+		}
+		if (spins < 20) {
+			sched_yield();
+			continue;
+		}
+		if (thread_is_dead(inf->pid, tid)) {
+			t->running = false;
+			return;
+		}
+		struct timespec ts = { 0, delay_ns };
+		nanosleep(&ts, NULL);
+		if (delay_ns < 1000000)
+			delay_ns *= 2;
+	}
+}
+
+void inf_stop_all(struct inferior *inf)
+{
+	for (size_t i = 0; i < inf->nthreads; i++) {
+		struct inf_thread *t = &inf->threads[i];
+		if (!kernel_running(t) || t->stop_expected)
+			continue;
+		if (syscall(SYS_tgkill, inf->pid, t->tid, SIGSTOP) == 0)
+			t->stop_expected++;
+	}
+	/* Waiting may add threads (clone events) or remove them (exits). */
+	for (;;) {
+		pid_t tid = 0;
+		for (size_t i = 0; i < inf->nthreads && !tid; i++)
+			if (kernel_running(&inf->threads[i]))
+				tid = inf->threads[i].tid;
+		if (!tid)
+			break;
+		wait_thread_stopped(inf, tid);
+	}
+	for (size_t i = 0; i < inf->nthreads; i++)
+		inf->threads[i].running = false;
+}
+
+/* A thread whose event can be reported now: resumed with an event already
+ * waiting. The process's exit is always reportable. */
+static struct inf_thread *pick_pending(struct inferior *inf)
+{
+	for (size_t i = 0; i < inf->nthreads; i++) {
+		struct inf_thread *t = &inf->threads[i];
+		if (t->has_pending && (t->pending.kind == STOP_EXITED ||
+				       t->pending.kind == STOP_KILLED))
+			return t;
+	}
+	for (size_t i = 0; i < inf->nthreads; i++)
+		if (inf->threads[i].has_pending && inf->threads[i].running)
+			return &inf->threads[i];
+	return NULL;
+}
+
+int inferior_wait(struct inferior *inf, struct stop_event *ev, bool block)
+{
+	if (!inf->pid || inf->exited)
+		return -1;
+	for (;;) {
+		struct inf_thread *t = pick_pending(inf);
+		if (t) {
+			struct stop_event e = t->pending;
+			t->has_pending = false;
+			t->running = false;
+			if (e.kind == STOP_SIGNAL && e.sig > 0 && e.sig < 65 &&
+			    inf->pass_signals[e.sig]) {
+				/* Deliver it and carry on as the caller asked. */
+				real_resume(t, t->stepping, e.sig);
+				continue;
+			}
+			if (e.kind == STOP_EXITED || e.kind == STOP_KILLED)
+				inf_mark_gone(inf);
+			else
+				inf_stop_all(inf);
+			*ev = e;
+			return 1;
+		}
+		bool any = false;
+		for (size_t i = 0; i < inf->nthreads && !any; i++)
+			any = kernel_running(&inf->threads[i]);
+		if (!any) /* nothing resumed: nothing can happen */
+			return block ? -1 : 0;
+
+		int st;
+		pid_t w = waitpid(-1, &st, __WALL | (block ? 0 : WNOHANG));
+		if (w == 0)
+			return 0;
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == ECHILD) /* reaped behind our back */
+				inf_mark_gone(inf);
+			return -1;
+		}
+		handle_status(inf, w, st, false);
+	}
+}

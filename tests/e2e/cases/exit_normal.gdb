@@ -1,0 +1,4 @@
+# program: e2e_exit
+# Exit 0: "exited normally".
+target remote @TARGET@
+continue
