@@ -166,7 +166,9 @@ int cli_main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	if (strcmp(cmd, "decode") == 0 && argc > 2 && strcmp(argv[2], "--raw") == 0)
+	/* Options (or none) mean the raw decoder, which prints its own usage
+	 * errors; `ptrev decode FILE` is the recording decoder. */
+	if (strcmp(cmd, "decode") == 0 && (argc == 2 || argv[2][0] == '-'))
 		return decode_raw_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "record") == 0 || strcmp(cmd, "replay") == 0 ||
 	    strcmp(cmd, "info") == 0 || strcmp(cmd, "decode") == 0) {

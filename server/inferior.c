@@ -78,12 +78,13 @@ static void child_exec(const char *path, char *const argv[], char *const envp[],
 	for (int i = 0; i < 3; i++)
 		if (fds[i] >= 0 && fds[i] != i && dup2(fds[i], i) < 0)
 			goto fail;
-	/* The program starts with a clean signal state, whatever ptrev set
-	 * (ignoring SIGPIPE, say, would be inherited through exec). */
+	/* Undo ptrev's own signal settings: an ignored signal stays ignored
+	 * across exec, and ptrev ignores SIGPIPE and (with --stdio) SIGINT. */
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGPIPE, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
 	if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) < 0)
 		goto fail;
 	execve(path, argv, envp);

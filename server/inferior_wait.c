@@ -26,9 +26,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define DR6_BS 0x4000u   /* single-step trap */
-#define DR6_HIT 0xfu     /* B0-B3: which debug register fired */
-
 static bool kernel_running(const struct inf_thread *t)
 {
 	return t->running && !t->has_pending;
@@ -92,7 +89,9 @@ static void classify(struct inferior *inf, struct inf_thread *t, int sig, struct
 		e->kind = STOP_SWBREAK;
 		return;
 	}
-	uint64_t dr6 = inf_dr_read_dr6(t->tid);
+	/* DR6 only matters while a debug register is armed; skipping it keeps
+	 * plain single-stepping at two system calls per step. */
+	uint64_t dr6 = inf->dr7 ? inf_dr_read_dr6(t->tid) : 0;
 	if (dr6)
 		inf_dr_clear_dr6(t->tid);
 	for (int i = 0; i < 4; i++) {
@@ -108,13 +107,24 @@ static void classify(struct inferior *inf, struct inf_thread *t, int sig, struct
 		return;
 	}
 	/* A step over a system call traps with TRAP_BRKPT and no DR6.BS, so
-	 * any kernel-made trap while stepping is the step; one sent by kill()
-	 * (si_code <= 0) stays a signal. */
-	if ((dr6 & DR6_BS) || (t->stepping && code > 0))
+	 * any kernel-made trap while we step is the step; one sent by kill()
+	 * (si_code <= 0), or a trap flag the program set itself, stays a
+	 * signal. */
+	if (t->stepping && code > 0)
 		e->kind = STOP_STEP;
 }
 
 static void handle_status(struct inferior *inf, pid_t tid, int st, bool stopping);
+
+/* A group-stop (the whole process stopping on a stop signal) looks like a
+ * signal stop, but has no siginfo: GETSIGINFO fails with EINVAL. */
+static bool is_group_stop(pid_t tid, int sig)
+{
+	if (sig != SIGSTOP && sig != SIGTSTP && sig != SIGTTIN && sig != SIGTTOU)
+		return false;
+	siginfo_t si;
+	return ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) < 0 && errno == EINVAL;
+}
 
 /* The new thread's first stop is a SIGSTOP; wait for it unless already
  * seen. Returns with the thread stopped, or false if it died meanwhile. */
@@ -215,6 +225,15 @@ static void handle_status(struct inferior *inf, pid_t tid, int st, bool stopping
 		return;
 	}
 	if (event != 0) { /* an event we did not ask for: carry on */
+		if (stopping || !t->running)
+			t->running = false;
+		else
+			real_resume(t, t->stepping, 0);
+		return;
+	}
+	if (is_group_stop(tid, sig)) {
+		/* The program stopped itself (SIGSTOP delivered earlier, SIGTSTP):
+		 * already reported as a signal; a traced thread just goes on. */
 		if (stopping || !t->running)
 			t->running = false;
 		else

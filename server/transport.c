@@ -1,7 +1,9 @@
 /* TCP transport for --listen: parse HOST:PORT, listen, accept one gdb.
  * Loopback by default, because a debug server lets its client run any code
  * as us: listening anywhere else must be the user's explicit choice. */
-#define _GNU_SOURCE /* accept4 */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* accept4 (meson passes it; direct gcc builds may not) */
+#endif
 #include "ptrev/transport.h"
 
 #include <errno.h>
