@@ -41,6 +41,12 @@ struct raw_out {
 	int quiet;
 	uint64_t instructions;	/* instruction lines */
 	uint64_t errors;	/* error lines: config, sync, decode, check */
+	/* Optional text appended to each instruction line (`ptrev decode
+	 * FILE --insn`); NULL for plain ptxed lines. It writes at most @room
+	 * bytes (no newline) at @dst and returns how many it wrote. */
+	size_t (*annotate)(void *arg, const struct pt_insn *insn, char *dst,
+			   size_t room);
+	void *annotate_arg;
 	size_t used;
 	char buf[1 << 16];
 };
@@ -48,7 +54,7 @@ struct raw_out {
 void raw_out_init(struct raw_out *out, FILE *file, int quiet);
 void raw_out_flush(struct raw_out *out);
 
-/* `[? ]%016x` for one decoded instruction. */
+/* `[? ]%016x` for one decoded instruction (then the annotation, if any). */
 void raw_print_insn(struct raw_out *out, const struct pt_insn *insn);
 /* `[event]` as ptxed prints it with default options. */
 void raw_print_event(struct raw_out *out, const struct pt_event *event);

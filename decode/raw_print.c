@@ -13,6 +13,8 @@ void raw_out_init(struct raw_out *out, FILE *file, int quiet)
 	out->quiet = quiet;
 	out->instructions = 0;
 	out->errors = 0;
+	out->annotate = NULL;
+	out->annotate_arg = NULL;
 	out->used = 0;
 }
 
@@ -55,6 +57,9 @@ static void emitf(struct raw_out *out, const char *fmt, ...)
 	out->used += (size_t)n;
 }
 
+/* Room for an instruction line's annotation: a symbol and a disassembly. */
+enum { annotation_max = 1024 };
+
 void raw_print_insn(struct raw_out *out, const struct pt_insn *insn)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -66,13 +71,16 @@ void raw_print_insn(struct raw_out *out, const struct pt_insn *insn)
 		return;
 
 	/* printf("%016" PRIx64) costs more than the decoding itself. */
-	dst = reserve(out, 2 + 16 + 1);
+	dst = reserve(out, 2 + 16 + 1 + (out->annotate ? annotation_max : 0));
 	if (insn->speculative) {
 		*dst++ = '?';
 		*dst++ = ' ';
 	}
 	for (i = 15; i >= 0; i--)
 		*dst++ = hex[(insn->ip >> (4 * i)) & 0xf];
+	if (out->annotate)
+		dst += out->annotate(out->annotate_arg, insn, dst,
+				     annotation_max);
 	*dst++ = '\n';
 	out->used = (size_t)(dst - out->buf);
 }

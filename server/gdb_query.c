@@ -110,6 +110,19 @@ bool gdb_query_packet(struct gdb_server *s, char *pkt, size_t len)
 		handle_thread_info(s, true);
 	} else if (strcmp(pkt, "qsThreadInfo") == 0) {
 		handle_thread_info(s, false);
+	} else if (strcmp(pkt, "qTStatus") == 0) {
+		/* No trace experiment ever runs; answering as gdbserver does
+		 * keeps gdb's (and MI's) start-up output identical. */
+		strbuf_puts(&s->reply, "T0;tnotrun:0;tframes:0;tcreated:0;tfree:500000;"
+			    "tsize:500000;circular:0;disconn:0;starttime:0;stoptime:0;"
+			    "username:;notes::");
+	} else if (strcmp(pkt, "qTfV") == 0) {
+		/* The one built-in trace state variable, trace_timestamp. */
+		strbuf_puts(&s->reply, "1:0:1:");
+		strbuf_hex(&s->reply, "trace_timestamp", 15);
+	} else if (strcmp(pkt, "qTsV") == 0 || strcmp(pkt, "qTfP") == 0 ||
+		   strcmp(pkt, "qTsP") == 0) {
+		strbuf_putc(&s->reply, 'l');
 	} else if (strncmp(pkt, "qSymbol:", 8) == 0) {
 		strbuf_puts(&s->reply, "OK"); /* we look up no symbols */
 	} else {

@@ -124,7 +124,11 @@ static int wait_for_stop(struct gdb_server *s, struct stop_event *ev)
 				return 0;
 			case RSP_RECV_PACKET:
 				/* All-stop: gdb sends nothing but Ctrl-C while the
-				 * program runs. Ignore anything else. */
+				 * program runs. Anything else is out of sequence:
+				 * refuse it and keep waiting for the stop. */
+				if (rsp_conn_send_str(&s->conn, "E01") != 0)
+					return 0;
+				break;
 			case RSP_RECV_TIMEOUT:
 				break;
 			}

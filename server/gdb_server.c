@@ -213,10 +213,12 @@ int gdb_server_run(struct gdb_server *s, int rfd, int wfd)
 			continue; /* a stray Ctrl-C while stopped means nothing */
 		/* The reader's buffer is reused by the next receive, and handlers
 		 * parse in place: work on a private copy. */
-		char *copy = strndup(pkt, len);
+		char *copy = malloc(len + 1);
 		if (!copy)
 			break;
-		bool no_ack_switch = strcmp(copy, "QStartNoAckMode") == 0;
+		memcpy(copy, pkt, len); /* binary payloads (X) may hold NULs */
+		copy[len] = '\0';
+		bool no_ack_switch = len == 15 && memcmp(copy, "QStartNoAckMode", 15) == 0;
 		bool no_reply;
 		gdb_server_dispatch(s, copy, len, &no_reply);
 		free(copy);

@@ -121,6 +121,12 @@ def normalise_line(line, ids):
     # MI: the CPU a thread last ran on is the scheduler's choice.  Only its
     # value is hidden: a server that omits it still shows up as a difference.
     line = re.sub(r'\bcore="\d+"', 'core="N"', line)
+    # PKRU: gdbserver 13 reads it at the fixed XSAVE offset Intel CPUs with
+    # AVX-512 use (2688); where CPUID places it elsewhere (AMD, or Intel
+    # without AVX-512) that is past the kernel's buffer and gdbserver shows
+    # 0, while ptrev takes the offset from CPUID and shows the real value.
+    # Only this one register's value is hidden.
+    line = re.sub(r'^(pkru\s+)0x[0-9a-f]+(\s+)-?\d+$', r'\1<pkru>', line)
     # `info threads` pads its Target Id column to the longest id, whose length
     # depends on how many digits the pids have: compare without the padding.
     if re.match(r'^(\s+Id\s+Target Id|[* ] \d+\s+Thread )', line):

@@ -9,9 +9,11 @@
 # Sources the harness links besides its own (relative to SOURCE_ROOT). To
 # fuzz another target, add its files here and define its weak hook (see
 # fuzz_rsp.c), e.g. server/gdb_server.c for gdb_server_fuzz_one.
-EXTRA_SOURCES=""
+# The whole project but main(): the server's dispatcher reaches most modules.
+EXTRA_SOURCES=$(cd "${1:?}" && ls server/*.c common/*.c decode/*.c replay/*.c 2>/dev/null |
+  grep -v -e '^server/main\.c$' -e '^common/hex\.c$' -e '^common/strbuf\.c$' -e '^server/rsp_packet\.c$')
 # Libraries those extra sources need, e.g. "-lipt -lelf".
-EXTRA_LIBS=""
+EXTRA_LIBS="-lipt -lZydis -lZycore -lelf"
 
 RUNS=${FUZZ_RUNS:-300000}
 MAX_SECONDS=${FUZZ_MAX_SECONDS:-60}
@@ -50,7 +52,7 @@ done
 exe=$out/fuzz_rsp
 echo "building $exe with $clang"
 # shellcheck disable=SC2086 # EXTRA_LIBS is a list of flags
-if ! "$clang" -std=gnu11 -g -O1 -Wall -Wextra \
+if ! "$clang" -std=gnu11 -D_GNU_SOURCE -g -O1 -Wall -Wextra \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	-I"$src/include" "$@" $EXTRA_LIBS -o "$exe"; then
 	echo "FAIL: could not build the fuzz harness"

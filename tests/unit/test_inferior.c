@@ -264,6 +264,19 @@ static void test_memory_and_swbreak(void)
 	uint64_t bp = addr_of(line, "bp_here"), counter = addr_of(line, "counter");
 	CHECK(bp && counter);
 
+	/* Registers round-trip; r11 is scratch after a system call. */
+	struct user_regs_struct regs, again;
+	CHECK(inferior_get_regs(&inf, pid, &regs) == 0);
+	regs.r11 = 0x1234567890ull;
+	CHECK(inferior_set_regs(&inf, pid, &regs) == 0);
+	CHECK(inferior_get_regs(&inf, pid, &again) == 0 && again.r11 == 0x1234567890ull &&
+	      again.rip == regs.rip);
+	CHECK(inferior_get_regs(&inf, pid + 100000, &again) == -1); /* no such thread */
+	static uint8_t xs[16384];
+	size_t xlen = sizeof(xs);
+	CHECK(inferior_get_xstate(&inf, pid, xs, &xlen) == 0 && xlen > 512 && xlen < sizeof(xs));
+	CHECK(inferior_set_xstate(&inf, pid, xs, xlen) == 0);
+
 	uint8_t orig[16], buf[16], raw;
 	CHECK(inferior_read_mem(&inf, bp, orig, sizeof(orig)) == sizeof(orig));
 	CHECK(inferior_read_mem(&inf, 0, buf, 1) == -1); /* unmapped */
@@ -485,10 +498,16 @@ static void test_segv(void)
 	inferior_destroy(&inf);
 }
 
+/* inferior_interrupt stops the program with SIGINT; delivering it kills
+ * the program, even though we ignore SIGINT ourselves (as ptrev --stdio
+ * does): the inferior must not inherit that. */
 static void test_interrupt(void)
 {
 	struct inferior inf = { 0 };
-	if (launch(&inf, target_path, "spin", -1) < 0) {
+	void (*old)(int) = signal(SIGINT, SIG_IGN);
+	int rc = launch(&inf, target_path, "spin", -1);
+	signal(SIGINT, old);
+	if (rc < 0) {
 		failures++;
 		return;
 	}
@@ -501,6 +520,10 @@ static void test_interrupt(void)
 	ev = wait_event(&inf);
 	if (EXPECT(ev, STOP_SIGNAL))
 		CHECK(ev.sig == SIGINT && ev.tid == pid);
+	CHECK(inferior_resume(&inf, pid, false, SIGINT) == 0);
+	ev = wait_event(&inf);
+	if (EXPECT(ev, STOP_KILLED))
+		CHECK(ev.sig == SIGINT);
 	inferior_kill(&inf);
 	check_reaped(pid);
 	inferior_destroy(&inf);

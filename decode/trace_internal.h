@@ -1,0 +1,54 @@
+/* Pieces of `ptrev decode FILE` shared between decode/trace_*.c (and the
+ * history index, which decodes the same recordings against the same code). */
+#ifndef PTREV_DECODE_TRACE_INTERNAL_H
+#define PTREV_DECODE_TRACE_INTERNAL_H
+
+#include <intel-pt.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ptrev/trace_file.h"
+
+/* ---- trace_image.c: the code the recording ran ------------------------ */
+
+/* libipt's image of every executable mapping the recording ever saw: the
+ * mapped files (checked against their recorded build-ids) and the recorded
+ * code bytes, which win where both exist. */
+struct trace_image {
+	struct pt_image_section_cache *iscache;
+	struct pt_image *image;
+	int code_fd;		/* memfd holding the CODE bytes, or -1 */
+};
+
+/* Returns 0, or -1 with a message in @err naming the mapping at fault:
+ * "FILE: cannot open ...", "FILE changed since recording (build-id ...)",
+ * "overlapping code mappings over time are not supported yet (...)". */
+int trace_image_build(struct trace_image *ti, const struct trace_data *td,
+		      char *err, size_t errlen);
+void trace_image_free(struct trace_image *ti);
+
+/* Is this mapping's code in a file we can load (a path, not "" or
+ * "[vdso]")? */
+int trace_mmap_is_file(const struct trace_mmap *m);
+
+/* The GNU build-id of the ELF file open at @fd: its length (0 if it has
+ * none or is not ELF), at most @max bytes copied to @id. */
+size_t trace_elf_build_id(int fd, uint8_t *id, size_t max);
+
+/* ---- trace_symbols.c: <symbol+offset> for an address ------------------- */
+
+struct trace_symbols;
+
+/* Symbols of every executable mapping's ELF (mapped files, and vDSO images
+ * found in the recorded code). Files without symbols just contribute none;
+ * returns NULL only when out of memory. */
+struct trace_symbols *trace_symbols_load(const struct trace_data *td);
+void trace_symbols_free(struct trace_symbols *syms);
+
+/* The symbol at or before @ip in the same mapped object: its name (owned
+ * by @syms) and @ip's offset from it. Returns 0, or -1 when none is known
+ * (no symbols, or @ip past the end of a sized symbol). */
+int trace_symbols_lookup(const struct trace_symbols *syms, uint64_t ip,
+			 const char **name, uint64_t *offset);
+
+#endif

@@ -1,0 +1,178 @@
+/* The .ptrev recording: one file, versioned, a sequence of records each
+ * with its own checksum, appended as the recording goes so that a killed
+ * recorder leaves a readable prefix. Format: docs/trace-format.md.
+ *
+ * Positions: an event's `pos` is the number of instructions its thread had
+ * completed when the event happened (so pos N means "before instruction N
+ * of that thread", counting from 0). */
+#ifndef PTREV_TRACE_FILE_H
+#define PTREV_TRACE_FILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define TRACE_FORMAT_VERSION 1
+
+enum trace_record_type {
+	TRACE_REC_META = 1,     /* key=value text (backend, program, argv...) */
+	TRACE_REC_PT = 2,       /* a chunk of one thread's PT stream */
+	TRACE_REC_MMAP = 3,     /* a mapping appeared (or the initial map) */
+	TRACE_REC_MUNMAP = 4,   /* a range stopped being mapped */
+	TRACE_REC_CODE = 5,     /* code bytes not backed by an unchanged file */
+	TRACE_REC_SYSCALL = 6,  /* a syscall, its result and the memory it wrote */
+	TRACE_REC_SIGNAL = 7,   /* a signal delivered at an exact position */
+	TRACE_REC_RDTSC = 8,    /* the value an rdtsc/rdtscp returned */
+	TRACE_REC_THREAD = 9,   /* a thread started or exited */
+	TRACE_REC_END = 10,     /* summary; last record of a complete file */
+};
+
+struct trace_mmap {
+	pid_t tid;            /* thread whose syscall made it (0 = initial) */
+	uint64_t pos;
+	uint64_t start, end;  /* [start, end) */
+	uint64_t offset;      /* file offset of start */
+	uint32_t prot;        /* PROT_* */
+	uint32_t flags;       /* MAP_* as far as known (MAP_SHARED/PRIVATE) */
+	uint8_t build_id[20]; /* GNU build-id of the file, if any */
+	uint32_t build_id_len;
+	char path[4096];      /* "" for anonymous; "[vdso]" etc. as in maps */
+};
+
+struct trace_munmap {
+	pid_t tid;
+	uint64_t pos;
+	uint64_t start, end;
+};
+
+struct trace_code {
+	uint64_t addr;
+	const uint8_t *bytes; /* owned by the reader / caller */
+	size_t len;
+};
+
+struct trace_mem_write {
+	uint64_t addr;
+	const uint8_t *bytes;
+	size_t len;
+};
+
+struct trace_syscall {
+	pid_t tid;
+	uint64_t pos;         /* position of the syscall instruction */
+	uint64_t nr;
+	uint64_t args[6];
+	int64_t result;       /* rax after the syscall */
+	bool unknown;         /* not in our table: memory it wrote not recorded */
+	size_t nwrites;
+	const struct trace_mem_write *writes;
+};
+
+struct trace_signal {
+	pid_t tid;
+	uint64_t pos;         /* delivered before instruction pos */
+	int signo;            /* host number */
+	uint8_t siginfo[128];
+	uint64_t handler_ip;  /* where execution continued (0 = default action) */
+};
+
+struct trace_rdtsc {
+	pid_t tid;
+	uint64_t pos;         /* position of the rdtsc/rdtscp instruction */
+	uint64_t value;       /* edx:eax */
+	uint32_t aux;         /* ecx for rdtscp */
+	bool is_rdtscp;
+};
+
+struct trace_thread {
+	pid_t tid;
+	pid_t parent;         /* creator, 0 for the first thread */
+	uint64_t pos;         /* parent's position at the clone, or own at exit */
+	bool exited;
+	int exit_code;
+};
+
+struct trace_end {
+	int status_kind;      /* 0 exited, 1 killed by signal, 2 recorder stopped */
+	int status;           /* exit code or signal number */
+	uint64_t instructions;/* all threads */
+	uint64_t psb_count;
+	uint64_t duration_ns;
+	uint64_t syscalls, signals;
+};
+
+/* ---- writing ---- */
+struct trace_writer;
+/* Create (truncate) path and write the file header. */
+struct trace_writer *trace_writer_open(const char *path, char *err, size_t errlen);
+/* Each call appends one whole record with one write(2): after it returns
+ * the record is in the file even if the recorder is killed. Return 0/-1. */
+int trace_write_meta(struct trace_writer *w, const char *key, const char *value);
+int trace_write_pt(struct trace_writer *w, pid_t tid, const void *data, size_t len);
+int trace_write_mmap(struct trace_writer *w, const struct trace_mmap *m);
+int trace_write_munmap(struct trace_writer *w, const struct trace_munmap *m);
+int trace_write_code(struct trace_writer *w, const struct trace_code *c);
+int trace_write_syscall(struct trace_writer *w, const struct trace_syscall *s);
+int trace_write_signal(struct trace_writer *w, const struct trace_signal *s);
+int trace_write_rdtsc(struct trace_writer *w, const struct trace_rdtsc *r);
+int trace_write_thread(struct trace_writer *w, const struct trace_thread *t);
+int trace_write_end(struct trace_writer *w, const struct trace_end *e);
+/* Closes the file; returns -1 if any write failed (with the reason). */
+int trace_writer_close(struct trace_writer *w, char *err, size_t errlen);
+/* Additions by the trace-file owner: */
+/* The first failure's reason, or NULL while every write has succeeded.
+ * After an I/O failure the file is cut back to its last whole record and
+ * every later write fails at once. */
+const char *trace_writer_error(const struct trace_writer *w);
+/* Appends a record of any type with an opaque payload: lets tests and
+ * tools write record types this version does not know. */
+int trace_write_raw(struct trace_writer *w, uint32_t type, const void *payload, size_t len);
+/* CRC-32C (Castagnoli) as used by the format; crc = 0 to start. */
+uint32_t trace_crc32c(uint32_t crc, const void *data, size_t len);
+
+/* ---- reading ---- */
+struct trace_thread_stream {
+	pid_t tid;
+	uint8_t *pt;          /* the thread's PT stream, chunks concatenated */
+	size_t pt_len;
+};
+
+struct trace_data {
+	/* META pairs in file order */
+	size_t nmeta;
+	char **meta_keys, **meta_values;
+	size_t nstreams;
+	struct trace_thread_stream *streams;
+	size_t nmmaps;
+	struct trace_mmap *mmaps;
+	size_t nmunmaps;
+	struct trace_munmap *munmaps;
+	size_t ncode;
+	struct trace_code *code;
+	size_t nsyscalls;
+	struct trace_syscall *syscalls;
+	size_t nsignals;
+	struct trace_signal *signals;
+	size_t nrdtsc;
+	struct trace_rdtsc *rdtsc;
+	size_t nthreads;
+	struct trace_thread *threads;
+	bool complete;        /* an END record was read */
+	struct trace_end end;
+	uint64_t file_size;
+	void *priv;           /* reader-owned storage */
+	size_t nskipped;      /* records of unknown type, skipped (valid CRC) */
+};
+
+/* Read and validate the whole file. On error returns -1 with a message
+ * naming what is wrong (not a recording, unsupported version N, truncated
+ * at offset X, checksum mismatch in record N at offset X, ...). A file
+ * whose records are all whole but that lacks END (recorder killed) reads
+ * fine with complete = false. */
+int trace_read_file(const char *path, struct trace_data *td, char *err, size_t errlen);
+void trace_data_free(struct trace_data *td);
+/* META value for key, or NULL. */
+const char *trace_meta(const struct trace_data *td, const char *key);
+
+#endif

@@ -1,0 +1,30 @@
+/* Private to the .ptrev reader: the storage behind trace_data and the
+ * payload parsers (trace_records.c) the framing code (trace_reader.c)
+ * calls once a record's checksums have been verified. */
+#ifndef PTREV_REPLAY_TRACE_READER_INTERNAL_H
+#define PTREV_REPLAY_TRACE_READER_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ptrev/trace_file.h"
+
+struct trace_reader_priv {
+	/* capacities of the trace_data arrays */
+	size_t meta_cap, streams_cap, mmaps_cap, munmaps_cap, code_cap;
+	size_t syscalls_cap, signals_cap, rdtsc_cap, threads_cap;
+	size_t *pt_caps;         /* per stream, parallel to td->streams */
+	size_t last_stream;      /* index of the last stream appended to */
+	/* heap blocks that trace_data points into (CODE bytes, SYSCALL
+	 * payloads and their write tables) */
+	void **blocks;
+	size_t nblocks, blocks_cap;
+};
+
+/* Decodes one verified record of a known type into td.
+ * Returns 0, 1 if the type is unknown (the caller skips it), or -1 with
+ * the reason the payload is malformed in why. */
+int trace_parse_record(struct trace_data *td, uint32_t type,
+		       const uint8_t *payload, size_t len, char *why, size_t whylen);
+
+#endif

@@ -1,0 +1,365 @@
+/* Decoding the payload of each .ptrev record type into trace_data, field
+ * by field, with every count and length checked against the bytes that
+ * are actually there before anything is allocated (docs/trace-format.md).
+ * The checksums are already verified; these checks catch a writer bug or
+ * a corruption that happens to keep the CRC. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace_codec.h"
+#include "trace_reader_internal.h"
+
+static void oom(void)
+{
+	fputs("ptrev: out of memory\n", stderr);
+	abort();
+}
+
+/* Make room for one more element in a trace_data array. */
+static void *grow(void *arr, size_t n, size_t *cap, size_t elem)
+{
+	if (n < *cap)
+		return arr;
+	size_t c = *cap ? *cap * 2 : 16;
+	void *p = realloc(arr, c * elem);
+	if (!p)
+		oom();
+	*cap = c;
+	return p;
+}
+
+#define PUSH(td, pv, field, count, capf)                                     \
+	(td->field = grow(td->field, td->count, &pv->capf, sizeof *td->field), \
+	 &td->field[td->count++])
+
+/* A heap block that trace_data points into, freed with it. */
+static void *keep_alloc(struct trace_reader_priv *pv, size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		oom();
+	pv->blocks = grow(pv->blocks, pv->nblocks, &pv->blocks_cap, sizeof *pv->blocks);
+	pv->blocks[pv->nblocks++] = p;
+	return p;
+}
+
+static void *keep(struct trace_reader_priv *pv, const void *src, size_t n)
+{
+	void *p = keep_alloc(pv, n);
+	if (n)
+		memcpy(p, src, n);
+	return p;
+}
+
+static char *text(struct dec *d, const char *what, size_t max)
+{
+	uint32_t n = dec_u32(d);
+	if (d->bad)
+		return NULL;
+	if (n > max) {
+		dec_fail(d, "%s length %u exceeds %zu", what, n, max);
+		return NULL;
+	}
+	const uint8_t *p = dec_bytes(d, n);
+	if (!p)
+		return NULL;
+	if (memchr(p, '\0', n)) {
+		dec_fail(d, "%s contains a NUL byte", what);
+		return NULL;
+	}
+	char *s = malloc((size_t)n + 1);
+	if (!s)
+		oom();
+	memcpy(s, p, n);
+	s[n] = '\0';
+	return s;
+}
+
+static int32_t tid_field(struct dec *d, bool zero_ok)
+{
+	int32_t tid = (int32_t)dec_u32(d);
+	if (!d->bad && (tid < 0 || (tid == 0 && !zero_ok)))
+		dec_fail(d, "thread id %d is not valid", tid);
+	return tid;
+}
+
+static void flags_field(struct dec *d, uint32_t known, uint32_t *out)
+{
+	*out = dec_u32(d);
+	if (!d->bad && (*out & ~known))
+		dec_fail(d, "unknown flag bits 0x%x", *out & ~known);
+}
+
+static void parse_meta(struct trace_data *td, struct trace_reader_priv *pv, struct dec *d)
+{
+	char *key = text(d, "key", TRACE_META_KEY_MAX);
+	if (key && !*key)
+		dec_fail(d, "empty key");
+	char *value = d->bad ? NULL : text(d, "value", TRACE_MAX_PAYLOAD);
+	if (d->bad) {
+		free(key);
+		free(value);
+		return;
+	}
+	size_t i = td->nmeta, cap = pv->meta_cap;
+	td->meta_keys = grow(td->meta_keys, i, &pv->meta_cap, sizeof *td->meta_keys);
+	if (cap != pv->meta_cap) { /* values grow in step with keys */
+		td->meta_values = realloc(td->meta_values,
+					  pv->meta_cap * sizeof *td->meta_values);
+		if (!td->meta_values)
+			oom();
+	}
+	td->meta_keys[i] = key;
+	td->meta_values[i] = value;
+	td->nmeta++;
+}
+
+static void parse_pt(struct trace_data *td, struct trace_reader_priv *pv, struct dec *d)
+{
+	pid_t tid = tid_field(d, false);
+	if (d->bad)
+		return;
+	size_t n = dec_left(d);
+	const uint8_t *data = dec_bytes(d, n);
+	size_t s = pv->last_stream;
+	if (s >= td->nstreams || td->streams[s].tid != tid) {
+		for (s = 0; s < td->nstreams && td->streams[s].tid != tid; s++)
+			;
+		if (s == td->nstreams) {
+			size_t cap = pv->streams_cap;
+			td->streams = grow(td->streams, td->nstreams, &pv->streams_cap,
+					   sizeof *td->streams);
+			if (cap != pv->streams_cap) {
+				pv->pt_caps = realloc(pv->pt_caps,
+						      pv->streams_cap * sizeof *pv->pt_caps);
+				if (!pv->pt_caps)
+					oom();
+			}
+			td->streams[s] = (struct trace_thread_stream){.tid = tid};
+			pv->pt_caps[s] = 0;
+			td->nstreams++;
+		}
+		pv->last_stream = s;
+	}
+	struct trace_thread_stream *st = &td->streams[s];
+	if (st->pt_len + n > pv->pt_caps[s]) {
+		size_t c = pv->pt_caps[s] ? pv->pt_caps[s] : 4096;
+		while (c < st->pt_len + n)
+			c *= 2;
+		uint8_t *p = realloc(st->pt, c);
+		if (!p)
+			oom();
+		st->pt = p;
+		pv->pt_caps[s] = c;
+	}
+	if (n)
+		memcpy(st->pt + st->pt_len, data, n);
+	st->pt_len += n;
+}
+
+static void range_check(struct dec *d, uint64_t start, uint64_t end)
+{
+	if (!d->bad && end < start)
+		dec_fail(d, "range 0x%llx-0x%llx ends before it starts",
+			 (unsigned long long)start, (unsigned long long)end);
+}
+
+static void parse_mmap(struct trace_data *td, struct trace_reader_priv *pv, struct dec *d)
+{
+	struct trace_mmap m;
+	memset(&m, 0, sizeof m);
+	m.tid = tid_field(d, true);
+	m.pos = dec_u64(d);
+	m.start = dec_u64(d);
+	m.end = dec_u64(d);
+	m.offset = dec_u64(d);
+	m.prot = dec_u32(d);
+	m.flags = dec_u32(d);
+	m.build_id_len = dec_u32(d);
+	const uint8_t *bid = dec_bytes(d, sizeof m.build_id);
+	range_check(d, m.start, m.end);
+	if (!d->bad && m.build_id_len > sizeof m.build_id)
+		dec_fail(d, "build-id length %u exceeds %zu", m.build_id_len, sizeof m.build_id);
+	char *path = d->bad ? NULL : text(d, "path", sizeof m.path - 1);
+	if (d->bad) {
+		free(path);
+		return;
+	}
+	memcpy(m.build_id, bid, m.build_id_len);
+	strcpy(m.path, path);
+	free(path);
+	*PUSH(td, pv, mmaps, nmmaps, mmaps_cap) = m;
+}
+
+static void parse_munmap(struct trace_data *td, struct trace_reader_priv *pv, struct dec *d)
+{
+	struct trace_munmap m;
+	m.tid = tid_field(d, true);
+	m.pos = dec_u64(d);
+	m.start = dec_u64(d);
+	m.end = dec_u64(d);
+	range_check(d, m.start, m.end);
+	if (!d->bad)
+		*PUSH(td, pv, munmaps, nmunmaps, munmaps_cap) = m;
+}
+
+static void parse_code(struct trace_data *td, struct trace_reader_priv *pv, struct dec *d)
+{
+	uint64_t addr = dec_u64(d);
+	size_t n = dec_left(d);
+	const uint8_t *p = dec_bytes(d, n);
+	if (!d->bad && n && addr + (n - 1) < addr)
+		dec_fail(d, "%zu bytes at 0x%llx wrap around the address space", n,
+			 (unsigned long long)addr);
+	if (d->bad)
+		return;
+	struct trace_code *c = PUSH(td, pv, code, ncode, code_cap);
+	c->addr = addr;
+	c->len = n;
+	c->bytes = keep(pv, p, n);
+}
+
+static void parse_syscall(struct trace_data *td, struct trace_reader_priv *pv, struct dec *d)
+{
+	struct trace_syscall s;
+	memset(&s, 0, sizeof s);
+	s.tid = tid_field(d, false);
+	s.pos = dec_u64(d);
+	s.nr = dec_u64(d);
+	for (int i = 0; i < 6; i++)
+		s.args[i] = dec_u64(d);
+	s.result = (int64_t)dec_u64(d);
+	uint32_t flags;
+	flags_field(d, TRACE_SYSCALL_UNKNOWN, &flags);
+	s.unknown = flags & TRACE_SYSCALL_UNKNOWN;
+	uint32_t nw = dec_u32(d);
+	if (d->bad)
+		return;
+	/* Bound the count by the bytes present before allocating for it. */
+	if (nw > dec_left(d) / TRACE_MEM_WRITE_HEADER_LEN) {
+		dec_fail(d, "claims %u memory writes but only %zu bytes follow", nw, dec_left(d));
+		return;
+	}
+	/* First pass validates; the second builds the table over a kept copy. */
+	size_t first = d->off;
+	for (uint32_t i = 0; i < nw && !d->bad; i++) {
+		uint64_t addr = dec_u64(d);
+		uint32_t len = dec_u32(d);
+		dec_bytes(d, len);
+		if (!d->bad && len && addr + (len - 1) < addr)
+			dec_fail(d, "memory write %u (%u bytes at 0x%llx) wraps around the address space",
+				 i, len, (unsigned long long)addr);
+	}
+	if (d->bad)
+		return;
+	if (dec_left(d))
+		return; /* trailing bytes: reported by the caller */
+	if (nw) {
+		struct trace_mem_write *ws = keep_alloc(pv, nw * sizeof *ws);
+		const uint8_t *copy = keep(pv, d->p + first, d->len - first);
+		struct dec w;
+		dec_init(&w, copy, d->len - first);
+		for (uint32_t i = 0; i < nw; i++) {
+			ws[i].addr = dec_u64(&w);
+			ws[i].len = dec_u32(&w);
+			ws[i].bytes = dec_bytes(&w, ws[i].len);
+		}
+		s.writes = ws;
+		s.nwrites = nw;
+	}
+	*PUSH(td, pv, syscalls, nsyscalls, syscalls_cap) = s;
+}
+
+static void parse_signal(struct trace_data *td, struct trace_reader_priv *pv, struct dec *d)
+{
+	struct trace_signal s;
+	s.tid = tid_field(d, false);
+	s.pos = dec_u64(d);
+	s.signo = (int32_t)dec_u32(d);
+	const uint8_t *si = dec_bytes(d, sizeof s.siginfo);
+	s.handler_ip = dec_u64(d);
+	if (!d->bad && (s.signo < 1 || s.signo > TRACE_MAX_SIGNO))
+		dec_fail(d, "signal number %d out of range 1-%d", s.signo, TRACE_MAX_SIGNO);
+	if (d->bad)
+		return;
+	memcpy(s.siginfo, si, sizeof s.siginfo);
+	*PUSH(td, pv, signals, nsignals, signals_cap) = s;
+}
+
+static void parse_rdtsc(struct trace_data *td, struct trace_reader_priv *pv, struct dec *d)
+{
+	struct trace_rdtsc r;
+	r.tid = tid_field(d, false);
+	r.pos = dec_u64(d);
+	r.value = dec_u64(d);
+	r.aux = dec_u32(d);
+	uint32_t flags;
+	flags_field(d, TRACE_RDTSC_IS_RDTSCP, &flags);
+	r.is_rdtscp = flags & TRACE_RDTSC_IS_RDTSCP;
+	if (!d->bad)
+		*PUSH(td, pv, rdtsc, nrdtsc, rdtsc_cap) = r;
+}
+
+static void parse_thread(struct trace_data *td, struct trace_reader_priv *pv, struct dec *d)
+{
+	struct trace_thread t;
+	t.tid = tid_field(d, false);
+	t.parent = tid_field(d, true);
+	t.pos = dec_u64(d);
+	uint32_t flags;
+	flags_field(d, TRACE_THREAD_EXITED, &flags);
+	t.exited = flags & TRACE_THREAD_EXITED;
+	t.exit_code = (int32_t)dec_u32(d);
+	if (!d->bad)
+		*PUSH(td, pv, threads, nthreads, threads_cap) = t;
+}
+
+static void parse_end(struct trace_data *td, struct dec *d)
+{
+	struct trace_end e;
+	uint32_t kind = dec_u32(d);
+	e.status = (int32_t)dec_u32(d);
+	e.instructions = dec_u64(d);
+	e.psb_count = dec_u64(d);
+	e.duration_ns = dec_u64(d);
+	e.syscalls = dec_u64(d);
+	e.signals = dec_u64(d);
+	if (!d->bad && kind > 2)
+		dec_fail(d, "status kind %u is not 0 (exited), 1 (signal) or 2 (stopped)", kind);
+	e.status_kind = (int)(kind & 3);
+	if (!d->bad && kind == 1 && (e.status < 1 || e.status > TRACE_MAX_SIGNO))
+		dec_fail(d, "killed by signal %d, out of range 1-%d", e.status, TRACE_MAX_SIGNO);
+	if (d->bad)
+		return;
+	td->end = e;
+	td->complete = true;
+}
+
+int trace_parse_record(struct trace_data *td, uint32_t type,
+		       const uint8_t *payload, size_t len, char *why, size_t whylen)
+{
+	struct trace_reader_priv *pv = td->priv;
+	struct dec d;
+	dec_init(&d, payload, len);
+	switch (type) {
+	case TRACE_REC_META: parse_meta(td, pv, &d); break;
+	case TRACE_REC_PT: parse_pt(td, pv, &d); break;
+	case TRACE_REC_MMAP: parse_mmap(td, pv, &d); break;
+	case TRACE_REC_MUNMAP: parse_munmap(td, pv, &d); break;
+	case TRACE_REC_CODE: parse_code(td, pv, &d); break;
+	case TRACE_REC_SYSCALL: parse_syscall(td, pv, &d); break;
+	case TRACE_REC_SIGNAL: parse_signal(td, pv, &d); break;
+	case TRACE_REC_RDTSC: parse_rdtsc(td, pv, &d); break;
+	case TRACE_REC_THREAD: parse_thread(td, pv, &d); break;
+	case TRACE_REC_END: parse_end(td, &d); break;
+	default: return 1;
+	}
+	if (!d.bad && dec_left(&d))
+		dec_fail(&d, "%zu unexpected bytes after the last field", dec_left(&d));
+	if (d.bad) {
+		snprintf(why, whylen, "%s", d.why);
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,345 @@
+/* Writing a .ptrev recording. Each record (header + payload) is built in
+ * memory and handed to the kernel with one write(2), so once a
+ * trace_write_* call returns, the record survives a SIGKILL of the
+ * recorder: nothing is ever held back in a user-space buffer. A failed
+ * write cuts the file back to its last whole record, so the file on disk
+ * is always a readable prefix. Layout: docs/trace-format.md. */
+#include "ptrev/trace_file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "trace_codec.h"
+
+struct trace_writer {
+	int fd;
+	char *path;
+	uint64_t good_end;  /* file size after the last whole record */
+	uint64_t nrecords;
+	bool io_failed;     /* sticky: later writes fail at once */
+	bool has_error;
+	char err[320];      /* the first failure's reason */
+	struct enc rec;     /* the record being built, header first */
+};
+
+static int fail(struct trace_writer *w, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int fail(struct trace_writer *w, const char *fmt, ...)
+{
+	if (!w->has_error) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(w->err, sizeof w->err, fmt, ap);
+		va_end(ap);
+		w->has_error = true;
+	}
+	return -1;
+}
+
+/* One write(2) in the normal case; the loop only finishes a short write
+ * (disk nearly full) or retries after EINTR. */
+static int write_all(int fd, const uint8_t *p, size_t n)
+{
+	while (n) {
+		ssize_t k = write(fd, p, n);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (k == 0) {
+			errno = ENOSPC;
+			return -1;
+		}
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+static void begin(struct trace_writer *w)
+{
+	w->rec.len = 0;
+	enc_reserve(&w->rec, TRACE_RECORD_HEADER_LEN);
+	memset(w->rec.buf, 0, TRACE_RECORD_HEADER_LEN);
+	w->rec.len = TRACE_RECORD_HEADER_LEN;
+}
+
+static int finish(struct trace_writer *w, uint32_t type)
+{
+	if (w->io_failed)
+		return -1;
+	size_t plen = w->rec.len - TRACE_RECORD_HEADER_LEN;
+	if (plen > TRACE_MAX_PAYLOAD)
+		return fail(w, "%s record of %zu bytes exceeds the %u-byte limit",
+			    trace_type_name(type) ? trace_type_name(type) : "raw",
+			    plen, TRACE_MAX_PAYLOAD);
+	uint8_t *h = w->rec.buf;
+	le_put32(h, type);
+	le_put32(h + 4, (uint32_t)plen);
+	le_put32(h + 8, trace_crc32c(0, h + TRACE_RECORD_HEADER_LEN, plen));
+	le_put32(h + 12, trace_crc32c(0, h, 12));
+	if (write_all(w->fd, h, w->rec.len) < 0) {
+		int e = errno;
+		w->io_failed = true;
+		/* Leave only whole records behind for the reader. */
+		if (ftruncate(w->fd, (off_t)w->good_end) == 0)
+			(void)lseek(w->fd, (off_t)w->good_end, SEEK_SET);
+		return fail(w, "%s: writing record %llu: %s", w->path,
+			    (unsigned long long)w->nrecords + 1, strerror(e));
+	}
+	w->good_end += w->rec.len;
+	w->nrecords++;
+	return 0;
+}
+
+struct trace_writer *trace_writer_open(const char *path, char *err, size_t errlen)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	uint8_t h[TRACE_FILE_HEADER_LEN];
+	memcpy(h, TRACE_MAGIC, TRACE_MAGIC_LEN);
+	le_put32(h + 8, TRACE_FORMAT_VERSION);
+	le_put32(h + 12, trace_crc32c(0, h, 12));
+	if (write_all(fd, h, sizeof h) < 0) {
+		snprintf(err, errlen, "%s: writing the file header: %s", path, strerror(errno));
+		close(fd);
+		return NULL;
+	}
+	struct trace_writer *w = calloc(1, sizeof *w);
+	char *p = strdup(path);
+	if (!w || !p) {
+		snprintf(err, errlen, "out of memory");
+		free(w);
+		free(p);
+		close(fd);
+		return NULL;
+	}
+	w->fd = fd;
+	w->path = p;
+	w->good_end = sizeof h;
+	return w;
+}
+
+const char *trace_writer_error(const struct trace_writer *w)
+{
+	return w->has_error ? w->err : NULL;
+}
+
+int trace_writer_close(struct trace_writer *w, char *err, size_t errlen)
+{
+	if (!w)
+		return 0;
+	int rc = w->has_error ? -1 : 0;
+	if (close(w->fd) < 0 && rc == 0)
+		rc = fail(w, "%s: %s", w->path, strerror(errno));
+	if (rc < 0 && err && errlen)
+		snprintf(err, errlen, "%s", w->err);
+	free(w->rec.buf);
+	free(w->path);
+	free(w);
+	return rc;
+}
+
+int trace_write_raw(struct trace_writer *w, uint32_t type, const void *payload, size_t len)
+{
+	if (len > TRACE_MAX_PAYLOAD)
+		return fail(w, "raw record of %zu bytes exceeds the %u-byte limit",
+			    len, TRACE_MAX_PAYLOAD);
+	begin(w);
+	enc_bytes(&w->rec, payload, len);
+	return finish(w, type);
+}
+
+static bool meta_key_ok(const char *key)
+{
+	size_t n = strlen(key);
+	if (n == 0 || n > TRACE_META_KEY_MAX)
+		return false;
+	for (const char *c = key; *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_'))
+			return false;
+	return true;
+}
+
+int trace_write_meta(struct trace_writer *w, const char *key, const char *value)
+{
+	if (!meta_key_ok(key))
+		return fail(w, "META key '%s' is not 1-%d characters of [a-z0-9_]",
+			    key, TRACE_META_KEY_MAX);
+	size_t kl = strlen(key), vl = strlen(value);
+	if (vl > TRACE_MAX_PAYLOAD - 8 - kl)
+		return fail(w, "META value for '%s' is too long (%zu bytes)", key, vl);
+	begin(w);
+	enc_u32(&w->rec, (uint32_t)kl);
+	enc_bytes(&w->rec, key, kl);
+	enc_u32(&w->rec, (uint32_t)vl);
+	enc_bytes(&w->rec, value, vl);
+	return finish(w, TRACE_REC_META);
+}
+
+int trace_write_pt(struct trace_writer *w, pid_t tid, const void *data, size_t len)
+{
+	const uint8_t *p = data;
+	/* Chunks concatenate per thread, so a huge one is just split. */
+	while (len) {
+		size_t n = len < TRACE_MAX_PAYLOAD - 4 ? len : TRACE_MAX_PAYLOAD - 4;
+		begin(w);
+		enc_u32(&w->rec, (uint32_t)tid);
+		enc_bytes(&w->rec, p, n);
+		if (finish(w, TRACE_REC_PT) < 0)
+			return -1;
+		p += n;
+		len -= n;
+	}
+	return w->io_failed ? -1 : 0;
+}
+
+int trace_write_mmap(struct trace_writer *w, const struct trace_mmap *m)
+{
+	size_t pl = strnlen(m->path, sizeof m->path);
+	if (pl == sizeof m->path)
+		return fail(w, "MMAP path is not NUL-terminated within %zu bytes", sizeof m->path);
+	if (m->build_id_len > sizeof m->build_id)
+		return fail(w, "MMAP build-id length %u exceeds %zu", m->build_id_len,
+			    sizeof m->build_id);
+	if (m->end < m->start)
+		return fail(w, "MMAP range 0x%llx-0x%llx ends before it starts",
+			    (unsigned long long)m->start, (unsigned long long)m->end);
+	begin(w);
+	enc_u32(&w->rec, (uint32_t)m->tid);
+	enc_u64(&w->rec, m->pos);
+	enc_u64(&w->rec, m->start);
+	enc_u64(&w->rec, m->end);
+	enc_u64(&w->rec, m->offset);
+	enc_u32(&w->rec, m->prot);
+	enc_u32(&w->rec, m->flags);
+	enc_u32(&w->rec, m->build_id_len);
+	uint8_t bid[20] = {0}; /* always 20 bytes, zero after build_id_len */
+	memcpy(bid, m->build_id, m->build_id_len);
+	enc_bytes(&w->rec, bid, sizeof bid);
+	enc_u32(&w->rec, (uint32_t)pl);
+	enc_bytes(&w->rec, m->path, pl);
+	return finish(w, TRACE_REC_MMAP);
+}
+
+int trace_write_munmap(struct trace_writer *w, const struct trace_munmap *m)
+{
+	if (m->end < m->start)
+		return fail(w, "MUNMAP range 0x%llx-0x%llx ends before it starts",
+			    (unsigned long long)m->start, (unsigned long long)m->end);
+	begin(w);
+	enc_u32(&w->rec, (uint32_t)m->tid);
+	enc_u64(&w->rec, m->pos);
+	enc_u64(&w->rec, m->start);
+	enc_u64(&w->rec, m->end);
+	return finish(w, TRACE_REC_MUNMAP);
+}
+
+int trace_write_code(struct trace_writer *w, const struct trace_code *c)
+{
+	if (c->len && c->addr + (c->len - 1) < c->addr)
+		return fail(w, "CODE at 0x%llx with %zu bytes wraps around the address space",
+			    (unsigned long long)c->addr, c->len);
+	uint64_t addr = c->addr;
+	const uint8_t *p = c->bytes;
+	size_t len = c->len;
+	do { /* an empty CODE record is legal and written once */
+		size_t n = len < TRACE_MAX_PAYLOAD - 8 ? len : TRACE_MAX_PAYLOAD - 8;
+		begin(w);
+		enc_u64(&w->rec, addr);
+		enc_bytes(&w->rec, p, n);
+		if (finish(w, TRACE_REC_CODE) < 0)
+			return -1;
+		addr += n;
+		p += n;
+		len -= n;
+	} while (len);
+	return 0;
+}
+
+int trace_write_syscall(struct trace_writer *w, const struct trace_syscall *s)
+{
+	uint64_t total = TRACE_SYSCALL_FIXED_LEN;
+	for (size_t i = 0; i < s->nwrites; i++)
+		total += TRACE_MEM_WRITE_HEADER_LEN + (uint64_t)s->writes[i].len;
+	if (s->nwrites > UINT32_MAX || total > TRACE_MAX_PAYLOAD)
+		return fail(w, "SYSCALL %llu record would be %llu bytes, over the %u-byte limit",
+			    (unsigned long long)s->nr, (unsigned long long)total,
+			    TRACE_MAX_PAYLOAD);
+	begin(w);
+	enc_reserve(&w->rec, (size_t)total);
+	enc_u32(&w->rec, (uint32_t)s->tid);
+	enc_u64(&w->rec, s->pos);
+	enc_u64(&w->rec, s->nr);
+	for (int i = 0; i < 6; i++)
+		enc_u64(&w->rec, s->args[i]);
+	enc_u64(&w->rec, (uint64_t)s->result);
+	enc_u32(&w->rec, s->unknown ? TRACE_SYSCALL_UNKNOWN : 0);
+	enc_u32(&w->rec, (uint32_t)s->nwrites);
+	for (size_t i = 0; i < s->nwrites; i++) {
+		enc_u64(&w->rec, s->writes[i].addr);
+		enc_u32(&w->rec, (uint32_t)s->writes[i].len);
+		enc_bytes(&w->rec, s->writes[i].bytes, s->writes[i].len);
+	}
+	return finish(w, TRACE_REC_SYSCALL);
+}
+
+int trace_write_signal(struct trace_writer *w, const struct trace_signal *s)
+{
+	if (s->signo < 1 || s->signo > TRACE_MAX_SIGNO)
+		return fail(w, "SIGNAL number %d out of range 1-%d", s->signo, TRACE_MAX_SIGNO);
+	begin(w);
+	enc_u32(&w->rec, (uint32_t)s->tid);
+	enc_u64(&w->rec, s->pos);
+	enc_u32(&w->rec, (uint32_t)s->signo);
+	enc_bytes(&w->rec, s->siginfo, sizeof s->siginfo);
+	enc_u64(&w->rec, s->handler_ip);
+	return finish(w, TRACE_REC_SIGNAL);
+}
+
+int trace_write_rdtsc(struct trace_writer *w, const struct trace_rdtsc *r)
+{
+	begin(w);
+	enc_u32(&w->rec, (uint32_t)r->tid);
+	enc_u64(&w->rec, r->pos);
+	enc_u64(&w->rec, r->value);
+	enc_u32(&w->rec, r->aux);
+	enc_u32(&w->rec, r->is_rdtscp ? TRACE_RDTSC_IS_RDTSCP : 0);
+	return finish(w, TRACE_REC_RDTSC);
+}
+
+int trace_write_thread(struct trace_writer *w, const struct trace_thread *t)
+{
+	begin(w);
+	enc_u32(&w->rec, (uint32_t)t->tid);
+	enc_u32(&w->rec, (uint32_t)t->parent);
+	enc_u64(&w->rec, t->pos);
+	enc_u32(&w->rec, t->exited ? TRACE_THREAD_EXITED : 0);
+	enc_u32(&w->rec, (uint32_t)t->exit_code);
+	return finish(w, TRACE_REC_THREAD);
+}
+
+int trace_write_end(struct trace_writer *w, const struct trace_end *e)
+{
+	if (e->status_kind < 0 || e->status_kind > 2)
+		return fail(w, "END status kind %d is not 0, 1 or 2", e->status_kind);
+	begin(w);
+	enc_u32(&w->rec, (uint32_t)e->status_kind);
+	enc_u32(&w->rec, (uint32_t)e->status);
+	enc_u64(&w->rec, e->instructions);
+	enc_u64(&w->rec, e->psb_count);
+	enc_u64(&w->rec, e->duration_ns);
+	enc_u64(&w->rec, e->syscalls);
+	enc_u64(&w->rec, e->signals);
+	return finish(w, TRACE_REC_END);
+}
