@@ -444,13 +444,15 @@ int trace_image_build(struct trace_image *ti, const struct trace_data *td,
 	pt_iscache_set_limit(ti->iscache, iscache_limit);
 
 	mark_covered(r, n);
-	if (check_overlaps(r, n, err, errlen) < 0)
-		goto out;
+	/* Files first: a missing or changed file is reported as such, not
+	 * as a conflict with the code that overlaps it. */
 	for (i = 0; i < n; i++) {
 		if (r[i].kind == REG_FILE && !r[i].covered &&
 		    add_file(ti, r[i].map, err, errlen) < 0)
 			goto out;
 	}
+	if (check_overlaps(r, n, err, errlen) < 0)
+		goto out;
 	/* Recorded code last: where it overlaps a file, it is what ran. */
 	if (add_code(ti, r, n, err, errlen) < 0)
 		goto out;

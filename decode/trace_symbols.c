@@ -32,6 +32,7 @@ struct module {
 
 struct range {
 	uint64_t start, end;
+	uint64_t offset;	/* file offset of start */
 	size_t module;
 };
 
@@ -83,7 +84,7 @@ static int is_code_symbol(Elf *elf, const GElf_Sym *s, const char *name)
 }
 
 /* Adds the code symbols of the first section of type @type. */
-static int read_symtab(struct module *mod, Elf_Word type)
+static int read_symtab(struct module *mod, GElf_Word type)
 {
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
@@ -277,6 +278,22 @@ static int range_by_start(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+/* Was this mapping reported before (maps are re-reported after changes)? */
+static int seen(const struct trace_symbols *s, const struct trace_mmap *m)
+{
+	size_t i;
+
+	for (i = 0; i < s->nranges; i++) {
+		const struct range *r = &s->ranges[i];
+
+		if (r->start == m->start && r->end == m->end &&
+		    r->offset == m->offset &&
+		    !strcmp(s->mods[r->module].key, m->path))
+			return 1;
+	}
+	return 0;
+}
+
 struct trace_symbols *trace_symbols_load(const struct trace_data *td)
 {
 	struct trace_symbols *s = calloc(1, sizeof(*s));
@@ -294,13 +311,15 @@ struct trace_symbols *trace_symbols_load(const struct trace_data *td)
 		const struct trace_mmap *m = &td->mmaps[i];
 		long mod;
 
-		if (!(m->prot & PROT_EXEC) || m->end <= m->start)
+		if (!(m->prot & PROT_EXEC) || m->end <= m->start ||
+		    seen(s, m))
 			continue;
 		mod = module_for(s, td, m);
 		if (mod < 0)
 			continue;
 		s->ranges[s->nranges].start = m->start;
 		s->ranges[s->nranges].end = m->end;
+		s->ranges[s->nranges].offset = m->offset;
 		s->ranges[s->nranges].module = (size_t)mod;
 		s->nranges++;
 	}

@@ -12,6 +12,9 @@
 
 #include "ptrev/gdb_server.h"
 #include "ptrev/raw_decode.h"
+#include "ptrev/recorder.h"
+#include "ptrev/trace_decode.h"
+#include "ptrev/trace_info.h"
 #include "ptrev/transport.h"
 
 extern char **environ;
@@ -153,6 +156,23 @@ static int cmd_serve(int argc, char **argv)
 	return rc;
 }
 
+/* `decode --raw PT ...` decodes a raw stream from any tool; `decode FILE
+ * [--insn]` decodes a recording. Option-only command lines go to the raw
+ * decoder, whose usage errors are the informative ones. */
+static int cmd_decode(int argc, char **argv)
+{
+	bool raw = false, file = false;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--raw") == 0)
+			raw = true;
+		else if (argv[i][0] != '-' || strcmp(argv[i], "--insn") == 0)
+			file = true;
+	}
+	if (!raw && file)
+		return trace_decode_main(argc, argv);
+	return decode_raw_main(argc, argv);
+}
+
 int cli_main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -166,13 +186,14 @@ int cli_main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	/* Options (or none) mean the raw decoder, which prints its own usage
-	 * errors; `ptrev decode FILE` is the recording decoder. */
-	if (strcmp(cmd, "decode") == 0 && (argc == 2 || argv[2][0] == '-'))
-		return decode_raw_main(argc - 1, argv + 1);
-	if (strcmp(cmd, "record") == 0 || strcmp(cmd, "replay") == 0 ||
-	    strcmp(cmd, "info") == 0 || strcmp(cmd, "decode") == 0) {
-		fprintf(stderr, "ptrev %s: not available in this version yet\n", cmd);
+	if (strcmp(cmd, "decode") == 0)
+		return cmd_decode(argc - 1, argv + 1);
+	if (strcmp(cmd, "info") == 0)
+		return trace_info_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "record") == 0)
+		return record_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "replay") == 0) {
+		fprintf(stderr, "ptrev replay: not available in this version yet\n");
 		return 2;
 	}
 	fprintf(stderr, "ptrev: unknown command '%s'\n", cmd);

@@ -31,7 +31,7 @@ static void handle_qsupported(struct gdb_server *s, const char *args)
 		    ";qXfer:features:read+;qXfer:auxv:read+;qXfer:exec-file:read+"
 		    ";qXfer:libraries-svr4:read+;augmented-libraries-svr4-read+"
 		    ";qXfer:siginfo:read+"
-		    ";qXfer:threads:read+;vContSupported+");
+		    ";qXfer:threads:read+;vContSupported+;ConditionalBreakpoints+");
 	if (s->gdb_multiprocess)
 		strbuf_puts(&s->reply, ";multiprocess+");
 	if (s->gdb_swbreak)

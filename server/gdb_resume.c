@@ -136,6 +136,41 @@ static int wait_for_stop(struct gdb_server *s, struct stop_event *ev)
 	}
 }
 
+static bool breakpoint_to_skip(struct gdb_server *s, const struct stop_event *ev)
+{
+	if (ev->kind != STOP_SWBREAK && ev->kind != STOP_HWBREAK)
+		return false;
+	struct user_regs_struct regs;
+	if (inferior_get_regs(&s->inf, ev->tid, &regs) != 0)
+		return false;
+	return !gdb_breakpoint_condition_met(s, ev->tid, regs.rip);
+}
+
+/* Execute the instruction under a breakpoint in ev's thread alone. Returns
+ * true when the step finished normally; otherwise *ev becomes the event to
+ * report instead. */
+static bool step_over(struct gdb_server *s, struct stop_event *ev)
+{
+	struct user_regs_struct regs;
+	if (inferior_get_regs(&s->inf, ev->tid, &regs) != 0)
+		return false;
+	/* An int3 must be lifted for the step; a hardware execution breakpoint
+	 * does not fire again (the kernel resumes it with RF set). */
+	bool lift = ev->kind == STOP_SWBREAK && inferior_has_swbreak(&s->inf, regs.rip);
+	if (lift)
+		inferior_remove_swbreak(&s->inf, regs.rip);
+	struct stop_event step;
+	bool ok = inferior_resume(&s->inf, ev->tid, true, 0) == 0 && wait_for_stop(s, &step);
+	if (lift && !s->inf.exited)
+		inferior_insert_swbreak(&s->inf, regs.rip);
+	if (!ok)
+		return false;
+	if (step.kind == STOP_STEP && step.tid == ev->tid)
+		return true;
+	*ev = step;
+	return false;
+}
+
 void gdb_resume_and_wait(struct gdb_server *s, const char *spec)
 {
 	struct action acts[MAX_ACTIONS];
@@ -154,26 +189,37 @@ void gdb_resume_and_wait(struct gdb_server *s, const char *spec)
 	pid_t tids[nt ? nt : 1];
 	for (size_t i = 0; i < nt; i++)
 		tids[i] = s->inf.threads[i].tid;
-	int resumed = 0;
-	for (size_t i = 0; i < nt; i++) {
-		for (int j = 0; j < n; j++) {
-			if (acts[j].tid != -1 && acts[j].tid != tids[i])
-				continue;
-			if (inferior_resume(&s->inf, tids[i], acts[j].kind == 's', acts[j].sig) == 0)
-				resumed++;
-			break;
-		}
-	}
-	if (resumed == 0) {
-		strbuf_puts(&s->reply, "E01");
-		return;
-	}
 	struct stop_event ev;
-	if (!wait_for_stop(s, &ev)) {
-		/* gdb went away while the program ran. */
-		s->conn.closed = true;
-		s->session_over = true;
-		return;
+	for (bool first = true;; first = false) {
+		int resumed = 0;
+		for (size_t i = 0; i < nt; i++) {
+			for (int j = 0; j < n; j++) {
+				if (acts[j].tid != -1 && acts[j].tid != tids[i])
+					continue;
+				/* A signal is delivered once, not again after a
+				 * breakpoint whose condition was false. */
+				int sig = first ? acts[j].sig : 0;
+				if (inferior_resume(&s->inf, tids[i], acts[j].kind == 's', sig) == 0)
+					resumed++;
+				break;
+			}
+		}
+		if (resumed == 0) {
+			strbuf_puts(&s->reply, "E01");
+			return;
+		}
+		if (!wait_for_stop(s, &ev)) {
+			/* gdb went away while the program ran. */
+			s->conn.closed = true;
+			s->session_over = true;
+			return;
+		}
+		/* A breakpoint whose target-side condition is false: step the
+		 * thread past it and carry on, as if it had not been hit. */
+		if (!breakpoint_to_skip(s, &ev))
+			break;
+		if (!step_over(s, &ev))
+			break; /* something else happened during the step: report it */
 	}
 	s->last = ev;
 	if (ev.kind != STOP_EXITED && ev.kind != STOP_KILLED)

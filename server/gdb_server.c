@@ -28,6 +28,7 @@ void gdb_server_destroy(struct gdb_server *s)
 		s->have_inferior = false;
 	}
 	vfile_close_all(&s->vfs);
+	gdb_points_clear(s);
 	strbuf_free(&s->reply);
 	rsp_conn_destroy(&s->conn);
 	for (int i = 0; i < 2; i++)
@@ -254,5 +255,6 @@ void gdb_server_fuzz_one(const uint8_t *data, size_t n)
 	gdb_server_dispatch(&s, pkt, strlen(pkt), &no_reply);
 	free(pkt);
 	vfile_close_all(&s.vfs);
+	gdb_points_clear(&s);
 	strbuf_free(&s.reply);
 }

@@ -79,7 +79,7 @@ static int load_formats(const char *dir, struct pt_pmu *pmu, char *why, size_t w
 	while ((de = readdir(d)) && rc == 0) {
 		if (de->d_name[0] == '.')
 			continue;
-		char path[4096], text[128];
+		char path[4608], text[128];
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		if (read_small_file(path, text, sizeof(text)) < 0) {
 			snprintf(why, whylen, "cannot read %s: %s", path, strerror(errno));
@@ -103,7 +103,7 @@ static int load_formats(const char *dir, struct pt_pmu *pmu, char *why, size_t w
  * absent (older kernels expose fewer). */
 static uint32_t read_cap(const char *pmudir, const char *name)
 {
-	char path[4096], text[64];
+	char path[4608], text[64];
 	snprintf(path, sizeof(path), "%s/caps/%s", pmudir, name);
 	if (read_small_file(path, text, sizeof(text)) < 0)
 		return 0;

@@ -11,12 +11,12 @@
 
 #include <string.h>
 
-static uint64_t load_acquire(const uint64_t *p)
+static uint64_t load_acquire(const __u64 *p)
 {
 	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
 }
 
-static void store_release(uint64_t *p, uint64_t v)
+static void store_release(__u64 *p, uint64_t v)
 {
 	__atomic_store_n(p, v, __ATOMIC_RELEASE);
 }

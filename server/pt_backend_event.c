@@ -12,6 +12,17 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+int pt_snapshot_maps(struct pt_rec *r, pid_t tid)
+{
+	if (sideband_update(r->sb, tid, 0) < 0) {
+		r->write_failed = true;
+		snprintf(r->err, r->errlen, "cannot record the mappings of process %d",
+			 (int)r->inf->pid);
+		return -1;
+	}
+	return 0;
+}
+
 struct pt_tev *pt_tev_find(struct pt_rec *r, pid_t tid)
 {
 	for (size_t i = 0; i < r->ntevs; i++)
@@ -83,8 +94,9 @@ int pt_tev_open(struct pt_rec *r, pid_t tid)
 	pc->aux_offset = t.base_len;
 	pc->aux_size = r->aux_bytes;
 	t.aux_len = r->aux_bytes;
-	t.aux_base = mmap(NULL, t.aux_len, PROT_READ | PROT_WRITE, MAP_SHARED, t.fd,
-			  (off_t)pc->aux_offset);
+	t.aux_base = !t.aux_len ? NULL
+		: mmap(NULL, t.aux_len, PROT_READ | PROT_WRITE, MAP_SHARED, t.fd,
+		       (off_t)pc->aux_offset);
 	if (t.aux_base == MAP_FAILED) {
 		t.aux_base = NULL;
 		map_error(r, "PT AUX area", r->aux_bytes, errno);
@@ -183,12 +195,22 @@ int pt_tev_drain(struct pt_rec *r, struct pt_tev *t)
 {
 	struct drain_ctx d = { r, t };
 	/* Sideband first: a mapping is recorded before the code run in it. */
-	if (pt_data_drain(&t->ring, on_record, &d) < 0 && (r->write_failed || r->err[0])) {
-		if (!r->err[0])
-			snprintf(r->err, r->errlen, "cannot write the recording");
-		return -1;
+	if (pt_data_drain(&t->ring, on_record, &d) < 0) {
+		if (r->write_failed || r->err[0]) {
+			if (!r->err[0])
+				snprintf(r->err, r->errlen, "cannot write the recording");
+			return -1;
+		}
+		/* A malformed record: drop the rest of the ring rather than
+		 * stall on it, and take the maps again instead. */
+		__atomic_store_n(&t->ring.pc->data_tail,
+				 __atomic_load_n(&t->ring.pc->data_head, __ATOMIC_ACQUIRE),
+				 __ATOMIC_RELEASE);
+		r->lost_records++;
+		if (pt_snapshot_maps(r, t->tid) < 0)
+			return -1;
 	}
-	if (pt_aux_drain(&t->ring, pt_sink, &d, NULL) < 0) {
+	if (t->ring.aux && pt_aux_drain(&t->ring, pt_sink, &d, NULL) < 0) {
 		if (r->write_failed)
 			snprintf(r->err, r->errlen, "cannot write the recording");
 		else

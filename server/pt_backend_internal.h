@@ -1,9 +1,10 @@
 /* Shared by the pt backend's recording files (pt_backend_record.c,
- * pt_backend_event.c, pt_backend_maps.c). Not a public interface. */
+ * pt_backend_event.c). Not a public interface. */
 #ifndef PTREV_PT_BACKEND_INTERNAL_H
 #define PTREV_PT_BACKEND_INTERNAL_H
 
 #include "ptrev/pt_backend.h"
+#include "sideband.h"
 
 /* One thread's intel_pt event and its mapped rings. */
 struct pt_tev {
@@ -20,9 +21,11 @@ struct pt_tev {
 struct pt_rec {
 	struct inferior *inf;
 	struct trace_writer *w;
+	struct sideband *sb;  /* /proc/PID/maps snapshots and their code bytes */
 	struct perf_event_attr attr;
 	size_t aux_bytes, data_bytes;
 	bool verbose;
+	volatile sig_atomic_t *stop;
 	struct pt_tev *tevs;
 	size_t ntevs, cap_tevs;
 	pid_t early[64];     /* new threads stopped before their creator's clone event */
@@ -42,9 +45,9 @@ int pt_tev_drain(struct pt_rec *r, struct pt_tev *t);
 /* Final drain, unmap, close, forget. */
 int pt_tev_close(struct pt_rec *r, pid_t tid);
 
-/* pt_backend_maps.c */
-/* Write the process's current mappings as MMAP records (tid, pos 0) and
- * the bytes of executable mappings no file backs (vDSO, anonymous). */
+/* Take the process's mappings again from /proc (sideband.h): at the
+ * start (execve mapped things before any event existed), after an execve,
+ * and when perf lost records. 0, or -1 with r->err. */
 int pt_snapshot_maps(struct pt_rec *r, pid_t tid);
 
 #endif

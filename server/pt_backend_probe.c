@@ -112,7 +112,7 @@ static int read_paranoid(const char *procfs_root)
 static void explain_open_error(const struct pt_probe_env *env, int e, const char *vm,
 			       const struct perf_event_attr *attr, char *why, size_t whylen)
 {
-	char vmnote[300] = "";
+	char vmnote[400] = "";
 	if (vm[0])
 		snprintf(vmnote, sizeof(vmnote), "; running in a VM (%s), which is the likely cause",
 			 vm);

@@ -8,11 +8,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ptrev/agent_expr.h"
 #include "ptrev/amd64_regs.h"
 #include "ptrev/inferior.h"
 #include "ptrev/rsp.h"
 #include "ptrev/strbuf.h"
 #include "ptrev/vfile.h"
+
+struct gdb_point;
 
 struct gdb_server {
 	struct rsp_conn conn;
@@ -31,6 +34,9 @@ struct gdb_server {
 
 	struct strbuf reply;       /* reply being built for the current packet */
 	bool fuzzing;              /* no host side effects (vFile) */
+
+	struct gdb_point *points;  /* what gdb has set with Z (gdb_breakpoints.c) */
+	size_t npoints;
 };
 
 /* Take over a launched inferior and serve gdb on (rfd, wfd) until the
@@ -52,6 +58,10 @@ bool gdb_xfer_packet(struct gdb_server *s, char *pkt, size_t len);    /* qXfer *
 bool gdb_regs_packet(struct gdb_server *s, char *pkt, size_t len);    /* g G p P */
 bool gdb_mem_packet(struct gdb_server *s, char *pkt, size_t len);     /* m M x X */
 bool gdb_break_packet(struct gdb_server *s, char *pkt, size_t len);   /* Z z */
+/* Does a breakpoint stop at addr satisfy the conditions gdb gave with it
+ * (true when it has none, or when one fails to evaluate)? */
+bool gdb_breakpoint_condition_met(struct gdb_server *s, pid_t tid, uint64_t addr);
+void gdb_points_clear(struct gdb_server *s);
 
 /* Resume per a vCont action list (or legacy c/s/C/S) and wait for the next
  * stop, leaving its stop reply in s->reply (server/gdb_resume.c). */

@@ -31,6 +31,9 @@ struct pt_backend_opts {
 	int psb_period;     /* -1 or 0: hardware default; N > 0: a PSB every 2^(N+11) bytes,
 			     * needs caps/psb_cyc and bit N of caps/psb_periods */
 	bool verbose;       /* notes (lost data, threads) on stderr */
+	/* Set asynchronously (a SIGINT/SIGTERM handler) to stop recording:
+	 * the program is killed, *end says status_kind 2. May be NULL. */
+	volatile sig_atomic_t *stop;
 };
 
 /* Can this machine record with Intel PT? 0 = yes; -1 with the reason in
@@ -38,15 +41,28 @@ struct pt_backend_opts {
 int pt_backend_probe(char *why, size_t whylen);
 
 /* Record a launched inferior, stopped at its first instruction, until the
- * whole process exits or is killed: PT chunks (trace_write_pt), mappings
- * (trace_write_mmap), vDSO bytes (trace_write_code), thread records and
- * pt.* META pairs. Fills *end (status, duration; instruction and PSB
- * counts are 0: they are known only after decoding) but does not write the
- * END record: the caller does. Event positions (`pos`) are 0: hardware PT
- * gives no instruction count while recording. Returns 0, or -1 with err. */
+ * whole process exits or is killed (or *o->stop is set): PT chunks
+ * (trace_write_pt), mappings (from perf's MMAP2 records, and /proc/PID/maps
+ * through sideband.h at the start, after execve and after lost records),
+ * code bytes not backed by files, THREAD records and pt_* META pairs
+ * (pt_cpu "F/M/S", pt_pmu_type, pt_config, pt_aux_bytes, pt_bytes,
+ * pt_truncated, pt_lost_records). No syscall/signal/rdtsc log: hardware PT
+ * records control flow only. Fills *end (status, duration, signals;
+ * instruction and PSB counts are 0: known only after decoding) but does not
+ * write END: the caller does. Event positions (`pos`) are 0: hardware PT
+ * gives no instruction count while recording. The inferior is gone on
+ * return. Returns 0, or -1 with err (the program is killed, status_kind 2). */
 int pt_backend_record(struct inferior *inf, struct trace_writer *w,
 		      const struct pt_backend_opts *o, struct trace_end *end,
 		      char *err, size_t errlen);
+
+/* The recording itself with a given event (pt_backend_record.c):
+ * pt_backend_record passes the intel_pt attributes. aux_bytes 0 maps no
+ * AUX area: the tests use that with a software dummy event (sideband
+ * only) to run the same ptrace loop and ring code without PT hardware. */
+int pt_backend_record_with(struct inferior *inf, struct trace_writer *w,
+			   const struct pt_backend_opts *o, const struct perf_event_attr *attr,
+			   size_t aux_bytes, struct trace_end *end, char *err, size_t errlen);
 
 /* ---- probing (pt_backend_probe.c) ---- */
 

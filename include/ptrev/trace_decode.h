@@ -7,9 +7,10 @@
  *   [OFF, IP: error: TEXT]      decode errors, as ptxed prints them
  *
  * A recording with several threads prints each thread's history in turn,
- * in the order the threads' PT first appears in the file, each preceded by
- * a line `[thread TID]` (TID in decimal). A recording of one thread has no
- * such line, so its output is exactly ptxed's.
+ * in the order the threads were created (their TRACE_REC_THREAD records;
+ * threads without one last), each preceded by a line `[thread TID]` (TID
+ * in decimal). A recording of one thread has no such line, so its output
+ * is exactly ptxed's.
  *
  * With --insn each instruction line goes on with the instruction's symbol
  * and its AT&T disassembly (gdb's default syntax), two spaces apart:

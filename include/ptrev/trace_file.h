@@ -125,8 +125,9 @@ int trace_writer_close(struct trace_writer *w, char *err, size_t errlen);
  * After an I/O failure the file is cut back to its last whole record and
  * every later write fails at once. */
 const char *trace_writer_error(const struct trace_writer *w);
-/* Appends a record of any type with an opaque payload: lets tests and
- * tools write record types this version does not know. */
+/* Appends a record of any type with the payload as given, unchecked:
+ * lets tests and tools write record types this version does not know
+ * (or deliberately malformed ones). */
 int trace_write_raw(struct trace_writer *w, uint32_t type, const void *payload, size_t len);
 /* CRC-32C (Castagnoli) as used by the format; crc = 0 to start. */
 uint32_t trace_crc32c(uint32_t crc, const void *data, size_t len);

@@ -1,0 +1,256 @@
+/* `ptrev record [--backend auto|pt|sw] [--psb-period BYTES] -o FILE --
+ * PROG [ARGS...]`: launch PROG under ptrace, record it with the chosen
+ * backend into FILE, exit with its status. The file is finished (END)
+ * however the recording ends: exit, death by a signal, or ptrev itself
+ * being told to stop (SIGINT/SIGTERM). */
+#include "ptrev/recorder.h"
+
+#include <cpuid.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ptrev/pt_backend.h"
+#include "ptrev/pt_encoder.h"
+
+#ifndef PTREV_VERSION
+#define PTREV_VERSION "0.1.0"
+#endif
+
+extern char **environ;
+
+static volatile sig_atomic_t stop_signal;
+static volatile pid_t child_pid;
+
+/* Stop the recording: the program is killed at once (the backends then
+ * see every thread end and finish their streams where each one stood),
+ * and the flag makes the END record say "recorder stopped". Killing from
+ * here also wakes a backend waiting on a program blocked forever. */
+static void on_stop_signal(int sig)
+{
+	stop_signal = sig;
+	if (child_pid > 0)
+		kill(child_pid, SIGKILL);
+}
+
+static int usage(const char *msg)
+{
+	if (msg)
+		fprintf(stderr, "ptrev record: %s\n", msg);
+	fputs("usage: ptrev record [--backend auto|pt|sw] [--psb-period BYTES] "
+	      "-o FILE -- PROG [ARGS...]\n", stderr);
+	return 2;
+}
+
+/* PROG as execve needs it: with a slash as given, else found in PATH. */
+static int find_program(const char *prog, char *out, size_t len)
+{
+	const char *path = getenv("PATH");
+
+	if (strchr(prog, '/') || !path) {
+		snprintf(out, len, "%s", prog);
+		return access(out, F_OK) == 0 ? 0 : -1;
+	}
+	while (*path) {
+		size_t n = strcspn(path, ":");
+		struct stat st;
+		snprintf(out, len, "%.*s%s%s", (int)n, path, n ? "/" : "", prog);
+		if (stat(out, &st) == 0 && S_ISREG(st.st_mode) &&
+		    access(out, X_OK) == 0)
+			return 0;
+		path += n;
+		if (*path == ':')
+			path++;
+	}
+	snprintf(out, len, "%s", prog);
+	return -1;
+}
+
+static void write_cpu_meta(struct trace_writer *w)
+{
+	unsigned a, b, c, d;
+	char vendor[13] = "", num[32];
+	unsigned family, model, stepping;
+
+	if (!__get_cpuid(0, &a, &b, &c, &d))
+		return;
+	memcpy(vendor, &b, 4);
+	memcpy(vendor + 4, &d, 4);
+	memcpy(vendor + 8, &c, 4);
+	__get_cpuid(1, &a, &b, &c, &d);
+	stepping = a & 0xf;
+	model = (a >> 4) & 0xf;
+	family = (a >> 8) & 0xf;
+	if (family == 0xf)
+		family += (a >> 20) & 0xff;
+	if (family == 0x6 || family >= 0xf)
+		model += ((a >> 16) & 0xf) << 4;
+	trace_write_meta(w, "cpu_vendor", vendor);
+	snprintf(num, sizeof num, "%u", family);
+	trace_write_meta(w, "cpu_family", num);
+	snprintf(num, sizeof num, "%u", model);
+	trace_write_meta(w, "cpu_model", num);
+	snprintf(num, sizeof num, "%u", stepping);
+	trace_write_meta(w, "cpu_stepping", num);
+}
+
+static void write_meta(struct trace_writer *w, const char *backend,
+		       const char *prog, char **args, pid_t pid,
+		       unsigned psb_period)
+{
+	char buf[4096];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	trace_write_meta(w, "backend", backend);
+	trace_write_meta(w, "program", prog);
+	for (int i = 0; args[i]; i++)
+		trace_write_meta(w, "arg", args[i]);
+	if (getcwd(buf, sizeof buf))
+		trace_write_meta(w, "cwd", buf);
+	snprintf(buf, sizeof buf, "%d", (int)pid);
+	trace_write_meta(w, "pid", buf);
+	write_cpu_meta(w);
+	snprintf(buf, sizeof buf, "%u", psb_period);
+	trace_write_meta(w, "psb_period", buf);
+	trace_write_meta(w, "ptrev_version", PTREV_VERSION);
+	gmtime_r(&now, &tm);
+	strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	trace_write_meta(w, "start_time", buf);
+}
+
+/* Hardware PSB periods are powers of two from 2 KiB: 2^(N+11) bytes. */
+static int hw_psb_exponent(unsigned long bytes)
+{
+	for (int n = 0; n < 20; n++)
+		if (bytes == 1ul << (n + 11))
+			return n;
+	return -1;
+}
+
+int record_main(int argc, char **argv)
+{
+	const char *backend = "auto", *out = NULL;
+	unsigned long psb_period = 0;
+	char prog[4096], why[256] = "", err[512] = "";
+	struct inferior inf;
+	struct trace_writer *w;
+	struct trace_end end;
+	struct sigaction sa;
+	int i, rc, status;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			i++;
+			break;
+		} else if (strcmp(argv[i], "--backend") == 0 && i + 1 < argc) {
+			backend = argv[++i];
+		} else if (strncmp(argv[i], "--backend=", 10) == 0) {
+			backend = argv[i] + 10;
+		} else if (strcmp(argv[i], "--psb-period") == 0 && i + 1 < argc) {
+			char *end_p;
+			psb_period = strtoul(argv[++i], &end_p, 0);
+			if (*end_p || psb_period < 16 || psb_period > (1ul << 30))
+				return usage("--psb-period wants a byte count "
+					     "(16 to 1 GiB)");
+		} else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
+			out = argv[++i];
+		} else if (argv[i][0] == '-') {
+			char m[256];
+			snprintf(m, sizeof m, "unknown option %s", argv[i]);
+			return usage(m);
+		} else {
+			break; /* PROG without "--" */
+		}
+	}
+	if (!out)
+		return usage("-o FILE is required");
+	if (i >= argc)
+		return usage("no program given");
+	if (strcmp(backend, "auto") && strcmp(backend, "pt") && strcmp(backend, "sw"))
+		return usage("--backend is auto, pt or sw");
+
+	if (strcmp(backend, "sw") != 0) {
+		bool usable = pt_backend_probe(why, sizeof why) == 0;
+		if (!usable && strcmp(backend, "pt") == 0) {
+			fprintf(stderr, "ptrev: cannot record with Intel PT: %s\n", why);
+			return 2;
+		}
+		if (!usable)
+			fprintf(stderr, "ptrev: no Intel PT here (%s); recording "
+				"with the sw backend\n", why);
+		backend = usable ? "pt" : "sw";
+	}
+	if (strcmp(backend, "pt") == 0 && psb_period &&
+	    hw_psb_exponent(psb_period) < 0) {
+		fprintf(stderr, "ptrev: --psb-period %lu: Intel PT supports only "
+			"powers of two from 2048\n", psb_period);
+		return 2;
+	}
+	if (find_program(argv[i], prog, sizeof prog) < 0) {
+		fprintf(stderr, "ptrev: cannot run %s: %s\n", argv[i],
+			strerror(ENOENT));
+		return 2;
+	}
+	w = trace_writer_open(out, err, sizeof err);
+	if (!w) {
+		fprintf(stderr, "ptrev: %s\n", err);
+		return 2;
+	}
+	memset(&inf, 0, sizeof inf);
+	inf.memfd = -1;
+	if (inferior_launch(&inf, prog, argv + i, environ, -1, -1, -1, err,
+			    sizeof err) < 0) {
+		fprintf(stderr, "ptrev: %s\n", err);
+		trace_writer_close(w, why, sizeof why);
+		unlink(out);
+		inferior_destroy(&inf);
+		return 2;
+	}
+	child_pid = inf.pid;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_stop_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);  /* no SA_RESTART: waits return EINTR */
+	sigaction(SIGTERM, &sa, NULL);
+
+	write_meta(w, backend, prog, argv + i, inf.pid,
+		   strcmp(backend, "sw") == 0 ? (psb_period ? (unsigned)psb_period
+				   : PTENC_DEFAULT_PSB_PERIOD) : (unsigned)psb_period);
+	if (strcmp(backend, "sw") == 0) {
+		struct sw_record_opts o = { (uint32_t)psb_period, &stop_signal };
+		rc = sw_backend_record(&inf, w, &o, &end, err, sizeof err);
+	} else {
+		struct pt_backend_opts o;
+		memset(&o, 0, sizeof o);
+		o.psb_period = psb_period ? hw_psb_exponent(psb_period) : 0;
+		o.stop = &stop_signal;
+		rc = pt_backend_record(&inf, w, &o, &end, err, sizeof err);
+	}
+	child_pid = 0;
+	if (rc < 0)
+		fprintf(stderr, "ptrev: recording failed: %s\n", err);
+	if (stop_signal || rc < 0) {
+		end.status_kind = 2;
+		end.status = stop_signal;
+	}
+	trace_write_end(w, &end);
+	if (trace_writer_close(w, err, sizeof err) < 0) {
+		fprintf(stderr, "ptrev: %s: %s\n", out, err);
+		rc = -1;
+	}
+	if (inf.memfd >= 0)
+		close(inf.memfd);
+	inferior_destroy(&inf);
+	if (stop_signal)
+		return 128 + stop_signal;
+	if (rc < 0)
+		return 2;
+	status = end.status_kind == 0 ? end.status : 128 + end.status;
+	return status;
+}

@@ -1,0 +1,330 @@
+/* Mappings sideband: /proc/PID/maps parsed into TRACE_REC_MMAP records with
+ * the file's GNU build-id, kept as the last known map so that each update
+ * writes only the differences, plus copies of executable bytes no file
+ * holds. */
+#include "sideband.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct map_entry {
+	uint64_t start, end, offset, inode;
+	uint32_t prot, flags;
+	char *path;
+};
+
+struct map_list {
+	struct map_entry *e;
+	size_t n, cap;
+};
+
+struct buildid_cache {
+	char *path;
+	uint64_t inode;
+	uint8_t id[20];
+	uint32_t len;
+};
+
+#define BUILDID_CACHE 16
+
+struct sideband {
+	pid_t pid;
+	int memfd;
+	struct trace_writer *w;
+	struct map_list cur;
+	struct buildid_cache bc[BUILDID_CACHE];
+	unsigned bc_next;
+};
+
+static void list_clear(struct map_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->e[i].path);
+	l->n = 0;
+}
+
+static int list_add(struct map_list *l, const struct map_entry *m)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 64;
+		struct map_entry *ne = realloc(l->e, cap * sizeof *ne);
+		if (!ne)
+			return -1;
+		l->e = ne;
+		l->cap = cap;
+	}
+	l->e[l->n] = *m;
+	l->e[l->n].path = strdup(m->path ? m->path : "");
+	if (!l->e[l->n].path)
+		return -1;
+	l->n++;
+	return 0;
+}
+
+static int read_maps(pid_t pid, struct map_list *out)
+{
+	char fn[64], line[4096 + 256];
+	FILE *f;
+
+	snprintf(fn, sizeof fn, "/proc/%d/maps", (int)pid);
+	f = fopen(fn, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof line, f)) {
+		struct map_entry m = {0};
+		unsigned long long lo, hi, off, ino;
+		char perm[8];
+		int pathat = 0;
+		size_t len;
+
+		line[strcspn(line, "\n")] = 0;
+		if (sscanf(line, "%llx-%llx %7s %llx %*x:%*x %llu %n", &lo, &hi,
+			   perm, &off, &ino, &pathat) < 5)
+			continue;
+		m.start = lo;
+		m.end = hi;
+		m.offset = off;
+		m.inode = ino;
+		m.prot = (perm[0] == 'r' ? PROT_READ : 0) |
+			 (perm[1] == 'w' ? PROT_WRITE : 0) |
+			 (perm[2] == 'x' ? PROT_EXEC : 0);
+		m.flags = perm[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
+		m.path = pathat ? line + pathat : "";
+		len = strlen(m.path);
+		if (len >= 4096)
+			m.path[4095] = 0;
+		if (list_add(out, &m) < 0) {
+			fclose(f);
+			return -1;
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+static bool same_map(const struct map_entry *a, const struct map_entry *b)
+{
+	return a->start == b->start && a->end == b->end &&
+	       a->offset == b->offset && a->prot == b->prot &&
+	       a->flags == b->flags && a->inode == b->inode &&
+	       strcmp(a->path, b->path) == 0;
+}
+
+/* The GNU build-id from the notes of an ELF file (PT_NOTE segments). */
+static uint32_t read_build_id(const char *path, uint8_t id[20])
+{
+	Elf64_Ehdr eh;
+	uint32_t found = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	if (pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum > 256)
+		goto out;
+	for (unsigned i = 0; i < eh.e_phnum && !found; i++) {
+		Elf64_Phdr ph;
+		uint8_t notes[4096];
+		size_t len, at = 0;
+
+		if (pread(fd, &ph, sizeof ph, (off_t)(eh.e_phoff + i * sizeof ph)) !=
+		    (ssize_t)sizeof ph || ph.p_type != PT_NOTE)
+			continue;
+		len = ph.p_filesz < sizeof notes ? ph.p_filesz : sizeof notes;
+		if (pread(fd, notes, len, (off_t)ph.p_offset) != (ssize_t)len)
+			continue;
+		while (at + sizeof(Elf64_Nhdr) <= len) {
+			Elf64_Nhdr nh;
+			size_t name_at, desc_at, next;
+
+			memcpy(&nh, notes + at, sizeof nh);
+			name_at = at + sizeof nh;
+			desc_at = name_at + ((nh.n_namesz + 3u) & ~3u);
+			next = desc_at + ((nh.n_descsz + 3u) & ~3u);
+			if (next > len || desc_at > len)
+				break;
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    memcmp(notes + name_at, "GNU", 4) == 0 &&
+			    nh.n_descsz > 0 && nh.n_descsz <= 20) {
+				memcpy(id, notes + desc_at, nh.n_descsz);
+				found = nh.n_descsz;
+				break;
+			}
+			at = next;
+		}
+	}
+out:
+	close(fd);
+	return found;
+}
+
+static uint32_t build_id(struct sideband *sb, const struct map_entry *m,
+			 uint8_t id[20])
+{
+	struct buildid_cache *c;
+
+	if (m->path[0] != '/' || !m->inode)
+		return 0;
+	for (unsigned i = 0; i < BUILDID_CACHE; i++) {
+		c = &sb->bc[i];
+		if (c->path && c->inode == m->inode && strcmp(c->path, m->path) == 0) {
+			memcpy(id, c->id, c->len);
+			return c->len;
+		}
+	}
+	c = &sb->bc[sb->bc_next++ % BUILDID_CACHE];
+	free(c->path);
+	c->path = strdup(m->path);
+	c->inode = m->inode;
+	c->len = read_build_id(m->path, c->id);
+	memcpy(id, c->id, c->len);
+	return c->len;
+}
+
+/* Would a decoder find this mapping's bytes in its file? Only if the file
+ * is still the one mapped (same inode) and not deleted. */
+static bool backed_by_file(const struct map_entry *m)
+{
+	struct stat st;
+	size_t len = strlen(m->path);
+	static const char deleted[] = " (deleted)";
+
+	if (m->path[0] != '/' || !m->inode)
+		return false;
+	if (len > sizeof deleted - 1 &&
+	    strcmp(m->path + len - (sizeof deleted - 1), deleted) == 0)
+		return false;
+	return stat(m->path, &st) == 0 && (uint64_t)st.st_ino == m->inode;
+}
+
+static int write_code(struct sideband *sb, const struct map_entry *m)
+{
+	size_t chunk = 1u << 20;
+	uint8_t *buf = malloc(chunk);
+	int rc = 0;
+
+	if (!buf)
+		return -1;
+	for (uint64_t a = m->start; a < m->end; a += chunk) {
+		size_t n = m->end - a < chunk ? m->end - a : chunk;
+		ssize_t got = pread(sb->memfd, buf, n, (off_t)a);
+		struct trace_code c;
+
+		/* [vsyscall] and PROT_NONE-ish pages are not readable: the
+		 * decoder cannot need what the program cannot execute. */
+		if (got <= 0)
+			break;
+		c.addr = a;
+		c.bytes = buf;
+		c.len = (size_t)got;
+		if (trace_write_code(sb->w, &c) < 0) {
+			rc = -1;
+			break;
+		}
+		if ((size_t)got < n)
+			break;
+	}
+	free(buf);
+	return rc;
+}
+
+static int write_mmap(struct sideband *sb, const struct map_entry *m,
+		      pid_t tid, uint64_t pos)
+{
+	static __thread struct trace_mmap rec; /* 4 KiB of path: not on the stack */
+
+	memset(&rec, 0, sizeof rec);
+	rec.tid = tid;
+	rec.pos = pos;
+	rec.start = m->start;
+	rec.end = m->end;
+	rec.offset = m->offset;
+	rec.prot = m->prot;
+	rec.flags = m->flags;
+	snprintf(rec.path, sizeof rec.path, "%s", m->path);
+	rec.build_id_len = build_id(sb, m, rec.build_id);
+	if (trace_write_mmap(sb->w, &rec) < 0)
+		return -1;
+	if ((m->prot & PROT_EXEC) && !backed_by_file(m))
+		return write_code(sb, m);
+	return 0;
+}
+
+struct sideband *sideband_new(pid_t pid, int memfd, struct trace_writer *w)
+{
+	struct sideband *sb = calloc(1, sizeof *sb);
+	if (!sb)
+		return NULL;
+	sb->pid = pid;
+	sb->memfd = memfd;
+	sb->w = w;
+	return sb;
+}
+
+void sideband_free(struct sideband *sb)
+{
+	if (!sb)
+		return;
+	list_clear(&sb->cur);
+	free(sb->cur.e);
+	for (unsigned i = 0; i < BUILDID_CACHE; i++)
+		free(sb->bc[i].path);
+	free(sb);
+}
+
+static bool in_list(const struct map_list *l, const struct map_entry *m)
+{
+	/* Both lists are sorted by address: a binary search finds the
+	 * candidate with the same start. */
+	size_t lo = 0, hi = l->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (l->e[mid].start < m->start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < l->n && same_map(&l->e[lo], m);
+}
+
+int sideband_update(struct sideband *sb, pid_t tid, uint64_t pos)
+{
+	struct map_list nw = {0};
+	int changes = 0, rc = 0;
+
+	if (read_maps(sb->pid, &nw) < 0) {
+		list_clear(&nw);
+		free(nw.e);
+		return -1;
+	}
+	/* Removals first, so that a reader applying records in order ends
+	 * with exactly the new map. */
+	for (size_t i = 0; i < sb->cur.n && rc == 0; i++) {
+		const struct map_entry *m = &sb->cur.e[i];
+		if (!in_list(&nw, m)) {
+			struct trace_munmap u = { tid, pos, m->start, m->end };
+			rc = trace_write_munmap(sb->w, &u);
+			changes++;
+		}
+	}
+	for (size_t i = 0; i < nw.n && rc == 0; i++) {
+		if (!in_list(&sb->cur, &nw.e[i])) {
+			rc = write_mmap(sb, &nw.e[i], tid, pos);
+			changes++;
+		}
+	}
+	list_clear(&sb->cur);
+	free(sb->cur.e);
+	sb->cur = nw;
+	return rc < 0 ? -1 : changes;
+}

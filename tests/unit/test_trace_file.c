@@ -1,0 +1,923 @@
+/* Tests for the .ptrev file (replay/trace_*.c, docs/trace-format.md):
+ * every record type written and read back equal; PT chunks concatenated
+ * per thread; a file without END (recorder killed, for real) read as an
+ * incomplete prefix; every truncation length and every single-bit flip
+ * of a small file refused with a precise error; wrong version, huge
+ * lengths, malformed payloads with valid checksums, records after END,
+ * unknown record types skipped; random corruption with checksums
+ * repaired (run this under ASan+UBSan); a write failure leaving whole
+ * records only; and `ptrev info` output, complete and incomplete. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "ptrev/trace_file.h"
+#include "ptrev/trace_info.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int failures;
+
+#define CHECK(cond, ...)                                                   \
+	do {                                                               \
+		if (!(cond)) {                                             \
+			failures++;                                        \
+			fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__,      \
+				__LINE__, #cond);                          \
+			fprintf(stderr, __VA_ARGS__);                      \
+			fputc('\n', stderr);                               \
+		}                                                          \
+	} while (0)
+
+static char dir[64];
+static char errbuf[512];
+
+static const char *tmp(const char *name)
+{
+	static char paths[8][128];
+	static int next;
+	char *p = paths[next++ % 8];
+	snprintf(p, 128, "%s/%s", dir, name);
+	return p;
+}
+
+static uint8_t *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	uint8_t *b = malloc(n + 1);
+	*len = fread(b, 1, n, f);
+	b[*len] = 0;
+	fclose(f);
+	return b;
+}
+
+static void spit(const char *path, const void *data, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || write(fd, data, len) != (ssize_t)len) {
+		perror(path);
+		exit(1);
+	}
+	close(fd);
+}
+
+static uint64_t file_size(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* ---- the sample recording: one record of every type ---- */
+
+static const uint8_t pt_a[] = {0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+			       0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+			       0x02, 0x23};
+static const uint8_t code_bytes[] = {0x55, 0x48, 0x89, 0xe5, 0xc3};
+static const uint8_t wr0[] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+static const uint8_t wr1[] = {0xaa};
+
+static struct trace_mmap sample_mmap(void)
+{
+	struct trace_mmap m;
+	memset(&m, 0, sizeof m);
+	m.tid = 0;
+	m.pos = 0;
+	m.start = 0x400000;
+	m.end = 0x401000;
+	m.offset = 0x1000;
+	m.prot = 5;
+	m.flags = 2;
+	m.build_id_len = 20;
+	for (int i = 0; i < 20; i++)
+		m.build_id[i] = (uint8_t)(0xb0 + i);
+	strcpy(m.path, "/usr/bin/some prog");
+	return m;
+}
+
+static struct trace_mem_write sample_writes[2];
+
+static struct trace_syscall sample_syscall(void)
+{
+	struct trace_syscall s;
+	memset(&s, 0, sizeof s);
+	s.tid = 100;
+	s.pos = 1234;
+	s.nr = 0;
+	for (int i = 0; i < 6; i++)
+		s.args[i] = 0x1111111111111111ull * (i + 1);
+	s.result = -14;
+	s.unknown = true;
+	sample_writes[0] = (struct trace_mem_write){0x7ffd0000, wr0, sizeof wr0};
+	sample_writes[1] = (struct trace_mem_write){0x7ffd1000, wr1, sizeof wr1};
+	s.nwrites = 2;
+	s.writes = sample_writes;
+	return s;
+}
+
+static struct trace_signal sample_signal(void)
+{
+	struct trace_signal s;
+	memset(&s, 0, sizeof s);
+	s.tid = 101;
+	s.pos = 77;
+	s.signo = SIGSEGV;
+	for (int i = 0; i < 128; i++)
+		s.siginfo[i] = (uint8_t)i;
+	s.handler_ip = 0x401234;
+	return s;
+}
+
+static const struct trace_rdtsc sample_rdtsc = {100, 55, 0x123456789abcdefull, 7, true};
+static const struct trace_thread sample_thread_start = {101, 100, 500, false, 0};
+static const struct trace_thread sample_thread_exit = {101, 0, 900, true, -3};
+static const struct trace_end sample_end = {1, SIGSEGV, 123456, 3, 2500000000ull, 5, 1};
+
+/* Writes the sample; boundaries[] gets the file size after each record. */
+static int write_sample(const char *path, bool with_end, bool with_unknown,
+			uint64_t *boundaries, int *nb)
+{
+	struct trace_writer *w = trace_writer_open(path, errbuf, sizeof errbuf);
+	CHECK(w, "open: %s", errbuf);
+	if (!w)
+		return -1;
+	int n = 0;
+#define REC(call)                                                          \
+	do {                                                               \
+		CHECK((call) == 0, "%s", #call);                           \
+		if (boundaries)                                            \
+			boundaries[n] = file_size(path);                   \
+		n++;                                                       \
+	} while (0)
+	if (boundaries)
+		boundaries[n] = file_size(path);
+	n++;
+	REC(trace_write_meta(w, "backend", "sw"));
+	REC(trace_write_meta(w, "program", "/usr/bin/some prog"));
+	REC(trace_write_meta(w, "arg", "some prog"));
+	REC(trace_write_meta(w, "arg", "-x"));
+	REC(trace_write_meta(w, "arg", "two words"));
+	REC(trace_write_meta(w, "cpu", "GenuineIntel/6/85/4"));
+	REC(trace_write_meta(w, "empty", ""));
+	struct trace_thread t0 = {100, 0, 0, false, 0};
+	REC(trace_write_thread(w, &t0));
+	struct trace_mmap m = sample_mmap();
+	REC(trace_write_mmap(w, &m));
+	REC(trace_write_pt(w, 100, pt_a, sizeof pt_a));
+	struct trace_code c = {0x7fff0000, code_bytes, sizeof code_bytes};
+	REC(trace_write_code(w, &c));
+	struct trace_syscall s = sample_syscall();
+	REC(trace_write_syscall(w, &s));
+	if (with_unknown)
+		REC(trace_write_raw(w, 999, "future", 6));
+	struct trace_munmap u = {100, 1300, 0x500000, 0x502000};
+	REC(trace_write_munmap(w, &u));
+	REC(trace_write_thread(w, &sample_thread_start));
+	REC(trace_write_pt(w, 101, pt_a, 4));
+	struct trace_signal sg = sample_signal();
+	REC(trace_write_signal(w, &sg));
+	REC(trace_write_rdtsc(w, &sample_rdtsc));
+	REC(trace_write_pt(w, 100, pt_a + 4, 2));
+	REC(trace_write_thread(w, &sample_thread_exit));
+	if (with_end)
+		REC(trace_write_end(w, &sample_end));
+#undef REC
+	*nb = n;
+	CHECK(trace_writer_close(w, errbuf, sizeof errbuf) == 0, "close: %s", errbuf);
+	return 0;
+}
+
+static void check_sample(const struct trace_data *td, bool with_end)
+{
+	CHECK(td->complete == with_end, "complete %d", td->complete);
+	CHECK(td->nmeta == 7, "nmeta %zu", td->nmeta);
+	if (td->nmeta == 7) {
+		CHECK(!strcmp(td->meta_keys[0], "backend") && !strcmp(td->meta_values[0], "sw"), "meta 0");
+		CHECK(!strcmp(td->meta_keys[4], "arg") && !strcmp(td->meta_values[4], "two words"), "meta 4");
+		CHECK(!strcmp(td->meta_values[6], ""), "empty value");
+	}
+	CHECK(trace_meta(td, "cpu") && !strcmp(trace_meta(td, "cpu"), "GenuineIntel/6/85/4"), "cpu");
+	CHECK(trace_meta(td, "nope") == NULL, "missing key");
+	CHECK(td->nstreams == 2, "nstreams %zu", td->nstreams);
+	if (td->nstreams == 2) {
+		CHECK(td->streams[0].tid == 100 && td->streams[0].pt_len == sizeof pt_a + 2 &&
+		      !memcmp(td->streams[0].pt, pt_a, sizeof pt_a) &&
+		      !memcmp(td->streams[0].pt + sizeof pt_a, pt_a + 4, 2), "stream 100");
+		CHECK(td->streams[1].tid == 101 && td->streams[1].pt_len == 4 &&
+		      !memcmp(td->streams[1].pt, pt_a, 4), "stream 101");
+	}
+	struct trace_mmap m = sample_mmap();
+	CHECK(td->nmmaps == 1 && !memcmp(&td->mmaps[0], &m, sizeof m), "mmap differs");
+	CHECK(td->nmunmaps == 1 && td->munmaps[0].tid == 100 && td->munmaps[0].pos == 1300 &&
+	      td->munmaps[0].start == 0x500000 && td->munmaps[0].end == 0x502000, "munmap");
+	CHECK(td->ncode == 1 && td->code[0].addr == 0x7fff0000 &&
+	      td->code[0].len == sizeof code_bytes &&
+	      !memcmp(td->code[0].bytes, code_bytes, sizeof code_bytes), "code");
+	struct trace_syscall s = sample_syscall();
+	CHECK(td->nsyscalls == 1, "nsyscalls %zu", td->nsyscalls);
+	if (td->nsyscalls == 1) {
+		const struct trace_syscall *r = &td->syscalls[0];
+		CHECK(r->tid == s.tid && r->pos == s.pos && r->nr == s.nr &&
+		      !memcmp(r->args, s.args, sizeof s.args) && r->result == -14 &&
+		      r->unknown && r->nwrites == 2, "syscall fields");
+		for (size_t i = 0; i < r->nwrites && i < 2; i++)
+			CHECK(r->writes[i].addr == s.writes[i].addr &&
+			      r->writes[i].len == s.writes[i].len &&
+			      !memcmp(r->writes[i].bytes, s.writes[i].bytes, s.writes[i].len),
+			      "syscall write %zu", i);
+	}
+	struct trace_signal sg = sample_signal();
+	CHECK(td->nsignals == 1 && td->signals[0].tid == sg.tid && td->signals[0].pos == sg.pos &&
+	      td->signals[0].signo == SIGSEGV && !memcmp(td->signals[0].siginfo, sg.siginfo, 128) &&
+	      td->signals[0].handler_ip == sg.handler_ip, "signal");
+	CHECK(td->nrdtsc == 1 && td->rdtsc[0].tid == 100 && td->rdtsc[0].pos == 55 &&
+	      td->rdtsc[0].value == sample_rdtsc.value && td->rdtsc[0].aux == 7 &&
+	      td->rdtsc[0].is_rdtscp, "rdtsc");
+	CHECK(td->nthreads == 3, "nthreads %zu", td->nthreads);
+	if (td->nthreads == 3) {
+		CHECK(td->threads[0].tid == 100 && td->threads[0].parent == 0 && !td->threads[0].exited, "t0");
+		CHECK(td->threads[1].tid == 101 && td->threads[1].parent == 100 &&
+		      td->threads[1].pos == 500 && !td->threads[1].exited, "t1");
+		CHECK(td->threads[2].tid == 101 && td->threads[2].exited &&
+		      td->threads[2].exit_code == -3 && td->threads[2].pos == 900, "t2");
+	}
+	if (with_end)
+		CHECK(!memcmp(&td->end, &sample_end, sizeof sample_end), "end differs");
+}
+
+static void test_crc(void)
+{
+	extern uint32_t trace_crc32c_soft(uint32_t, const void *, size_t);
+	CHECK(trace_crc32c(0, "123456789", 9) == 0xE3069283u, "check value %08x",
+	      trace_crc32c(0, "123456789", 9));
+	CHECK(trace_crc32c_soft(0, "123456789", 9) == 0xE3069283u, "soft check value");
+	uint8_t buf[300];
+	for (size_t i = 0; i < sizeof buf; i++)
+		buf[i] = (uint8_t)(i * 37 + 11);
+	for (size_t n = 0; n < sizeof buf; n += 7) {
+		CHECK(trace_crc32c(0, buf + 1, n) == trace_crc32c_soft(0, buf + 1, n), "len %zu", n);
+		/* incremental use equals one call */
+		CHECK(trace_crc32c(trace_crc32c(0, buf, n / 2), buf + n / 2, n - n / 2) ==
+		      trace_crc32c(0, buf, n), "incremental %zu", n);
+	}
+}
+
+static void test_roundtrip(void)
+{
+	const char *p = tmp("sample.ptrev");
+	int nb;
+	write_sample(p, true, true, NULL, &nb);
+	struct trace_data td;
+	int rc = trace_read_file(p, &td, errbuf, sizeof errbuf);
+	CHECK(rc == 0, "read: %s", errbuf);
+	if (rc == 0) {
+		check_sample(&td, true);
+		CHECK(td.nskipped == 1, "nskipped %zu", td.nskipped);
+		CHECK(td.file_size == file_size(p), "file_size");
+		trace_data_free(&td);
+	}
+	/* Freeing twice (zeroed) is harmless. */
+	trace_data_free(&td);
+}
+
+static void test_many_chunks(void)
+{
+	const char *p = tmp("chunks.ptrev");
+	struct trace_writer *w = trace_writer_open(p, errbuf, sizeof errbuf);
+	CHECK(w, "%s", errbuf);
+	if (!w)
+		return;
+	enum { THREADS = 3, CHUNKS = 700 };
+	size_t expect_len[THREADS] = {0};
+	uint8_t chunk[97];
+	for (int i = 0; i < CHUNKS; i++) {
+		int t = (i * 7) % THREADS;
+		size_t n = (size_t)(i % 97);
+		for (size_t k = 0; k < n; k++)
+			chunk[k] = (uint8_t)(expect_len[t] + k + t * 31);
+		CHECK(trace_write_pt(w, 1000 + t, chunk, n) == 0, "pt %d", i);
+		expect_len[t] += n;
+	}
+	CHECK(trace_writer_close(w, errbuf, sizeof errbuf) == 0, "%s", errbuf);
+	struct trace_data td;
+	CHECK(trace_read_file(p, &td, errbuf, sizeof errbuf) == 0, "%s", errbuf);
+	CHECK(!td.complete, "no END written");
+	CHECK(td.nstreams == THREADS, "nstreams %zu", td.nstreams);
+	for (size_t s = 0; s < td.nstreams; s++) {
+		int t = td.streams[s].tid - 1000;
+		CHECK(t >= 0 && t < THREADS && td.streams[s].pt_len == expect_len[t],
+		      "stream %zu len %zu", s, td.streams[s].pt_len);
+		if (t < 0 || t >= THREADS)
+			continue;
+		bool ok = true;
+		for (size_t k = 0; k < td.streams[s].pt_len; k++)
+			ok &= td.streams[s].pt[k] == (uint8_t)(k + t * 31);
+		CHECK(ok, "stream %d bytes out of order", t);
+	}
+	trace_data_free(&td);
+}
+
+/* A recorder killed with SIGKILL mid-recording, without closing. */
+static void test_killed_writer(void)
+{
+	const char *p = tmp("killed.ptrev");
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct trace_writer *w = trace_writer_open(p, errbuf, sizeof errbuf);
+		if (!w)
+			_exit(3);
+		trace_write_meta(w, "backend", "sw");
+		for (int i = 0; i < 50; i++)
+			trace_write_pt(w, 4242, pt_a, sizeof pt_a);
+		raise(SIGKILL);
+		_exit(4);
+	}
+	int st;
+	waitpid(pid, &st, 0);
+	CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "child status %x", st);
+	struct trace_data td;
+	int rc = trace_read_file(p, &td, errbuf, sizeof errbuf);
+	CHECK(rc == 0, "%s", errbuf);
+	if (rc == 0) {
+		CHECK(!td.complete && td.nstreams == 1 && td.streams[0].pt_len == 50 * sizeof pt_a,
+		      "complete %d nstreams %zu", td.complete, td.nstreams);
+		trace_data_free(&td);
+	}
+}
+
+/* Every prefix of the sample: a whole-record prefix reads as incomplete,
+ * anything else is refused as truncated (or not a recording at all). */
+static void test_truncation(void)
+{
+	const char *p = tmp("trunc-src.ptrev"), *q = tmp("trunc.ptrev");
+	uint64_t bounds[64];
+	int nb;
+	write_sample(p, true, true, bounds, &nb);
+	size_t len;
+	uint8_t *b = slurp(p, &len);
+	for (size_t l = 0; l < len; l++) {
+		spit(q, b, l);
+		struct trace_data td;
+		errbuf[0] = 0;
+		int rc = trace_read_file(q, &td, errbuf, sizeof errbuf);
+		bool boundary = false;
+		for (int i = 0; i < nb; i++)
+			boundary |= bounds[i] == l;
+		if (boundary) {
+			CHECK(rc == 0 && !td.complete, "len %zu: %s", l, errbuf);
+		} else if (l == 0) {
+			CHECK(rc < 0 && strstr(errbuf, "empty file"), "len 0: %s", errbuf);
+		} else {
+			CHECK(rc < 0 && !strncmp(errbuf, "truncated: ", 11), "len %zu: '%s'", l, errbuf);
+		}
+		if (rc == 0)
+			trace_data_free(&td);
+	}
+	/* The exact wording for a record cut in its payload. */
+	size_t l = (size_t)bounds[2] + 20;
+	spit(q, b, l);
+	struct trace_data td;
+	char want[200];
+	snprintf(want, sizeof want,
+		 "truncated: record 3 (META) at offset 0x%llx needs %llu bytes but the file ends at 0x%zx",
+		 (unsigned long long)bounds[2], (unsigned long long)(bounds[3] - bounds[2]), l);
+	CHECK(trace_read_file(q, &td, errbuf, sizeof errbuf) < 0 && !strcmp(errbuf, want),
+	      "got '%s' want '%s'", errbuf, want);
+	free(b);
+}
+
+/* CRC-32C catches every single-bit error, so each flip is refused. */
+static void test_bit_flips(void)
+{
+	const char *p = tmp("flip-src.ptrev"), *q = tmp("flip.ptrev");
+	int nb;
+	write_sample(p, true, true, NULL, &nb);
+	size_t len;
+	uint8_t *b = slurp(p, &len);
+	int magic = 0, header = 0, rec_header = 0, payload = 0;
+	for (size_t i = 0; i < len; i++) {
+		for (int bit = 0; bit < 8; bit++) {
+			b[i] ^= (uint8_t)(1 << bit);
+			spit(q, b, len);
+			b[i] ^= (uint8_t)(1 << bit);
+			struct trace_data td;
+			errbuf[0] = 0;
+			int rc = trace_read_file(q, &td, errbuf, sizeof errbuf);
+			CHECK(rc < 0, "flip byte %zu bit %d read fine", i, bit);
+			if (rc == 0) {
+				trace_data_free(&td);
+				continue;
+			}
+			if (strstr(errbuf, "bad magic"))
+				magic++;
+			else if (strstr(errbuf, "corrupted file header"))
+				header++;
+			else if (strstr(errbuf, "header checksum mismatch"))
+				rec_header++;
+			else if (strstr(errbuf, "checksum mismatch in record"))
+				payload++;
+			else
+				CHECK(0, "flip byte %zu bit %d: unexpected '%s'", i, bit, errbuf);
+		}
+	}
+	CHECK(magic == 64 && header == 64, "magic %d header %d", magic, header);
+	CHECK(rec_header > 0 && payload > 0, "rec_header %d payload %d", rec_header, payload);
+	free(b);
+}
+
+/* A file header / record header with a valid checksum, built by hand. */
+static void file_header(uint8_t *h, uint32_t version)
+{
+	memcpy(h, "PTREVREC", 8);
+	put32(h + 8, version);
+	put32(h + 12, trace_crc32c(0, h, 12));
+}
+
+static void record_header(uint8_t *h, uint32_t type, uint32_t len, uint32_t crc)
+{
+	put32(h, type);
+	put32(h + 4, len);
+	put32(h + 8, crc);
+	put32(h + 12, trace_crc32c(0, h, 12));
+}
+
+static void expect_error(const char *path, const char *want)
+{
+	struct trace_data td;
+	errbuf[0] = 0;
+	int rc = trace_read_file(path, &td, errbuf, sizeof errbuf);
+	CHECK(rc < 0 && strstr(errbuf, want), "want '%s' got '%s'", want, errbuf);
+	if (rc == 0)
+		trace_data_free(&td);
+}
+
+static void test_headers(void)
+{
+	const char *q = tmp("hdr.ptrev");
+	uint8_t f[64];
+	file_header(f, 7);
+	spit(q, f, 16);
+	expect_error(q, "recording format version 7 is not supported (this ptrev reads version 1)");
+	spit(q, "\x7f" "ELF\2\1\1\0\0\0\0\0\0\0\0\0", 16);
+	expect_error(q, "not a ptrev recording (bad magic)");
+	spit(q, "PTR", 3);
+	expect_error(q, "truncated: the file header needs 16 bytes but the file ends at 0x3");
+	spit(q, "XY", 2);
+	expect_error(q, "not a ptrev recording (bad magic)");
+	expect_error(dir, "not a regular file");
+	expect_error(tmp("does-not-exist"), "No such file");
+
+	/* Huge lengths behind a valid header checksum: refused before any
+	 * allocation or read. */
+	file_header(f, 1);
+	record_header(f + 16, TRACE_REC_PT, 0xfffffff0u, 0);
+	spit(q, f, 32);
+	expect_error(q, "malformed PT record 1 at offset 0x10: length 4294967280 exceeds");
+	record_header(f + 16, TRACE_REC_PT, 1u << 29, 0);
+	spit(q, f, 40);
+	expect_error(q, "truncated: record 1 (PT) at offset 0x10 needs 536870928 bytes but the file ends at 0x28");
+	/* A corrupted length is caught by the header checksum. */
+	record_header(f + 16, TRACE_REC_PT, 4, trace_crc32c(0, "\1\0\0\0", 4));
+	memcpy(f + 32, "\1\0\0\0", 4);
+	f[21] ^= 0x40;
+	spit(q, f, 36);
+	expect_error(q, "corrupted header of record 1 at offset 0x10 (header checksum mismatch)");
+	f[21] ^= 0x40;
+	f[33] ^= 1;
+	spit(q, f, 36);
+	expect_error(q, "checksum mismatch in record 1 (PT) at offset 0x10");
+}
+
+/* A record of a known type whose payload has a valid checksum but does
+ * not parse. */
+static void expect_malformed(uint32_t type, const void *payload, size_t len, const char *want)
+{
+	const char *q = tmp("malformed.ptrev");
+	struct trace_writer *w = trace_writer_open(q, errbuf, sizeof errbuf);
+	trace_write_meta(w, "backend", "sw");
+	trace_write_raw(w, type, payload, len);
+	trace_writer_close(w, errbuf, sizeof errbuf);
+	expect_error(q, want);
+}
+
+static void test_malformed(void)
+{
+	uint8_t p[512];
+	memset(p, 0, sizeof p);
+	/* META: key length far beyond the payload */
+	put32(p, 0x7fffffff);
+	expect_malformed(TRACE_REC_META, p, 8, "malformed META record 2 at offset 0x31: key length");
+	put32(p, 3);
+	memcpy(p + 4, "a\0b", 3);
+	put32(p + 7, 0);
+	expect_malformed(TRACE_REC_META, p, 11, "malformed META record 2 at offset 0x31: key contains a NUL");
+	put32(p, 0);
+	expect_malformed(TRACE_REC_META, p, 8, "empty key");
+	put32(p, 1);
+	p[4] = 'k';
+	put32(p + 5, 100);
+	expect_malformed(TRACE_REC_META, p, 12, "needs 100 more bytes");
+	/* PT with no room for the tid, and tid 0 */
+	expect_malformed(TRACE_REC_PT, p, 2, "malformed PT record 2");
+	memset(p, 0, sizeof p);
+	expect_malformed(TRACE_REC_PT, p, 8, "thread id 0 is not valid");
+	/* SYSCALL claiming 2^32-1 writes in a small payload */
+	put32(p, 5);
+	memset(p + 4, 0, 76);
+	put32(p + 80, 0);
+	put32(p + 84 - 4, 0xffffffffu);
+	expect_malformed(TRACE_REC_SYSCALL, p, 84 + 24, "claims 4294967295 memory writes");
+	put32(p + 80, 2);
+	put32(p + 84 + 8, 0x10000000u); /* first write's length */
+	expect_malformed(TRACE_REC_SYSCALL, p, 84 + 24, "needs 268435456 more bytes");
+	put32(p + 76, 0x80);
+	expect_malformed(TRACE_REC_SYSCALL, p, 84 + 24, "unknown flag bits 0x80");
+	/* MMAP: build-id length out of range; path length beyond the payload */
+	memset(p, 0, sizeof p);
+	put32(p + 4 + 32 + 8, 200);
+	expect_malformed(TRACE_REC_MMAP, p, 72, "build-id length 200 exceeds 20");
+	put32(p + 4 + 32 + 8, 0);
+	put32(p + 68, 5000);
+	expect_malformed(TRACE_REC_MMAP, p, 72 + 10, "path length 5000 exceeds 4095");
+	put32(p + 68, 0);
+	p[4 + 8] = 1; /* start 1 > end 0 */
+	expect_malformed(TRACE_REC_MMAP, p, 72, "ends before it starts");
+	/* SIGNAL 0, END kind 5, trailing bytes */
+	memset(p, 0, sizeof p);
+	put32(p, 9);
+	expect_malformed(TRACE_REC_SIGNAL, p, 152, "signal number 0 out of range");
+	put32(p, 5);
+	expect_malformed(TRACE_REC_END, p, 48, "status kind 5");
+	put32(p, 0);
+	expect_malformed(TRACE_REC_END, p, 49, "1 unexpected bytes after the last field");
+	expect_malformed(TRACE_REC_END, p, 47, "malformed END record 2");
+	/* CODE wrapping around the address space */
+	memset(p, 0xff, 8);
+	expect_malformed(TRACE_REC_CODE, p, 12, "wrap around the address space");
+}
+
+static void test_after_end(void)
+{
+	const char *q = tmp("after-end.ptrev");
+	struct trace_writer *w = trace_writer_open(q, errbuf, sizeof errbuf);
+	trace_write_end(w, &sample_end);
+	trace_write_pt(w, 5, pt_a, 3);
+	trace_writer_close(w, errbuf, sizeof errbuf);
+	expect_error(q, "record 2 (PT) at offset 0x50 follows the END record");
+}
+
+static void test_writer_rejects(void)
+{
+	const char *q = tmp("rejects.ptrev");
+	struct trace_writer *w = trace_writer_open(q, errbuf, sizeof errbuf);
+	CHECK(trace_writer_error(w) == NULL, "no error yet");
+	CHECK(trace_write_meta(w, "Bad Key", "x") < 0, "bad key accepted");
+	CHECK(trace_writer_error(w) && strstr(trace_writer_error(w), "Bad Key"), "reason");
+	struct trace_signal s = sample_signal();
+	s.signo = 0;
+	CHECK(trace_write_signal(w, &s) < 0, "signal 0 accepted");
+	struct trace_mmap m = sample_mmap();
+	m.build_id_len = 21;
+	CHECK(trace_write_mmap(w, &m) < 0, "build-id 21 accepted");
+	/* Invalid input does not stop later valid records. */
+	CHECK(trace_write_meta(w, "backend", "sw") == 0, "valid after invalid");
+	CHECK(trace_writer_close(w, errbuf, sizeof errbuf) < 0 && strstr(errbuf, "Bad Key"),
+	      "close reports the first error: %s", errbuf);
+	struct trace_data td;
+	CHECK(trace_read_file(q, &td, errbuf, sizeof errbuf) == 0 && td.nmeta == 1, "%s", errbuf);
+	trace_data_free(&td);
+	CHECK(trace_writer_open(tmp("no-such-dir/x"), errbuf, sizeof errbuf) == NULL &&
+	      strstr(errbuf, "No such file"), "open error: %s", errbuf);
+}
+
+/* A write that fails half-way (file size limit) leaves whole records only. */
+static void test_write_failure(void)
+{
+	const char *q = tmp("fsize.ptrev");
+	pid_t pid = fork();
+	if (pid == 0) {
+		signal(SIGXFSZ, SIG_IGN);
+		struct rlimit rl = {1000, 1000};
+		setrlimit(RLIMIT_FSIZE, &rl);
+		struct trace_writer *w = trace_writer_open(q, errbuf, sizeof errbuf);
+		if (!w)
+			_exit(3);
+		uint8_t chunk[150];
+		memset(chunk, 0x55, sizeof chunk);
+		int ok = 0;
+		while (trace_write_pt(w, 7, chunk, sizeof chunk) == 0)
+			ok++;
+		const char *e = trace_writer_error(w);
+		if (!e || !strstr(e, "too large"))
+			_exit(4);
+		if (trace_write_pt(w, 7, chunk, 1) == 0) /* sticky */
+			_exit(5);
+		if (trace_writer_close(w, errbuf, sizeof errbuf) == 0)
+			_exit(6);
+		_exit(ok == 5 ? 0 : 7); /* 16 + 5 * (16 + 4 + 150) = 866 <= 1000 */
+	}
+	int st;
+	waitpid(pid, &st, 0);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %x", st);
+	CHECK(file_size(q) == 16 + 5 * 170, "size %llu", (unsigned long long)file_size(q));
+	struct trace_data td;
+	CHECK(trace_read_file(q, &td, errbuf, sizeof errbuf) == 0 && !td.complete &&
+	      td.nstreams == 1 && td.streams[0].pt_len == 750, "%s", errbuf);
+	trace_data_free(&td);
+}
+
+/* Random corruption with every checksum repaired, so the payload parsers
+ * see garbage: any result is fine, a crash or a leak is not. */
+static void fix_checksums(uint8_t *b, size_t len)
+{
+	if (len >= 16)
+		put32(b + 12, trace_crc32c(0, b, 12));
+	size_t off = 16;
+	while (len - off >= 16 && off < len) {
+		uint32_t plen = get32(b + off + 4);
+		if (plen > len - off - 16)
+			plen = (uint32_t)(len - off - 16);
+		put32(b + off + 4, plen);
+		put32(b + off + 8, trace_crc32c(0, b + off + 16, plen));
+		put32(b + off + 12, trace_crc32c(0, b + off, 12));
+		off += 16 + plen;
+	}
+}
+
+static void test_fuzz(void)
+{
+	const char *p = tmp("fuzz-src.ptrev"), *q = tmp("fuzz.ptrev");
+	int nb;
+	write_sample(p, true, true, NULL, &nb);
+	size_t len;
+	uint8_t *orig = slurp(p, &len);
+	uint8_t *b = malloc(len);
+	unsigned seed = 12345;
+	int ok = 0, bad = 0;
+	volatile unsigned sink = 0;
+	for (int iter = 0; iter < 3000; iter++) {
+		memcpy(b, orig, len);
+		int n = 1 + rand_r(&seed) % 8;
+		for (int k = 0; k < n; k++) {
+			size_t at = 16 + rand_r(&seed) % (len - 16);
+			switch (rand_r(&seed) % 3) {
+			case 0: b[at] ^= (uint8_t)(1 << (rand_r(&seed) % 8)); break;
+			case 1: b[at] = (uint8_t)rand_r(&seed); break;
+			default: b[at] = (rand_r(&seed) & 1) ? 0xff : 0; break;
+			}
+		}
+		fix_checksums(b, len);
+		spit(q, b, len);
+		struct trace_data td;
+		if (trace_read_file(q, &td, errbuf, sizeof errbuf) == 0) {
+			ok++;
+			/* touch everything the reader handed out */
+			for (size_t i = 0; i < td.nsyscalls; i++)
+				for (size_t j = 0; j < td.syscalls[i].nwrites; j++)
+					for (size_t k = 0; k < td.syscalls[i].writes[j].len; k++)
+						sink += td.syscalls[i].writes[j].bytes[k];
+			for (size_t i = 0; i < td.ncode; i++)
+				for (size_t k = 0; k < td.code[i].len; k++)
+					sink += td.code[i].bytes[k];
+			for (size_t i = 0; i < td.nmmaps; i++)
+				sink += strlen(td.mmaps[i].path);
+			for (size_t i = 0; i < td.nmeta; i++)
+				sink += strlen(td.meta_keys[i]) + strlen(td.meta_values[i]);
+			trace_data_free(&td);
+		} else {
+			bad++;
+			CHECK(!strncmp(errbuf, "malformed ", 10) || !strncmp(errbuf, "truncated: ", 11) ||
+			      strstr(errbuf, "follows the END") || strstr(errbuf, "checksum"),
+			      "unexpected error '%s'", errbuf);
+		}
+	}
+	(void)sink;
+	CHECK(ok > 0 && bad > 0, "ok %d bad %d", ok, bad);
+	free(b);
+	free(orig);
+}
+
+/* ---- ptrev info ---- */
+
+static char *run_info(const char *path, int *rc, char **err_out)
+{
+	const char *out = tmp("info.out"), *errp = tmp("info.err");
+	fflush(stdout);
+	fflush(stderr);
+	int so = dup(1), se = dup(2);
+	int fo = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	int fe = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	dup2(fo, 1);
+	dup2(fe, 2);
+	char *argv[] = {"info", (char *)path, NULL};
+	*rc = trace_info_main(2, argv);
+	fflush(stdout);
+	fflush(stderr);
+	dup2(so, 1);
+	dup2(se, 2);
+	close(so);
+	close(se);
+	close(fo);
+	close(fe);
+	size_t n;
+	*err_out = (char *)slurp(errp, &n);
+	return (char *)slurp(out, &n);
+}
+
+static void test_info(void)
+{
+	const char *p = tmp("info.ptrev");
+	struct trace_writer *w = trace_writer_open(p, errbuf, sizeof errbuf);
+	trace_write_meta(w, "backend", "sw");
+	trace_write_meta(w, "program", "/tmp/prog");
+	trace_write_meta(w, "arg", "prog");
+	trace_write_meta(w, "arg", "--fast");
+	trace_write_meta(w, "arg", "two words");
+	trace_write_meta(w, "cwd", "/home/me");
+	trace_write_meta(w, "pid", "4321");
+	trace_write_meta(w, "cpu", "GenuineIntel/6/85/4");
+	trace_write_meta(w, "psb_period", "4096");
+	trace_write_meta(w, "ptrev_version", "0.1.0");
+	trace_write_meta(w, "start_time", "2024-05-01T12:00:00Z");
+	struct trace_thread t0 = {4321, 0, 0, false, 0}, t1 = {4322, 4321, 10, false, 0};
+	trace_write_thread(w, &t0);
+	trace_write_thread(w, &t1);
+	/* PSB, PSBEND, pad, garbage (a decode error), PSB, PSBEND */
+	uint8_t pt[64];
+	size_t n = 0;
+	memcpy(pt + n, pt_a, sizeof pt_a);
+	n += sizeof pt_a;
+	pt[n++] = 0x00;
+	pt[n++] = 0x02;
+	pt[n++] = 0xff;
+	memcpy(pt + n, pt_a, sizeof pt_a);
+	n += sizeof pt_a;
+	trace_write_pt(w, 4321, pt, n);         /* 39 bytes */
+	trace_write_pt(w, 4322, pt_a, 16 + 1);  /* a PSB and a bit */
+	struct trace_syscall s = sample_syscall();
+	s.tid = 4321;
+	trace_write_syscall(w, &s);
+	trace_writer_close(w, errbuf, sizeof errbuf);
+
+	/* Incomplete: PSBs counted by libipt (2 + 1), totals from records. */
+	int rc;
+	char *err;
+	char *out = run_info(p, &rc, &err);
+	char want[2048];
+	snprintf(want, sizeof want,
+		 "file: %s\n"
+		 "format version: 1\n"
+		 "backend: sw\n"
+		 "program: /tmp/prog\n"
+		 "arguments: --fast 'two words'\n"
+		 "pid: 4321\n"
+		 "cwd: /home/me\n"
+		 "cpu: GenuineIntel/6/85/4\n"
+		 "start time: 2024-05-01T12:00:00Z\n"
+		 "ptrev version: 0.1.0\n"
+		 "threads: 2 (4321, 4322)\n"
+		 "instructions: unknown (recording incomplete: the recorder stopped before the program ended)\n"
+		 "psb packets: 3\n"
+		 "psb period: 4096\n"
+		 "trace bytes: 56\n"
+		 "bits per instruction: unknown\n"
+		 "syscalls: 1\n"
+		 "signals: 0\n"
+		 "rdtsc: 0\n"
+		 "mappings: 0\n"
+		 "duration: unknown (recording incomplete: the recorder stopped before the program ended)\n"
+		 "status: incomplete (no END record: the recorder stopped before the program ended)\n",
+		 p);
+	CHECK(rc == 0 && out && !strcmp(out, want), "rc %d, incomplete info:\n%s\nwant:\n%s\nstderr: %s",
+	      rc, out, want, err);
+	free(out);
+	free(err);
+
+	/* Complete, killed by SIGSEGV: totals from END. */
+	int fd = open(p, O_WRONLY | O_APPEND);
+	{
+		/* The same records plus an END (taken from another file). */
+		const char *e = tmp("end-only.ptrev");
+		struct trace_writer *we = trace_writer_open(e, errbuf, sizeof errbuf);
+		struct trace_end end = {1, SIGSEGV, 224, 7, 1234567890, 3, 2};
+		trace_write_end(we, &end);
+		trace_writer_close(we, errbuf, sizeof errbuf);
+		size_t elen;
+		uint8_t *eb = slurp(e, &elen);
+		CHECK(write(fd, eb + 16, elen - 16) == (ssize_t)(elen - 16), "append");
+		free(eb);
+		close(fd);
+	}
+	out = run_info(p, &rc, &err);
+	CHECK(rc == 0 && out && strstr(out, "\ninstructions: 224\n") &&
+	      strstr(out, "\npsb packets: 7\n") && strstr(out, "\ntrace bytes: 56\n") &&
+	      strstr(out, "\nbits per instruction: 2.00\n") && strstr(out, "\nsyscalls: 3\n") &&
+	      strstr(out, "\nsignals: 2\n") && strstr(out, "\nduration: 1.235 s\n") &&
+	      strstr(out, "\nstatus: killed by signal SIGSEGV\n"), "complete info:\n%s", out);
+	free(out);
+	free(err);
+
+	/* A bad file: the reason on stderr, exit status 1. */
+	const char *bad = tmp("bad.ptrev");
+	spit(bad, "hello, world, not a recording", 29);
+	out = run_info(bad, &rc, &err);
+	char wante[256];
+	snprintf(wante, sizeof wante, "ptrev info: %s: not a ptrev recording (bad magic)\n", bad);
+	CHECK(rc == 1 && out && !*out && err && !strcmp(err, wante), "rc %d stderr '%s'", rc, err);
+	free(out);
+	free(err);
+}
+
+static void test_info_exit_status(void)
+{
+	const char *p = tmp("exit.ptrev");
+	struct trace_writer *w = trace_writer_open(p, errbuf, sizeof errbuf);
+	trace_write_meta(w, "arg", "only-argv0");
+	trace_write_meta(w, "cpu_vendor", "GenuineIntel");
+	trace_write_meta(w, "cpu_family", "6");
+	trace_write_meta(w, "cpu_model", "85");
+	trace_write_meta(w, "cpu_stepping", "4");
+	struct trace_end end = {0, 3, 0, 0, 0, 0, 0};
+	trace_write_end(w, &end);
+	trace_writer_close(w, errbuf, sizeof errbuf);
+	int rc;
+	char *err;
+	char *out = run_info(p, &rc, &err);
+	CHECK(rc == 0 && out && strstr(out, "\nstatus: exited with code 3\n") &&
+	      strstr(out, "\nbackend: unknown\n") && strstr(out, "\narguments: (none)\n") &&
+	      strstr(out, "\nthreads: 0\n") && strstr(out, "\ninstructions: 0\n") &&
+	      strstr(out, "\ncpu: GenuineIntel/6/85/4\n") &&
+	      strstr(out, "\nbits per instruction: unknown\n"), "info:\n%s", out);
+	free(out);
+	free(err);
+
+	/* Stopped by the recorder (SIGINT to ptrev record). */
+	w = trace_writer_open(p, errbuf, sizeof errbuf);
+	struct trace_end stopped = {2, SIGINT, 10, 0, 0, 0, 0};
+	trace_write_end(w, &stopped);
+	trace_writer_close(w, errbuf, sizeof errbuf);
+	out = run_info(p, &rc, &err);
+	CHECK(rc == 0 && out && strstr(out, "\ninstructions: 10\n") &&
+	      strstr(out, "\nstatus: recording stopped before the program ended (the recorder received SIGINT)\n"),
+	      "info:\n%s", out);
+	free(out);
+	free(err);
+	char *argv_bad[] = {"info", NULL};
+	CHECK(trace_info_main(1, argv_bad) == 2, "usage error");
+}
+
+int main(void)
+{
+	strcpy(dir, "/tmp/ptrev-trace-XXXXXX");
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	test_crc();
+	test_roundtrip();
+	test_many_chunks();
+	test_killed_writer();
+	test_truncation();
+	test_bit_flips();
+	test_headers();
+	test_malformed();
+	test_after_end();
+	test_writer_rejects();
+	test_write_failure();
+	test_fuzz();
+	test_info();
+	test_info_exit_status();
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", dir);
+	if (failures) {
+		fprintf(stderr, "%d check(s) failed\n", failures);
+		return 1;
+	}
+	puts("trace_file: all checks passed");
+	return 0;
+}
