@@ -6,6 +6,7 @@
 #include "recorder_sw.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +72,28 @@ static int log_syscall(struct sw_thread *t, int64_t result)
 	return rc;
 }
 
+/* /proc/PID/mem reads the address space it was opened on: reopen it when
+ * the program has a new one (execve). */
+static int open_memfd(struct sw_rec *r)
+{
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof path, "/proc/%d/mem", (int)r->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(r->err, r->errlen, "cannot open %s: %s", path,
+			 strerror(errno));
+		return -1;
+	}
+	if (r->memfd >= 0)
+		close(r->memfd);
+	r->memfd = fd;
+	if (r->sb)
+		sideband_set_memfd(r->sb, fd);
+	return 0;
+}
+
 int sw_complete_step(struct sw_thread *t, const struct user_regs_struct *now)
 {
 	struct sw_rec *r = t->rec;
@@ -92,6 +115,9 @@ int sw_complete_step(struct sw_thread *t, const struct user_regs_struct *now)
 		return 0; /* one iteration of a REP instruction */
 	if (t->info.kind == INSN_SYSCALL) {
 		if (log_syscall(t, (int64_t)now->rax) < 0)
+			return -1;
+		if ((t->regs.rax == SYS_execve || t->regs.rax == SYS_execveat) &&
+		    (int64_t)now->rax == 0 && open_memfd(r) < 0)
 			return -1;
 		if (syscall_changes_maps(t->regs.rax)) {
 			sw_icache_invalidate(r);
@@ -303,7 +329,7 @@ int sw_backend_record(struct inferior *inf, struct trace_writer *w,
 	end->status_kind = 2;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	r.pid = inf->pid;
-	r.memfd = inf->memfd;
+	r.memfd = -1;
 	r.w = w;
 	r.psb_period = opts && opts->psb_period ? opts->psb_period
 						: PTENC_DEFAULT_PSB_PERIOD;
@@ -312,13 +338,11 @@ int sw_backend_record(struct inferior *inf, struct trace_writer *w,
 	r.errlen = errlen;
 	r.gen = 1;
 	r.icache = calloc((size_t)1 << ICACHE_BITS, sizeof *r.icache);
+	if (open_memfd(&r) < 0)
+		goto out;
 	r.sb = sideband_new(r.pid, r.memfd, w);
 	if (!r.icache || !r.sb) {
 		snprintf(err, errlen, "out of memory");
-		goto out;
-	}
-	if (r.memfd < 0) {
-		snprintf(err, errlen, "cannot open /proc/%d/mem", (int)r.pid);
 		goto out;
 	}
 	ptrace(PTRACE_SETOPTIONS, r.pid, NULL,
@@ -394,5 +418,7 @@ out:
 	sideband_free(r.sb);
 	free(r.icache);
 	free(r.early);
+	if (r.memfd >= 0)
+		close(r.memfd);
 	return rc;
 }

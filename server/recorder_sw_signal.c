@@ -75,7 +75,8 @@ int sw_signal_stop(struct sw_thread *t, int sig, struct user_regs_struct *now)
 	siginfo_t si;
 
 	memset(&si, 0, sizeof si);
-	ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &si);
+	if (ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &si) < 0 && errno == EINVAL)
+		return sw_resume(t, now); /* a group-stop, not a signal: go on */
 	if (sig == SIGSEGV && si.si_code == SI_KERNEL &&
 	    now->rip == t->regs.rip) {
 		bool is_rdtscp;

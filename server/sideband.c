@@ -271,6 +271,11 @@ struct sideband *sideband_new(pid_t pid, int memfd, struct trace_writer *w)
 	return sb;
 }
 
+void sideband_set_memfd(struct sideband *sb, int memfd)
+{
+	sb->memfd = memfd;
+}
+
 void sideband_free(struct sideband *sb)
 {
 	if (!sb)

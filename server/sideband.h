@@ -17,6 +17,8 @@ struct sideband;
 /* memfd: /proc/PID/mem opened for reading (the code bytes). */
 struct sideband *sideband_new(pid_t pid, int memfd, struct trace_writer *w);
 void sideband_free(struct sideband *sb);
+/* After an execve the old /proc/PID/mem no longer reads the new image. */
+void sideband_set_memfd(struct sideband *sb, int memfd);
 
 /* Re-read the maps; write what changed, attributed to thread tid at its
  * position pos (tid 0 for the initial map). Returns the number of changes

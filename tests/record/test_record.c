@@ -5,11 +5,7 @@
  *
  * usage: test_record CASE PTREV REF_STEP PROGRAMS_DIR WORK_DIR
  * CASE: syscalls signal plt switch recurse longjmp loop threads avx512
- *       exit segv missing killed sigterm
- *
- * While `ptrev record`/`ptrev decode FILE` are not wired into the CLI yet
- * (the CLI says "not available"), the same entry points are called in a
- * forked child instead (record_main, trace_decode_main). */
+ *       exit segv missing killed sigterm */
 #include <cpuid.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -23,13 +19,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ptrev/recorder.h"
-#include "ptrev/trace_decode.h"
 #include "ptrev/trace_file.h"
 
 static int failures;
 static const char *ptrev, *ref_step, *progdir, *workdir;
-static bool inproc;
 
 #define CHECK(cond, ...) do { if (!(cond)) { failures++; \
 	printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); \
@@ -52,19 +45,7 @@ static int run(char *const argv[], const char *out, const char *errf,
 		int e = open(errf ? errf : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		dup2(o, 1);
 		dup2(e, 2);
-		if (strcmp(argv[0], "ptrev") == 0) {
-			int argc = 0;
-			while (argv[argc])
-				argc++;
-			if (inproc) {
-				if (strcmp(argv[1], "record") == 0)
-					_exit(record_main(argc - 1, (char **)argv + 1));
-				_exit(trace_decode_main(argc - 1, (char **)argv + 1));
-			}
-			execv(ptrev, argv);
-		} else {
-			execv(argv[0], argv);
-		}
+		execv(strcmp(argv[0], "ptrev") == 0 ? ptrev : argv[0], argv);
 		_exit(127);
 	}
 	if (pid_out) {
@@ -99,23 +80,6 @@ static char *slurp(const char *path, size_t *len)
 	if (len)
 		*len = n;
 	return buf;
-}
-
-/* Is the CLI's `record` still a placeholder? */
-static void probe_cli(void)
-{
-	char errf[4200];
-	char *argv[] = { "ptrev", "record", NULL };
-	char *txt;
-
-	snprintf(errf, sizeof errf, "%s/probe.err", workdir);
-	run(argv, NULL, errf, NULL);
-	txt = slurp(errf, NULL);
-	inproc = txt && strstr(txt, "not available");
-	if (inproc)
-		printf("note: `ptrev record` not wired yet: calling record_main "
-		       "and trace_decode_main in-process\n");
-	free(txt);
 }
 
 /* Per-thread instruction lists, threads in creation order. */
@@ -508,7 +472,6 @@ int main(int argc, char **argv)
 	snprintf(mk, sizeof mk, "mkdir -p '%s'", workdir);
 	if (system(mk) != 0)
 		return 2;
-	probe_cli();
 
 	if (strcmp(c, "syscalls") == 0)
 		case_syscalls();

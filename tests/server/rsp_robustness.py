@@ -1,0 +1,262 @@
+#!/usr/bin/env python3
+"""Bad input at the protocol level, against the real `ptrev serve`.
+
+Speaks raw remote protocol (no gdb) so it can send what gdb never would:
+malformed, oversized, badly checksummed and out-of-sequence packets. Each must
+get an error (or empty) reply and the session must go on. Then it drops the
+connection, over stdio and over TCP, and checks that ptrev exits and the
+program is killed.
+
+usage: rsp_robustness.py PTREV PROGRAM_DIR
+"""
+import os
+import re
+import select
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+FAILURES = []
+
+
+def check(cond, what):
+    print(('ok   ' if cond else 'FAIL ') + what)
+    if not cond:
+        FAILURES.append(what)
+
+
+def frame(payload: bytes) -> bytes:
+    return b'$' + payload + b'#%02x' % (sum(payload) & 0xff)
+
+
+class Peer:
+    """One end of a connection: write bytes, read packets with a deadline."""
+
+    def __init__(self, wfile, rfd):
+        self.wfile, self.rfd, self.buf = wfile, rfd, b''
+        self.ack = True  # acknowledge each packet, as gdb does in ack mode
+
+    def send_raw(self, data: bytes):
+        self.wfile(data)
+
+    def _fill(self, deadline):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        r, _, _ = select.select([self.rfd], [], [], left)
+        if not r:
+            return False
+        chunk = os.read(self.rfd, 65536)
+        if not chunk:
+            return False
+        self.buf += chunk
+        return True
+
+    def read_byte(self, timeout=10):
+        deadline = time.monotonic() + timeout
+        while not self.buf:
+            if not self._fill(deadline):
+                return None
+        b, self.buf = self.buf[:1], self.buf[1:]
+        return b
+
+    def read_packet(self, timeout=10):
+        """Next $...#xx packet (acks before it are skipped); None on timeout."""
+        deadline = time.monotonic() + timeout
+        while True:
+            m = re.search(rb'\$([^#]*)#[0-9a-fA-F]{2}', self.buf)
+            if m:
+                self.buf = self.buf[m.end():]
+                if self.ack:
+                    self.send_raw(b'+')
+                return m.group(1)
+            if not self._fill(deadline):
+                return None
+
+    def request(self, payload: bytes, timeout=10):
+        self.send_raw(frame(payload))
+        return self.read_packet(timeout)
+
+
+def pid_alive(pid):
+    try:
+        with open('/proc/%d/stat' % pid) as f:
+            state = f.read().rsplit(')', 1)[1].split()[0]
+        return state != 'Z'
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+
+
+def wait_dead(pid, timeout=10):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not pid_alive(pid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def program_pid(stderr_text):
+    m = re.search(r'pid = (\d+)', stderr_text)
+    return int(m.group(1)) if m else None
+
+
+def read_stderr_until(proc, pattern, timeout=10):
+    """Read the server's stderr until pattern appears; returns the text."""
+    text = ''
+    deadline = time.monotonic() + timeout
+    fd = proc.stderr.fileno()
+    while time.monotonic() < deadline and not re.search(pattern, text):
+        r, _, _ = select.select([fd], [], [], 0.2)
+        if r:
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                break
+            text += chunk.decode(errors='replace')
+    return text
+
+
+def bad_input_session(peer):
+    """Handshake, then bad packets; the session must survive each."""
+    peer.send_raw(b'+')
+    reply = peer.request(b'qSupported:multiprocess+;swbreak+;hwbreak+')
+    check(reply is not None and b'PacketSize=' in reply, 'qSupported answered')
+
+    # A bad checksum is NAKed and nothing is executed.
+    peer.send_raw(b'$?#00')
+    check(peer.read_byte() == b'-', 'bad checksum is NAKed')
+
+    # Oversized: consumed to its end, answered E01.
+    reply = peer.request(b'X0,1:' + b'a' * 0x5000)
+    check(reply == b'E01', 'oversized packet answered E01 (got %r)' % (reply[:20] if reply else None))
+
+    malformed = [b'm', b'mzz,4', b'm1000', b'M0,4:zz', b'M0,4:0011', b'X0,4:',
+                 b'p', b'pzz', b'P1=', b'Pzz=00', b'G00', b'Hgpzz', b'Hx1',
+                 b'Z0', b'Z0,zz,1', b'z9,0,0', b'vCont;q', b'vCont;c:zz',
+                 b'C', b'Szz', b'T', b'Tpzz', b'qXfer:features:read:target.xml:zz',
+                 b'qXfer:features:read:nosuch.xml:0,10', b'qXfer:', b'qXfer:auxv:write::0:00',
+                 b'vFile:open:zz', b'vFile:pread:99,10,0', b'vFile:close:zz',
+                 b'QPassSignals:zz', b'\x01\x02\xff', b'qRcmd,zz']
+    for pkt in malformed:
+        reply = peer.request(pkt)
+        ok = reply is not None and (reply == b'' or reply.startswith(b'E') or
+                                    reply.startswith(b'F-1'))
+        check(ok, 'malformed %r gets an error or empty reply (got %r)' % (pkt, reply))
+        # ...and the session goes on.
+        reply = peer.request(b'?')
+        if not (reply and reply.startswith(b'T05')):
+            check(False, 'session goes on after %r (got %r)' % (pkt, reply))
+            return
+    check(True, 'session answered ? after every malformed packet')
+
+    # Out of sequence: a packet while the program runs gets E01; Ctrl-C
+    # then stops it with SIGINT.
+    peer.send_raw(frame(b'vCont;c'))
+    time.sleep(0.3)
+    reply = peer.request(b'g')
+    check(reply == b'E01', 'packet while running answered E01 (got %r)' % reply)
+    peer.send_raw(b'\x03')
+    reply = peer.read_packet()
+    check(reply is not None and reply.startswith(b'T02'),
+          'Ctrl-C stops the program with SIGINT (got %r)' % reply)
+
+
+def test_stdio(ptrev, prog):
+    proc = subprocess.Popen([ptrev, 'serve', '--stdio', '--', prog, 'long'],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    def write(data):
+        proc.stdin.write(data)
+        proc.stdin.flush()
+    peer = Peer(write, proc.stdout.fileno())
+    err = read_stderr_until(proc, r'pid = \d+')
+    pid = program_pid(err)
+    check(pid is not None and pid_alive(pid), 'stdio: program started (%s)' % pid)
+    try:
+        bad_input_session(peer)
+        # Dropping the connection: ptrev exits and takes the program with it.
+        proc.stdin.close()
+        proc.stdout.close()
+        try:
+            rc = proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            rc = None
+        check(rc is not None, 'stdio: ptrev exits when gdb goes away (rc %s)' % rc)
+        check(pid is not None and wait_dead(pid), 'stdio: program killed on disconnect')
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def test_tcp(ptrev, prog, while_running):
+    proc = subprocess.Popen([ptrev, 'serve', '--listen', '127.0.0.1:0', '--', prog, 'long'],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    what = 'tcp (drop while running)' if while_running else 'tcp (drop while stopped)'
+    try:
+        err = read_stderr_until(proc, r'Listening on 127\.0\.0\.1:\d+')
+        pid = program_pid(err)
+        m = re.search(r'Listening on 127\.0\.0\.1:(\d+)', err)
+        check(m is not None, '%s: prints Listening on 127.0.0.1:PORT' % what)
+        if not m:
+            return
+        sock = socket.create_connection(('127.0.0.1', int(m.group(1))), timeout=10)
+        peer = Peer(sock.sendall, sock.fileno())
+        peer.send_raw(b'+')
+        reply = peer.request(b'?')
+        check(reply is not None and reply.startswith(b'T05'), '%s: stopped at start' % what)
+        if while_running:
+            peer.send_raw(frame(b'vCont;c'))
+            time.sleep(0.3)
+        sock.close()
+        try:
+            rc = proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            rc = None
+        check(rc is not None, '%s: ptrev exits on disconnect (rc %s)' % (what, rc))
+        check(pid is not None and wait_dead(pid), '%s: program killed on disconnect' % what)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def test_listen_default_is_loopback(ptrev, prog):
+    """--listen :0 must bind loopback, not every interface."""
+    proc = subprocess.Popen([ptrev, 'serve', '--listen', ':0', '--', prog],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        err = read_stderr_until(proc, r'Listening on \S+')
+        check(re.search(r'Listening on 127\.0\.0\.1:\d+', err) is not None,
+              'a listen address without a host binds 127.0.0.1 (%s)' % err.strip().splitlines()[-1:])
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def test_missing_program(ptrev):
+    r = subprocess.run([ptrev, 'serve', '--stdio', '--', './no-such-program-xyz'],
+                       stdin=subprocess.DEVNULL, capture_output=True, timeout=20)
+    check(r.returncode != 0 and b'no-such-program-xyz' in r.stderr and
+          b'No such file' in r.stderr and r.stdout == b'',
+          'missing program: clear error, nothing on the protocol stream (%r)' % r.stderr.strip())
+
+
+def main():
+    ptrev, progdir = sys.argv[1], sys.argv[2]
+    prog = os.path.join(progdir, 'e2e_loop')
+    test_missing_program(ptrev)
+    test_listen_default_is_loopback(ptrev, prog)
+    test_stdio(ptrev, prog)
+    test_tcp(ptrev, prog, while_running=False)
+    test_tcp(ptrev, prog, while_running=True)
+    print('%d failure(s)' % len(FAILURES))
+    return 1 if FAILURES else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
