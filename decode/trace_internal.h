@@ -8,24 +8,7 @@
 #include <stdint.h>
 
 #include "ptrev/trace_file.h"
-
-/* ---- trace_image.c: the code the recording ran ------------------------ */
-
-/* libipt's image of every executable mapping the recording ever saw: the
- * mapped files (checked against their recorded build-ids) and the recorded
- * code bytes, which win where both exist. */
-struct trace_image {
-	struct pt_image_section_cache *iscache;
-	struct pt_image *image;
-	int code_fd;		/* memfd holding the CODE bytes, or -1 */
-};
-
-/* Returns 0, or -1 with a message in @err naming the mapping at fault:
- * "FILE: cannot open ...", "FILE changed since recording (build-id ...)",
- * "overlapping code mappings over time are not supported yet (...)". */
-int trace_image_build(struct trace_image *ti, const struct trace_data *td,
-		      char *err, size_t errlen);
-void trace_image_free(struct trace_image *ti);
+#include "ptrev/trace_image.h"
 
 /* Is this mapping's code in a file we can load (a path, not "" or
  * "[vdso]")? */

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ptrev/gdb_history.h"
 #include "ptrev/gdb_server.h"
 #include "ptrev/raw_decode.h"
 #include "ptrev/recorder.h"
@@ -87,6 +88,37 @@ static int parse_serve(int argc, char **argv, struct serve_opts *o)
 	return 0;
 }
 
+/* Accept gdb over stdio or TCP and run the session. */
+static int serve_connection(struct gdb_server *srv, bool stdio, const char *listen)
+{
+	char err[512];
+	if (stdio) {
+		/* gdb's Ctrl-C arrives as a 0x03 byte; the terminal's SIGINT
+		 * reaches gdb's whole process group, us included: ignore it. */
+		signal(SIGINT, SIG_IGN);
+		fputs("Remote debugging using stdio\n", stderr);
+		return gdb_server_run(srv, 0, 1);
+	}
+	char bound[300];
+	int lfd = transport_listen(listen, bound, sizeof bound, err, sizeof err);
+	if (lfd < 0) {
+		fprintf(stderr, "ptrev: %s\n", err);
+		return 1;
+	}
+	fprintf(stderr, "Listening on %s\n", bound);
+	fflush(stderr);
+	int cfd = transport_accept(lfd, err, sizeof err);
+	close(lfd);
+	if (cfd < 0) {
+		fprintf(stderr, "ptrev: %s\n", err);
+		return 1;
+	}
+	fcntl(cfd, F_SETFD, FD_CLOEXEC);
+	int rc = gdb_server_run(srv, cfd, cfd);
+	close(cfd);
+	return rc;
+}
+
 static int cmd_serve(int argc, char **argv)
 {
 	struct serve_opts o;
@@ -95,11 +127,6 @@ static int cmd_serve(int argc, char **argv)
 
 	/* A dropped connection must be an error return, not a signal. */
 	signal(SIGPIPE, SIG_IGN);
-	if (o.stdio) {
-		/* gdb's Ctrl-C arrives as a 0x03 byte; the terminal's SIGINT
-		 * reaches gdb's whole process group, us included: ignore it. */
-		signal(SIGINT, SIG_IGN);
-	}
 
 	static struct gdb_server srv;
 	gdb_server_init(&srv);
@@ -127,32 +154,73 @@ static int cmd_serve(int argc, char **argv)
 	srv.have_inferior = true;
 	fprintf(stderr, "Process %s created; pid = %d\n", o.prog_argv[0], (int)srv.inf.pid);
 
-	int rc;
-	if (o.stdio) {
-		fputs("Remote debugging using stdio\n", stderr);
-		rc = gdb_server_run(&srv, 0, 1);
-	} else {
-		char bound[300];
-		int lfd = transport_listen(o.listen, bound, sizeof bound, err, sizeof err);
-		if (lfd < 0) {
-			fprintf(stderr, "ptrev: %s\n", err);
-			gdb_server_destroy(&srv);
-			return 1;
-		}
-		fprintf(stderr, "Listening on %s\n", bound);
-		fflush(stderr);
-		int cfd = transport_accept(lfd, err, sizeof err);
-		close(lfd);
-		if (cfd < 0) {
-			fprintf(stderr, "ptrev: %s\n", err);
-			gdb_server_destroy(&srv);
-			return 1;
-		}
-		fcntl(cfd, F_SETFD, FD_CLOEXEC);
-		rc = gdb_server_run(&srv, cfd, cfd);
-		close(cfd);
-	}
+	int rc = serve_connection(&srv, o.stdio, o.listen);
 	gdb_server_destroy(&srv);
+	return rc;
+}
+
+/* `ptrev replay [--stdio | --listen HOST:PORT] FILE`: serve a saved
+ * recording. Every thread starts at the end of its history. */
+static int cmd_replay(int argc, char **argv)
+{
+	const char *listen = "127.0.0.1:1234", *file = NULL;
+	bool stdio = false;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--stdio") == 0)
+			stdio = true;
+		else if (strcmp(argv[i], "--listen") == 0 && i + 1 < argc)
+			listen = argv[++i];
+		else if (strncmp(argv[i], "--listen=", 9) == 0)
+			listen = argv[i] + 9;
+		else if (argv[i][0] == '-' || file) {
+			fprintf(stderr, "ptrev replay: unexpected argument '%s'\n"
+				"usage: ptrev replay [--listen HOST:PORT | --stdio] FILE\n", argv[i]);
+			return 2;
+		} else
+			file = argv[i];
+	}
+	if (!file) {
+		fputs("usage: ptrev replay [--listen HOST:PORT | --stdio] FILE\n", stderr);
+		return 2;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	char err[512];
+	static struct trace_data td;
+	if (trace_read_file(file, &td, err, sizeof err) != 0) {
+		fprintf(stderr, "ptrev replay: %s: %s\n", file, err);
+		return 1;
+	}
+	static struct gdb_server srv;
+	static struct gdb_history hist;
+	gdb_server_init(&srv);
+	if (gdb_history_open(&hist, &td, true, err, sizeof err) != 0) {
+		fprintf(stderr, "ptrev replay: %s: %s\n", file, err);
+		gdb_history_close(&hist);
+		trace_data_free(&td);
+		return 1;
+	}
+	srv.hist = &hist;
+	srv.hist_saved_initial = true;
+	const char *pid = trace_meta(&td, "pid");
+	srv.inf.pid = pid ? (pid_t)atoi(pid) : hist.threads[0].tid;
+	srv.g_tid = hist.threads[0].tid;
+	/* Where each thread ends: at the instruction it was about to run
+	 * (a crash), or on its last instruction when it ended in a syscall
+	 * (exit), so that gdb has a PC to show. */
+	for (size_t i = 0; i < hist.nthreads; i++) {
+		struct gdb_hist_thread *t = &hist.threads[i];
+		uint64_t n = history_insn_count(t->h);
+		t->pos = n;
+		if (!t->end_ip_known && n > 0)
+			t->pos = n - 1;
+	}
+	fprintf(stderr, "Replaying %s (%zu thread%s)\n", file, hist.nthreads,
+		hist.nthreads == 1 ? "" : "s");
+	int rc = serve_connection(&srv, stdio, listen);
+	srv.hist = NULL;
+	gdb_server_destroy(&srv);
+	gdb_history_close(&hist);
+	trace_data_free(&td);
 	return rc;
 }
 
@@ -192,10 +260,8 @@ int cli_main(int argc, char **argv)
 		return trace_info_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "record") == 0)
 		return record_main(argc - 1, argv + 1);
-	if (strcmp(cmd, "replay") == 0) {
-		fprintf(stderr, "ptrev replay: not available in this version yet\n");
-		return 2;
-	}
+	if (strcmp(cmd, "replay") == 0)
+		return cmd_replay(argc - 1, argv + 1);
 	fprintf(stderr, "ptrev: unknown command '%s'\n", cmd);
 	usage(stderr);
 	return 2;

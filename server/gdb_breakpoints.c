@@ -37,6 +37,16 @@ static struct gdb_point *find_point(struct gdb_server *s, int type, uint64_t add
 	return NULL;
 }
 
+bool gdb_point_is_exec(const struct gdb_server *s, size_t i)
+{
+	return s->points[i].type == 0 || s->points[i].type == 1;
+}
+
+uint64_t gdb_point_addr(const struct gdb_server *s, size_t i)
+{
+	return s->points[i].addr;
+}
+
 void gdb_points_clear(struct gdb_server *s)
 {
 	for (size_t i = 0; i < s->npoints; i++)
@@ -113,7 +123,14 @@ bool gdb_break_packet(struct gdb_server *s, char *pkt, size_t len)
 		return false; /* unknown type: empty reply */
 	if (type == 3)
 		return false; /* x86 has no read-only watchpoints, as gdbserver */
-	if (!s->have_inferior || s->inf.exited) {
+	/* Replaying a saved recording: nothing to insert into; execution
+	 * breakpoints are only addresses to stop at. */
+	bool replay_only = !s->have_inferior && s->hist;
+	if (replay_only && type != 0 && type != 1) {
+		strbuf_puts(&s->reply, "E01");
+		return true;
+	}
+	if (!replay_only && (!s->have_inferior || s->inf.exited)) {
 		strbuf_puts(&s->reply, "E01");
 		return true;
 	}
@@ -130,7 +147,7 @@ bool gdb_break_packet(struct gdb_server *s, char *pkt, size_t len)
 	struct gdb_point *pt = find_point(s, (int)type, addr, kind);
 	if (insert) {
 		if (!pt) {
-			int r = insert_point(s, (int)type, addr, kind);
+			int r = replay_only ? 0 : insert_point(s, (int)type, addr, kind);
 			if (r != 0) {
 				for (size_t i = 0; i < nconds; i++)
 					agent_expr_free(&conds[i]);
@@ -156,7 +173,7 @@ bool gdb_break_packet(struct gdb_server *s, char *pkt, size_t len)
 		strbuf_puts(&s->reply, "OK");
 		return true;
 	}
-	if (!pt || remove_point(s, (int)type, addr, kind) != 0) {
+	if (!pt || (!replay_only && remove_point(s, (int)type, addr, kind) != 0)) {
 		strbuf_puts(&s->reply, "E01");
 		return true;
 	}

@@ -1,6 +1,7 @@
 /* General queries and settings: q and Q packets other than qXfer. */
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ptrev/gdb_server.h"
@@ -32,6 +33,8 @@ static void handle_qsupported(struct gdb_server *s, const char *args)
 		    ";qXfer:libraries-svr4:read+;augmented-libraries-svr4-read+"
 		    ";qXfer:siginfo:read+"
 		    ";qXfer:threads:read+;vContSupported+;ConditionalBreakpoints+");
+	if (s->hist)
+		strbuf_puts(&s->reply, ";ReverseStep+;ReverseContinue+");
 	if (s->gdb_multiprocess)
 		strbuf_puts(&s->reply, ";multiprocess+");
 	if (s->gdb_swbreak)
@@ -67,16 +70,21 @@ static void handle_pass_signals(struct gdb_server *s, const char *list)
 
 static void handle_thread_info(struct gdb_server *s, bool first)
 {
-	if (!first || !s->have_inferior || s->inf.exited || s->inf.nthreads == 0) {
+	pid_t *ids;
+	size_t n = first ? gdb_thread_ids(s, &ids) : 0;
+	if (n == 0) {
+		if (first)
+			free(ids);
 		strbuf_putc(&s->reply, 'l');
 		return;
 	}
 	strbuf_putc(&s->reply, 'm');
-	for (size_t i = 0; i < s->inf.nthreads; i++) {
+	for (size_t i = 0; i < n; i++) {
 		if (i)
 			strbuf_putc(&s->reply, ',');
-		gdb_format_thread_id(s, &s->reply, s->inf.threads[i].tid);
+		gdb_format_thread_id(s, &s->reply, ids[i]);
 	}
+	free(ids);
 }
 
 bool gdb_query_packet(struct gdb_server *s, char *pkt, size_t len)
@@ -98,9 +106,9 @@ bool gdb_query_packet(struct gdb_server *s, char *pkt, size_t len)
 		strbuf_puts(&s->reply, "OK");
 	} else if (strncmp(pkt, "qAttached", 9) == 0) {
 		/* We created the process, so gdb should kill it on quit. */
-		strbuf_puts(&s->reply, s->have_inferior ? "0" : "E01");
+		strbuf_puts(&s->reply, s->have_inferior || s->hist ? "0" : "E01");
 	} else if (strcmp(pkt, "qC") == 0) {
-		if (s->have_inferior && !s->inf.exited && s->g_tid > 0) {
+		if (s->g_tid > 0 && gdb_thread_exists(s, s->g_tid)) {
 			strbuf_puts(&s->reply, "QC");
 			gdb_format_thread_id(s, &s->reply, s->g_tid);
 		} else {

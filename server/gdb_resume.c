@@ -174,14 +174,37 @@ static bool step_over(struct gdb_server *s, struct stop_event *ev)
 void gdb_resume_and_wait(struct gdb_server *s, const char *spec)
 {
 	struct action acts[MAX_ACTIONS];
-	if (!s->have_inferior || s->inf.exited) {
+	bool live = s->have_inferior && !s->inf.exited;
+	if (!live && !s->hist) {
 		strbuf_puts(&s->reply, "E01");
 		return;
 	}
-	int n = spec[0] == ';' ? parse_vcont(spec, acts, MAX_ACTIONS) : parse_legacy(s, spec, acts);
+	int n = spec[0] == ';' ? parse_vcont(spec, acts, MAX_ACTIONS)
+			       : live ? parse_legacy(s, spec, acts) : -1;
+	if (spec[0] != ';' && !live && (spec[0] == 'c' || spec[0] == 's') && spec[1] == '\0') {
+		acts[0] = (struct action){.kind = spec[0], .sig = 0, .tid = -1};
+		n = 1;
+	}
 	if (n <= 0) {
 		strbuf_puts(&s->reply, "E01");
 		return;
+	}
+	/* A thread standing in the recorded past moves through the history;
+	 * PC-level replay follows the thread gdb steps (or the current one). */
+	if (s->hist) {
+		pid_t tid = acts[0].tid > 0 ? acts[0].tid : 0;
+		for (int j = 0; j < n && tid == 0; j++)
+			if (acts[j].kind == 's' && acts[j].tid > 0)
+				tid = acts[j].tid;
+		bool step = false;
+		for (int j = 0; j < n; j++)
+			step |= acts[j].kind == 's';
+		if (gdb_replay_resume(s, step, tid))
+			return;
+		if (!live) {
+			strbuf_puts(&s->reply, "E01");
+			return;
+		}
 	}
 	/* Each thread takes the leftmost action that names it. Resume a copy
 	 * of the tid list: resuming may not change it, but be safe. */

@@ -73,8 +73,8 @@ static void handle_thread_alive(struct gdb_server *s, const char *arg)
 {
 	pid_t pid, tid;
 	const char *end;
-	if (inferior_alive(s) && gdb_parse_thread_id(arg, &end, &pid, &tid) &&
-	    *end == '\0' && tid > 0 && inferior_thread(&s->inf, tid))
+	if (gdb_parse_thread_id(arg, &end, &pid, &tid) && *end == '\0' && tid > 0 &&
+	    gdb_thread_exists(s, tid))
 		strbuf_puts(&s->reply, "OK");
 	else
 		strbuf_puts(&s->reply, "E01");
@@ -94,14 +94,16 @@ static void handle_set_thread(struct gdb_server *s, const char *arg)
 	}
 	if (op == 'g') {
 		if (tid > 0) {
-			if (!inferior_alive(s) || !inferior_thread(&s->inf, tid)) {
+			if (!gdb_thread_exists(s, tid)) {
 				strbuf_puts(&s->reply, "E01");
 				return;
 			}
 			s->g_tid = tid;
-		} else if (inferior_alive(s) && s->inf.nthreads > 0 &&
-			   !inferior_thread(&s->inf, s->g_tid)) {
-			s->g_tid = s->inf.threads[0].tid;
+		} else if (!gdb_thread_exists(s, s->g_tid)) {
+			pid_t *ids;
+			if (gdb_thread_ids(s, &ids) > 0)
+				s->g_tid = ids[0];
+			free(ids);
 		}
 	}
 	strbuf_puts(&s->reply, "OK");
@@ -115,6 +117,10 @@ void gdb_server_dispatch(struct gdb_server *s, char *pkt, size_t len, bool *no_r
 		return;
 	switch (pkt[0]) {
 	case '?':
+		if (s->hist && s->hist_saved_initial) {
+			gdb_replay_initial_stop(s);
+			return;
+		}
 		if (s->last.kind == STOP_NONE && inferior_alive(s)) {
 			s->last.kind = STOP_SIGNAL;
 			s->last.sig = SIGTRAP;
@@ -130,10 +136,19 @@ void gdb_server_dispatch(struct gdb_server *s, char *pkt, size_t len, bool *no_r
 		gdb_query_packet(s, pkt, len);
 		return;
 	case 'g': case 'G': case 'p': case 'P':
-		gdb_regs_packet(s, pkt, len);
+		if (gdb_replay_in_past(s))
+			gdb_replay_regs_packet(s, pkt, len);
+		else
+			gdb_regs_packet(s, pkt, len);
 		return;
 	case 'm': case 'M': case 'x': case 'X':
-		gdb_mem_packet(s, pkt, len);
+		if (gdb_replay_in_past(s))
+			gdb_replay_mem_packet(s, pkt, len);
+		else
+			gdb_mem_packet(s, pkt, len);
+		return;
+	case 'b':
+		gdb_reverse_packet(s, pkt);
 		return;
 	case 'Z': case 'z':
 		gdb_break_packet(s, pkt, len);

@@ -1,6 +1,9 @@
 /* Thread ids in packets, and the qXfer:threads:read object. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "ptrev/gdb_history.h"
 
 #include "ptrev/gdb_server.h"
 #include "ptrev/hex.h"
@@ -89,11 +92,40 @@ static void thread_name(pid_t pid, pid_t tid, char *name, size_t cap)
 	fclose(f);
 }
 
+size_t gdb_thread_ids(struct gdb_server *s, pid_t **out)
+{
+	size_t n = 0;
+	*out = NULL;
+	if (s->have_inferior && !s->inf.exited) {
+		*out = malloc((s->inf.nthreads ? s->inf.nthreads : 1) * sizeof **out);
+		for (size_t i = 0; *out && i < s->inf.nthreads; i++)
+			(*out)[n++] = s->inf.threads[i].tid;
+	} else if (s->hist) {
+		*out = malloc((s->hist->nthreads ? s->hist->nthreads : 1) * sizeof **out);
+		for (size_t i = 0; *out && i < s->hist->nthreads; i++)
+			(*out)[n++] = s->hist->threads[i].tid;
+	}
+	return n;
+}
+
+bool gdb_thread_exists(struct gdb_server *s, pid_t tid)
+{
+	pid_t *ids;
+	size_t n = gdb_thread_ids(s, &ids);
+	bool found = false;
+	for (size_t i = 0; i < n && !found; i++)
+		found = ids[i] == tid;
+	free(ids);
+	return found;
+}
+
 void gdb_threads_xml(struct gdb_server *s, struct strbuf *out)
 {
+	pid_t *ids;
+	size_t nids = gdb_thread_ids(s, &ids);
 	strbuf_puts(out, "<threads>\n");
-	for (size_t i = 0; s->have_inferior && i < s->inf.nthreads; i++) {
-		pid_t tid = s->inf.threads[i].tid;
+	for (size_t i = 0; i < nids; i++) {
+		pid_t tid = ids[i];
 		char name[64];
 		strbuf_puts(out, "<thread id=\"");
 		gdb_format_thread_id(s, out, tid);
@@ -109,5 +141,6 @@ void gdb_threads_xml(struct gdb_server *s, struct strbuf *out)
 		}
 		strbuf_puts(out, "/>\n");
 	}
+	free(ids);
 	strbuf_puts(out, "</threads>\n");
 }

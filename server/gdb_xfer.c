@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ptrev/gdb_history.h"
 #include "ptrev/gdb_server.h"
 #include "ptrev/hex.h"
 #include "ptrev/target_xfer.h"
@@ -24,7 +25,7 @@ static const struct amd64_layout *layout_of(struct gdb_server *s)
 		gdb_read_regfile(s, s->inf.threads[0].tid, rf);
 		free(rf);
 	}
-	if (!s->layout)
+	if (!gdb_layout(s))
 		s->layout = amd64_layout_for(0x3);
 	return s->layout;
 }
@@ -46,8 +47,11 @@ static int build_object(struct gdb_server *s, const char *object, const char *an
 	}
 	if (strcmp(object, "auxv") == 0)
 		return live ? xfer_auxv(s->inf.pid, obj) : -ESRCH;
-	if (strcmp(object, "exec-file") == 0)
-		return live ? xfer_exec_file(s->inf.pid, obj) : -ESRCH;
+	if (strcmp(object, "exec-file") == 0) {
+		if (live)
+			return xfer_exec_file(s->inf.pid, obj);
+		return s->hist ? gdb_recorded_program(s, obj) : -ESRCH;
+	}
 	if (strcmp(object, "libraries-svr4") == 0)
 		return live ? xfer_libraries_svr4(s->inf.pid, read_mem_cb, s, annex, obj)
 			    : -ESRCH;
@@ -59,6 +63,19 @@ static int build_object(struct gdb_server *s, const char *object, const char *an
 		return 0;
 	}
 	return 1;
+}
+
+/* A saved recording's program, made absolute with the recorded cwd. */
+int gdb_recorded_program(struct gdb_server *s, struct strbuf *out)
+{
+	const char *prog = trace_meta(s->hist->td, "program");
+	const char *cwd = trace_meta(s->hist->td, "cwd");
+	if (!prog || !*prog)
+		return -ENOENT;
+	if (prog[0] != '/' && cwd && *cwd)
+		strbuf_printf(out, "%s/", cwd);
+	strbuf_puts(out, prog);
+	return 0;
 }
 
 bool gdb_xfer_packet(struct gdb_server *s, char *pkt, size_t len)

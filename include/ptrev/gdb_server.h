@@ -16,6 +16,8 @@
 #include "ptrev/vfile.h"
 
 struct gdb_point;
+struct gdb_history;
+struct gdb_hist_thread;
 
 struct gdb_server {
 	struct rsp_conn conn;
@@ -37,6 +39,11 @@ struct gdb_server {
 
 	struct gdb_point *points;  /* what gdb has set with Z (gdb_breakpoints.c) */
 	size_t npoints;
+
+	/* The recorded history, when there is one (a saved recording being
+	 * replayed, or a live recording): positions per thread. */
+	struct gdb_history *hist;
+	bool hist_saved_initial;   /* `?` reports the recording's end state */
 };
 
 /* Take over a launched inferior and serve gdb on (rfd, wfd) until the
@@ -62,6 +69,29 @@ bool gdb_break_packet(struct gdb_server *s, char *pkt, size_t len);   /* Z z */
  * (true when it has none, or when one fails to evaluate)? */
 bool gdb_breakpoint_condition_met(struct gdb_server *s, pid_t tid, uint64_t addr);
 void gdb_points_clear(struct gdb_server *s);
+/* Point i of gdb's list: an execution breakpoint (Z0/Z1)? its address. */
+bool gdb_point_is_exec(const struct gdb_server *s, size_t i);
+uint64_t gdb_point_addr(const struct gdb_server *s, size_t i);
+
+/* Reverse execution and replay (server/gdb_reverse.c, gdb_replay_state.c). */
+/* bs / bc. */
+void gdb_reverse_packet(struct gdb_server *s, const char *pkt);
+/* Forward s/c through the history for thread tid (0: the current one).
+ * Returns false when the thread is at the live end: run for real. */
+bool gdb_replay_resume(struct gdb_server *s, bool step, pid_t tid);
+/* Does the current thread stand in the past (or in a saved recording)? */
+bool gdb_replay_in_past(struct gdb_server *s);
+struct gdb_hist_thread *gdb_replay_thread(struct gdb_server *s);
+/* Registers and memory at a past position: the PC, read-only memory. */
+void gdb_replay_regs_packet(struct gdb_server *s, char *pkt, size_t len);
+void gdb_replay_mem_packet(struct gdb_server *s, char *pkt, size_t len);
+/* The stop reply for `?` in a saved recording. */
+void gdb_replay_initial_stop(struct gdb_server *s);
+/* The program of a saved recording (absolute path). 0 or -errno. */
+int gdb_recorded_program(struct gdb_server *s, struct strbuf *out);
+/* The register layout: the process's, or this machine's for a saved
+ * recording. */
+const struct amd64_layout *gdb_layout(struct gdb_server *s);
 
 /* Resume per a vCont action list (or legacy c/s/C/S) and wait for the next
  * stop, leaving its stop reply in s->reply (server/gdb_resume.c). */
@@ -76,6 +106,10 @@ bool gdb_parse_thread_id(const char *s, const char **end, pid_t *pid, pid_t *tid
 void gdb_format_thread_id(struct gdb_server *s, struct strbuf *out, pid_t tid);
 /* The CPU a thread last ran on, or -1 (for core: in stop replies). */
 int gdb_thread_core(pid_t pid, pid_t tid);
+/* The threads gdb can see: the live process's, or a saved recording's.
+ * *out is malloc'ed (free it); returns the count. */
+size_t gdb_thread_ids(struct gdb_server *s, pid_t **out);
+bool gdb_thread_exists(struct gdb_server *s, pid_t tid);
 /* The qXfer:threads:read document. */
 void gdb_threads_xml(struct gdb_server *s, struct strbuf *out);
 

@@ -128,4 +128,10 @@ int history_next_event(const struct history *h, uint64_t n, unsigned mask,
  * and benchmarks check that a query decoded only what it had to. */
 uint64_t history_decode_count(const struct history *h);
 
+/* The IP the thread stands at after its last instruction, when the trace
+ * says (tracing was disabled asynchronously there: a fault, a stop, the
+ * end of a sw recording). Returns 1 with *ip, 0 when unknown (the thread
+ * ended in a syscall, e.g. exit), -1 on error. */
+int history_resume_ip(struct history *h, uint64_t *ip);
+
 #endif

@@ -1,0 +1,191 @@
+/* Moving through the recorded history: bs and bc backwards, and s, c and
+ * vCont forwards while a thread stands in the past (or always, for a saved
+ * recording). PC-level: only the PC is known at a past position. */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ptrev/gdb_history.h"
+#include "ptrev/gdb_server.h"
+#include "ptrev/gdb_signals.h"
+
+/* Addresses where gdb's breakpoints (software and hardware execution) are. */
+static size_t breakpoint_addrs(struct gdb_server *s, uint64_t **out)
+{
+	*out = malloc((s->npoints ? s->npoints : 1) * sizeof **out);
+	size_t n = 0;
+	for (size_t i = 0; *out && i < s->npoints; i++)
+		if (gdb_point_is_exec(s, i))
+			(*out)[n++] = gdb_point_addr(s, i);
+	return n;
+}
+
+struct gdb_hist_thread *gdb_replay_thread(struct gdb_server *s)
+{
+	if (!s->hist)
+		return NULL;
+	struct gdb_hist_thread *t = gdb_history_thread(s->hist, s->g_tid);
+	if (!t && s->hist->nthreads)
+		t = &s->hist->threads[0];
+	return t;
+}
+
+/* Stop reply for a thread standing in the history. reason: "swbreak",
+ * "replaylog:begin", "replaylog:end", or NULL. */
+static void history_stop_reply(struct gdb_server *s, struct gdb_hist_thread *t,
+			       int hostsig, const char *reason)
+{
+	struct strbuf *out = &s->reply;
+	strbuf_printf(out, "T%02x", gdb_signal_from_host(hostsig) & 0xff);
+	if (reason && strcmp(reason, "swbreak") == 0) {
+		if (s->gdb_swbreak)
+			strbuf_puts(out, "swbreak:;");
+	} else if (reason) {
+		strbuf_printf(out, "%s;", reason);
+	}
+	uint64_t pc;
+	if (gdb_history_pc(t, &pc)) {
+		uint8_t raw[8];
+		for (int i = 0; i < 8; i++)
+			raw[i] = (uint8_t)(pc >> (8 * i));
+		strbuf_printf(out, "%02x:", AMD64_RIP_REGNUM);
+		strbuf_hex(out, raw, 8);
+		strbuf_putc(out, ';');
+	}
+	strbuf_puts(out, "thread:");
+	gdb_format_thread_id(s, out, t->tid);
+	strbuf_putc(out, ';');
+	s->g_tid = t->tid;
+	s->last.kind = STOP_SIGNAL;
+	s->last.sig = hostsig;
+	s->last.tid = t->tid;
+}
+
+/* The first recorded signal delivery to t in (from, to]: its position. */
+static bool signal_between(struct gdb_server *s, struct gdb_hist_thread *t, uint64_t from,
+			   uint64_t to, uint64_t *pos, int *sig)
+{
+	bool found = false;
+	const struct trace_data *td = s->hist->td;
+	for (size_t i = 0; i < td->nsignals; i++) {
+		const struct trace_signal *g = &td->signals[i];
+		if (g->tid != t->tid || g->pos <= from || g->pos > to)
+			continue;
+		if (!found || g->pos < *pos) {
+			*pos = g->pos;
+			*sig = g->signo;
+			found = true;
+		}
+	}
+	return found;
+}
+
+void gdb_reverse_packet(struct gdb_server *s, const char *pkt)
+{
+	struct gdb_hist_thread *t = gdb_replay_thread(s);
+	if (!t || (strcmp(pkt, "bs") != 0 && strcmp(pkt, "bc") != 0)) {
+		if (!t)
+			return; /* no history: empty reply, gdb says unsupported */
+		strbuf_puts(&s->reply, "E01");
+		return;
+	}
+	if (gdb_history_sync(s->hist) != 0) {
+		strbuf_puts(&s->reply, "E01");
+		return;
+	}
+	if (t->pos == 0) {
+		history_stop_reply(s, t, SIGTRAP, "replaylog:begin");
+		return;
+	}
+	if (pkt[1] == 's') {
+		t->pos--;
+		history_stop_reply(s, t, SIGTRAP, NULL);
+		return;
+	}
+	uint64_t *addrs;
+	size_t n = breakpoint_addrs(s, &addrs);
+	uint64_t found;
+	int r = addrs && n ? history_prev_exec(t->h, t->pos, addrs, n, &found) : 0;
+	free(addrs);
+	if (r == 1) {
+		t->pos = found;
+		history_stop_reply(s, t, SIGTRAP, "swbreak");
+	} else {
+		t->pos = 0;
+		history_stop_reply(s, t, SIGTRAP, "replaylog:begin");
+	}
+}
+
+/* The end of a saved recording, reached going forwards. */
+static void end_of_history(struct gdb_server *s, struct gdb_hist_thread *t)
+{
+	t->pos = history_insn_count(t->h);
+	/* A thread that ended in a syscall (exit) has no PC after it: stand on
+	 * that last instruction, as the replay does at the start. */
+	if (!t->end_ip_known && t->pos > 0)
+		t->pos--;
+	history_stop_reply(s, t, SIGTRAP, "replaylog:end");
+}
+
+bool gdb_replay_resume(struct gdb_server *s, bool step, pid_t tid)
+{
+	if (!s->hist)
+		return false;
+	struct gdb_hist_thread *t = tid > 0 ? gdb_history_thread(s->hist, tid) : gdb_replay_thread(s);
+	if (!t)
+		t = gdb_replay_thread(s);
+	if (!t)
+		return false;
+	if (gdb_history_sync(s->hist) != 0) {
+		strbuf_puts(&s->reply, "E01");
+		return true;
+	}
+	uint64_t count = history_insn_count(t->h);
+	if (t->pos >= count && !s->hist->saved)
+		return false; /* at the live end: run the program for real */
+	if (t->pos >= count) {
+		end_of_history(s, t);
+		return true;
+	}
+	if (step) {
+		uint64_t spos;
+		int sig;
+		t->pos++;
+		if (signal_between(s, t, t->pos - 1, t->pos, &spos, &sig))
+			history_stop_reply(s, t, sig, NULL);
+		else if (t->pos == count && s->hist->saved)
+			end_of_history(s, t);
+		else
+			history_stop_reply(s, t, SIGTRAP, NULL);
+		return true;
+	}
+	uint64_t *addrs;
+	size_t n = breakpoint_addrs(s, &addrs);
+	uint64_t found = count;
+	int r = addrs && n ? history_next_exec(t->h, t->pos + 1, addrs, n, &found) : 0;
+	free(addrs);
+	if (r != 1)
+		found = count;
+	uint64_t spos;
+	int sig;
+	if (signal_between(s, t, t->pos, found, &spos, &sig)) {
+		t->pos = spos;
+		history_stop_reply(s, t, sig, NULL);
+	} else if (r == 1) {
+		t->pos = found;
+		history_stop_reply(s, t, SIGTRAP, "swbreak");
+	} else if (s->hist->saved) {
+		end_of_history(s, t);
+	} else {
+		/* Replayed up to the present: the program goes on for real. */
+		t->pos = count;
+		return false;
+	}
+	return true;
+}
+
+bool gdb_replay_in_past(struct gdb_server *s)
+{
+	struct gdb_hist_thread *t = gdb_replay_thread(s);
+	return t && (s->hist->saved || gdb_history_in_past(t));
+}
