@@ -18,6 +18,7 @@ struct code_memory {
 	const struct trace_data *td;
 	struct file_range *files;
 	size_t nfiles;
+	size_t nmmaps;  /* mappings indexed (a live recording adds more) */
 };
 
 static size_t read_code_records(const struct trace_data *td, uint64_t addr, void *buf, size_t len)
@@ -35,17 +36,24 @@ static size_t read_code_records(const struct trace_data *td, uint64_t addr, void
 	return 0;
 }
 
-struct code_memory *code_memory_new(const struct trace_data *td)
+static void close_files(struct code_memory *cm)
 {
-	struct code_memory *cm = calloc(1, sizeof *cm);
-	if (!cm)
-		return NULL;
-	cm->td = td;
+	for (size_t i = 0; i < cm->nfiles; i++)
+		if (cm->files[i].fd >= 0)
+			close(cm->files[i].fd);
+	free(cm->files);
+	cm->files = NULL;
+	cm->nfiles = 0;
+}
+
+/* (Re)index the non-writable file mappings seen so far. */
+static int index_files(struct code_memory *cm)
+{
+	const struct trace_data *td = cm->td;
+	close_files(cm);
 	cm->files = calloc(td->nmmaps ? td->nmmaps : 1, sizeof *cm->files);
-	if (!cm->files) {
-		free(cm);
-		return NULL;
-	}
+	if (!cm->files)
+		return -1;
 	for (size_t i = 0; i < td->nmmaps; i++) {
 		const struct trace_mmap *m = &td->mmaps[i];
 		/* Only what the program could not have changed: no write
@@ -58,6 +66,20 @@ struct code_memory *code_memory_new(const struct trace_data *td)
 		f->offset = m->offset;
 		f->fd = open(m->path, O_RDONLY | O_CLOEXEC);
 	}
+	cm->nmmaps = td->nmmaps;
+	return 0;
+}
+
+struct code_memory *code_memory_new(const struct trace_data *td)
+{
+	struct code_memory *cm = calloc(1, sizeof *cm);
+	if (!cm)
+		return NULL;
+	cm->td = td;
+	if (index_files(cm) != 0) {
+		free(cm);
+		return NULL;
+	}
 	return cm;
 }
 
@@ -65,16 +87,15 @@ void code_memory_free(struct code_memory *cm)
 {
 	if (!cm)
 		return;
-	for (size_t i = 0; i < cm->nfiles; i++)
-		if (cm->files[i].fd >= 0)
-			close(cm->files[i].fd);
-	free(cm->files);
+	close_files(cm);
 	free(cm);
 }
 
 size_t code_memory_read(struct code_memory *cm, uint64_t addr, void *buf, size_t len)
 {
 	size_t done = 0;
+	if (cm->nmmaps != cm->td->nmmaps && index_files(cm) != 0)
+		return 0;
 	while (done < len) {
 		uint8_t *out = (uint8_t *)buf + done;
 		uint64_t a = addr + done;

@@ -23,7 +23,8 @@ extern char **environ;
 static void usage(FILE *f)
 {
 	fputs("usage:\n"
-	      "  ptrev serve  [--listen HOST:PORT | --stdio] [--backend auto|pt|sw] [-o FILE] -- PROG [ARGS...]\n"
+	      "  ptrev serve  [--listen HOST:PORT | --stdio] [--backend auto|pt|sw]\n"
+	      "               [--record | -o FILE] -- PROG [ARGS...]\n"
 	      "  ptrev record [--backend auto|pt|sw] -o FILE -- PROG [ARGS...]\n"
 	      "  ptrev replay [--listen HOST:PORT | --stdio] FILE\n"
 	      "  ptrev info   FILE\n"
@@ -41,6 +42,7 @@ struct serve_opts {
 	bool stdio;
 	const char *backend;
 	const char *output;
+	bool record;          /* record (in memory unless -o) */
 	char **prog_argv;     /* PROG ARGS..., NULL-terminated */
 };
 
@@ -65,6 +67,11 @@ static int parse_serve(int argc, char **argv, struct serve_opts *o)
 			o->backend = argv[++i];
 		} else if (strcmp(a, "-o") == 0 && i + 1 < argc) {
 			o->output = argv[++i];
+			o->record = true;
+		} else if (strcmp(a, "--record") == 0) {
+			o->record = true;
+		} else if (strcmp(a, "--no-record") == 0) {
+			o->record = false;
 		} else if (a[0] == '-') {
 			fprintf(stderr, "ptrev serve: unknown option '%s'\n", a);
 			return -1;
@@ -80,8 +87,9 @@ static int parse_serve(int argc, char **argv, struct serve_opts *o)
 		fprintf(stderr, "ptrev serve: unknown backend '%s' (auto, pt or sw)\n", o->backend);
 		return -1;
 	}
-	if (o->output) {
-		fputs("ptrev serve: recording (-o) is not available in this version yet\n", stderr);
+	if (o->record && strcmp(o->backend, "pt") == 0) {
+		fputs("ptrev serve: live recording with the pt backend is not supported yet; "
+		      "use --backend sw, or `ptrev record --backend pt`\n", stderr);
 		return -1;
 	}
 	o->prog_argv = argv + i;
@@ -153,6 +161,16 @@ static int cmd_serve(int argc, char **argv)
 		close(devnull);
 	srv.have_inferior = true;
 	fprintf(stderr, "Process %s created; pid = %d\n", o.prog_argv[0], (int)srv.inf.pid);
+	if (o.record) {
+		if (gdb_record_start(&srv, o.output, o.prog_argv, err, sizeof err) != 0) {
+			fprintf(stderr, "ptrev: cannot record: %s\n", err);
+			gdb_server_destroy(&srv);
+			return 1;
+		}
+		srv.record_requested = true;
+		fprintf(stderr, "ptrev: recording with the sw backend%s%s\n", o.output ? " to " : " in memory",
+			o.output ? o.output : "");
+	}
 
 	int rc = serve_connection(&srv, o.stdio, o.listen);
 	gdb_server_destroy(&srv);

@@ -35,8 +35,38 @@ static int add_thread(struct gdb_history *gh, pid_t tid, char *err, size_t errle
 	return 0;
 }
 
+/* New mappings since the image was built (a live recording): add their
+ * code to the image the histories decode with. */
+static int refresh_image(struct gdb_history *gh)
+{
+	const struct trace_data *td = gh->td;
+	if (td->nmmaps == gh->img_nmmaps && td->ncode == gh->img_ncode)
+		return 0;
+	struct trace_image ti = {.code_fd = -1};
+	char err[256];
+	if (trace_image_build(&ti, td, err, sizeof err) != 0) {
+		fprintf(stderr, "ptrev: history image: %s\n", err);
+		trace_image_free(&ti);
+		return -1;
+	}
+	struct trace_image *grown = realloc(gh->later, (gh->nlater + 1) * sizeof *grown);
+	if (!grown) {
+		trace_image_free(&ti);
+		return -1;
+	}
+	gh->later = grown;
+	gh->later[gh->nlater++] = ti;
+	if (pt_image_copy(gh->img.image, ti.image) < 0)
+		return -1;
+	gh->img_nmmaps = td->nmmaps;
+	gh->img_ncode = td->ncode;
+	return 0;
+}
+
 int gdb_history_sync(struct gdb_history *gh)
 {
+	if (!gh->saved && refresh_image(gh) != 0)
+		return -1;
 	for (size_t i = 0; i < gh->nthreads; i++) {
 		struct gdb_hist_thread *t = &gh->threads[i];
 		const struct trace_thread_stream *st = stream_of(gh->td, t->tid);
@@ -64,6 +94,8 @@ int gdb_history_open(struct gdb_history *gh, const struct trace_data *td, bool s
 	gh->img.code_fd = -1;
 	if (trace_image_build(&gh->img, td, err, errlen) != 0)
 		return -1;
+	gh->img_nmmaps = td->nmmaps;
+	gh->img_ncode = td->ncode;
 	gh->mem = code_memory_new(td);
 	if (!gh->mem) {
 		snprintf(err, errlen, "out of memory");
@@ -91,6 +123,9 @@ void gdb_history_close(struct gdb_history *gh)
 		history_free(gh->threads[i].h);
 	free(gh->threads);
 	code_memory_free(gh->mem);
+	for (size_t i = 0; i < gh->nlater; i++)
+		trace_image_free(&gh->later[i]);
+	free(gh->later);
 	if (gh->img.image || gh->img.iscache)
 		trace_image_free(&gh->img);
 	memset(gh, 0, sizeof *gh);

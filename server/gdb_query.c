@@ -33,8 +33,13 @@ static void handle_qsupported(struct gdb_server *s, const char *args)
 		    ";qXfer:libraries-svr4:read+;augmented-libraries-svr4-read+"
 		    ";qXfer:siginfo:read+"
 		    ";qXfer:threads:read+;vContSupported+;ConditionalBreakpoints+");
+	/* Reverse execution needs a history: a recording being made (--record,
+	 * -o) or a saved one being replayed. */
 	if (s->hist)
 		strbuf_puts(&s->reply, ";ReverseStep+;ReverseContinue+");
+	if (s->have_inferior)
+		strbuf_puts(&s->reply, ";Qbtrace:pt+;Qbtrace-conf:pt:size+;Qbtrace:off+"
+			    ";qXfer:btrace:read+;qXfer:btrace-conf:read+");
 	if (s->gdb_multiprocess)
 		strbuf_puts(&s->reply, ";multiprocess+");
 	if (s->gdb_swbreak)
@@ -96,6 +101,8 @@ bool gdb_query_packet(struct gdb_server *s, char *pkt, size_t len)
 		return gdb_xfer_packet(s, pkt, len);
 	} else if (strcmp(pkt, "QStartNoAckMode") == 0) {
 		strbuf_puts(&s->reply, "OK"); /* the loop switches after sending */
+	} else if (strncmp(pkt, "Qbtrace", 7) == 0) {
+		return gdb_btrace_packet(s, pkt);
 	} else if (strncmp(pkt, "QPassSignals:", 13) == 0) {
 		handle_pass_signals(s, pkt + 13);
 	} else if (strncmp(pkt, "QProgramSignals:", 16) == 0) {

@@ -95,7 +95,7 @@ static void drain(int fd)
 static int wait_for_stop(struct gdb_server *s, struct stop_event *ev)
 {
 	for (;;) {
-		int r = inferior_wait(&s->inf, ev, false);
+		int r = gdb_exec_wait(s, ev);
 		if (r == 1)
 			return 1;
 		if (r < 0) {
@@ -118,7 +118,7 @@ static int wait_for_stop(struct gdb_server *s, struct stop_event *ev)
 			size_t len;
 			switch (rsp_conn_recv(&s->conn, &pkt, &len, 0)) {
 			case RSP_RECV_INTERRUPT:
-				inferior_interrupt(&s->inf);
+				gdb_exec_interrupt(s);
 				break;
 			case RSP_RECV_CLOSED:
 				return 0;
@@ -160,7 +160,7 @@ static bool step_over(struct gdb_server *s, struct stop_event *ev)
 	if (lift)
 		inferior_remove_swbreak(&s->inf, regs.rip);
 	struct stop_event step;
-	bool ok = inferior_resume(&s->inf, ev->tid, true, 0) == 0 && wait_for_stop(s, &step);
+	bool ok = gdb_exec_resume(s, ev->tid, true, 0) == 0 && wait_for_stop(s, &step);
 	if (lift && !s->inf.exited)
 		inferior_insert_swbreak(&s->inf, regs.rip);
 	if (!ok)
@@ -222,7 +222,7 @@ void gdb_resume_and_wait(struct gdb_server *s, const char *spec)
 				/* A signal is delivered once, not again after a
 				 * breakpoint whose condition was false. */
 				int sig = first ? acts[j].sig : 0;
-				if (inferior_resume(&s->inf, tids[i], acts[j].kind == 's', sig) == 0)
+				if (gdb_exec_resume(s, tids[i], acts[j].kind == 's', sig) == 0)
 					resumed++;
 				break;
 			}
@@ -247,6 +247,7 @@ void gdb_resume_and_wait(struct gdb_server *s, const char *spec)
 	s->last = ev;
 	if (ev.kind != STOP_EXITED && ev.kind != STOP_KILLED)
 		s->g_tid = ev.tid;
+	gdb_record_after_stop(s);
 	gdb_stop_reply(s, &ev);
 }
 

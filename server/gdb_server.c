@@ -22,6 +22,8 @@ void gdb_server_init(struct gdb_server *s)
 
 void gdb_server_destroy(struct gdb_server *s)
 {
+	if (s->engine)
+		gdb_record_stop(s, NULL, 0);
 	if (s->have_inferior) {
 		inferior_kill(&s->inf);
 		inferior_destroy(&s->inf);
@@ -48,6 +50,7 @@ static void handle_detach(struct gdb_server *s)
 		strbuf_puts(&s->reply, "E01");
 		return;
 	}
+	gdb_record_stop(s, NULL, 0); /* the recording ends where gdb leaves */
 	if (inferior_detach(&s->inf) != 0) {
 		strbuf_puts(&s->reply, "E01");
 		return;
@@ -60,6 +63,7 @@ static void handle_detach(struct gdb_server *s)
 
 static void handle_kill(struct gdb_server *s)
 {
+	gdb_record_stop(s, NULL, 0);
 	if (s->have_inferior) {
 		inferior_kill(&s->inf);
 		inferior_destroy(&s->inf);
@@ -247,6 +251,8 @@ int gdb_server_run(struct gdb_server *s, int rfd, int wfd)
 	bool dropped = !s->session_over;
 	if (dropped && s->have_inferior && !s->inf.exited)
 		fprintf(stderr, "ptrev: gdb connection closed; killing the program\n");
+	/* Whatever ended the session, the recording is finished and saved. */
+	gdb_record_stop(s, NULL, 0);
 	if (s->have_inferior) {
 		inferior_kill(&s->inf);
 		inferior_destroy(&s->inf);

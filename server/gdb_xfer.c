@@ -55,6 +55,12 @@ static int build_object(struct gdb_server *s, const char *object, const char *an
 	if (strcmp(object, "libraries-svr4") == 0)
 		return live ? xfer_libraries_svr4(s->inf.pid, read_mem_cb, s, annex, obj)
 			    : -ESRCH;
+	if (strcmp(object, "btrace") == 0) {
+		int r = gdb_btrace_xml(s, annex, obj);
+		return r == 0 ? 0 : r == -2 ? -EOPNOTSUPP : -EINVAL;
+	}
+	if (strcmp(object, "btrace-conf") == 0)
+		return gdb_btrace_conf_xml(s, obj) == 0 ? 0 : -EINVAL;
 	if (strcmp(object, "siginfo") == 0) {
 		struct inf_thread *t = live ? inferior_thread(&s->inf, s->g_tid) : NULL;
 		if (!t || !t->has_siginfo)

@@ -99,7 +99,7 @@ static void write_cpu_meta(struct trace_writer *w)
 	trace_write_meta(w, "cpu_stepping", num);
 }
 
-static void write_meta(struct trace_writer *w, const char *backend,
+void record_write_meta(struct trace_writer *w, const char *backend,
 		       const char *prog, char **args, pid_t pid,
 		       unsigned psb_period)
 {
@@ -219,11 +219,12 @@ int record_main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);  /* no SA_RESTART: waits return EINTR */
 	sigaction(SIGTERM, &sa, NULL);
 
-	write_meta(w, backend, prog, argv + i, inf.pid,
+	record_write_meta(w, backend, prog, argv + i, inf.pid,
 		   strcmp(backend, "sw") == 0 ? (psb_period ? (unsigned)psb_period
 				   : PTENC_DEFAULT_PSB_PERIOD) : (unsigned)psb_period);
 	if (strcmp(backend, "sw") == 0) {
-		struct sw_record_opts o = { (uint32_t)psb_period, &stop_signal };
+		struct sw_record_opts o = { .psb_period = (uint32_t)psb_period,
+					    .stop = &stop_signal };
 		rc = sw_backend_record(&inf, w, &o, &end, err, sizeof err);
 	} else {
 		struct pt_backend_opts o;

@@ -1,20 +1,27 @@
 /* Internals of the sw recorder backend, shared by its files:
- *   recorder_sw.c         the stepping loop (one waitpid per step, any thread)
+ *   sw_engine.c           the engine API: resume/wait/interrupt in all-stop
+ *                         style, stopping every thread, reporting
+ *   recorder_sw.c         one waitpid status of a thread: complete the step,
+ *                         decide to step again or stop; sw_backend_record
  *   recorder_sw_thread.c  per-thread state and the classification cache
- *   recorder_sw_signal.c  signal stops: delivery, handlers, rdtsc emulation */
+ *   recorder_sw_signal.c  signal stops: delivery, handlers, rdtsc emulation
+ *   sw_trace_out.c        where records go (file and/or memory) */
 #ifndef PTREV_SERVER_RECORDER_SW_H
 #define PTREV_SERVER_RECORDER_SW_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <sys/user.h>
 
+#include "ptrev/inferior.h"
 #include "ptrev/insn_class.h"
 #include "ptrev/pt_encoder.h"
 #include "ptrev/recorder.h"
 #include "ptrev/trace_file.h"
 #include "sideband.h"
+#include "sw_trace_out.h"
 
 struct sw_rec;
 
@@ -30,6 +37,21 @@ struct sw_thread {
 	int deliver;           /* signal to deliver with the next step */
 	bool delivering;       /* the last step delivered a signal */
 	struct trace_signal sig; /* the signal being delivered */
+
+	/* engine state (the caller's view, as struct inf_thread) */
+	bool resumed;          /* resumed by the caller, not yet reported */
+	bool stepping;         /* the caller asked for one instruction */
+	bool inflight;         /* a step was issued and its stop not collected */
+	bool exiting;          /* stepping exit/exit_group: never stops again */
+	bool has_pending;
+	struct stop_event pending;
+	bool held;             /* t->sig is a reported, undelivered signal */
+	siginfo_t held_si;
+	int stop_expected;     /* SIGSTOPs we sent and have not collected */
+	bool reported;         /* its last report was at reported_ip and it */
+	uint64_t reported_ip;  /* has not executed anything since */
+	bool exempt;           /* first instruction of a resume off a stop */
+	uint64_t lifted;       /* int3 lifted for this thread's step (0 none) */
 };
 
 /* One classification cache entry: valid when gen matches. */
@@ -41,10 +63,16 @@ struct icache_entry {
 
 #define ICACHE_BITS 16
 
+struct lifted_bp {
+	uint64_t addr;
+	int count;
+};
+
 struct sw_rec {
+	struct inferior *inf;
 	pid_t pid;
 	int memfd;
-	struct trace_writer *w;
+	struct sw_out out;
 	struct sideband *sb;
 	uint32_t psb_period;
 	struct sw_thread **threads;
@@ -54,9 +82,27 @@ struct sw_rec {
 	size_t nearly, capearly;
 	struct icache_entry *icache;
 	uint32_t gen;          /* bump to invalidate the whole cache */
-	struct trace_end *end;
-	char *err;
+	struct trace_end end;  /* the summary so far */
+	char err[512];
 	size_t errlen;
+	volatile sig_atomic_t *stop; /* sw_record_opts.stop */
+	bool killed;           /* we sent SIGKILL because *stop was set */
+
+	/* engine */
+	bool stopping;         /* collecting every thread: step nothing */
+	bool proc_gone;        /* the leader's exit was collected */
+	bool gone_reported;    /* ... and reported */
+	bool failed;           /* a recording error: err says which */
+	volatile sig_atomic_t interrupt_req;
+	struct lifted_bp lifted[8];
+	pid_t self;            /* getpid(), for synthetic siginfo */
+	struct stop_event exit_ev; /* the process's end, once proc_gone */
+	uint64_t t0_ns;        /* CLOCK_MONOTONIC at the start */
+};
+
+/* The engine is the recorder's state (sw_engine.h). */
+struct sw_engine {
+	struct sw_rec r;
 };
 
 /* ---- per-thread state (recorder_sw_thread.c) ---- */
@@ -69,23 +115,35 @@ int sw_thread_start(struct sw_thread *t);
  * that did not return), write its THREAD exit record. */
 int sw_thread_finish(struct sw_thread *t, uint64_t ip, int exit_code);
 void sw_threads_free(struct sw_rec *r);
-/* Classify the instruction at ip (cached). Returns 0, or -1 with err. */
+/* Classify the instruction at ip (cached; our int3 bytes hidden).
+ * Returns 0, or -1 with err. */
 int sw_classify(struct sw_rec *r, uint64_t ip, struct insn_info *out);
 void sw_icache_invalidate(struct sw_rec *r);
 long sw_read_mem(void *rec, uint64_t addr, void *buf, size_t len);
 
-/* ---- the stepping loop (recorder_sw.c) ---- */
+/* ---- one thread's stop (recorder_sw.c) ---- */
 /* The instruction at t->regs.rip completed and the thread now stands at
  * now->rip: encode it, log a syscall, refresh the sideband. 0/-1. */
 int sw_complete_step(struct sw_thread *t, const struct user_regs_struct *now);
-/* Record the thread's current state as the new "before" state and resume
- * it with one single-step (delivering t->deliver). 0/-1. */
-int sw_resume(struct sw_thread *t, const struct user_regs_struct *now);
+/* The thread stands at an instruction boundary with registers now: record
+ * that as its "before" state, then step it again or leave it stopped with
+ * an event (after_step: an instruction step ended here, which ends a
+ * caller's single-step). 0/-1. */
+int sw_resume(struct sw_thread *t, const struct user_regs_struct *now, bool after_step);
+/* Step a thread standing at a boundary (t->regs current) unless it must
+ * stop: an event pending, not resumed, stopping, a breakpoint here. 0/-1. */
+int sw_advance(struct sw_thread *t);
+/* /proc/PID/mem for reading, (re)opened (after execve). 0/-1. */
+int sw_open_memfd(struct sw_rec *r);
+/* Process one waitpid status. 0/-1 (err set). */
+int sw_on_status(struct sw_rec *r, pid_t tid, int st);
+/* Make ev the thread's pending event. */
+void sw_set_pending(struct sw_thread *t, enum stop_kind kind, int sig);
 
 /* ---- signals (recorder_sw_signal.c) ---- */
 /* The thread stopped with signal sig (not the step's SIGTRAP), registers
- * now. Handles rdtsc emulation, completes the step if it ran, arranges the
- * delivery. Resumes the thread. 0/-1. */
+ * now. Handles rdtsc emulation, our own SIGSTOPs, completes the step if it
+ * ran, then delivers (pass_signals) or holds the signal as an event. 0/-1. */
 int sw_signal_stop(struct sw_thread *t, int sig, struct user_regs_struct *now);
 /* The thread stopped with SIGTRAP after a step that delivered a signal:
  * either at the handler's first instruction or (no handler) after the
@@ -94,5 +152,14 @@ int sw_delivered_stop(struct sw_thread *t, struct user_regs_struct *now);
 /* The process dies of the signal being delivered: write its SIGNAL record
  * (handler 0). */
 int sw_signal_fatal(struct sw_thread *t);
+/* Arrange delivery of sig with the thread's next step (pos = now), with
+ * siginfo si (NULL: as the kernel makes one for a tracer-injected signal). */
+void sw_prepare_signal(struct sw_thread *t, int sig, const siginfo_t *si);
+/* Keep sig (siginfo si, NULL: synthetic) undelivered as the thread's
+ * pending STOP_SIGNAL; the next resume delivers or suppresses it. */
+void sw_hold_signal(struct sw_thread *t, int sig, const siginfo_t *si);
+/* Trap rdtsc in thread t (PR_SET_TSC) or undo it. A signal that arrived
+ * meanwhile becomes the thread's pending signal. 0/-1. */
+int sw_set_tsc_trapping(struct sw_thread *t, bool on);
 
 #endif

@@ -6,19 +6,63 @@
  * emulated here, their values logged. */
 #include "recorder_sw.h"
 
+#include "ptrev/syscall_inject.h"
+
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <x86intrin.h>
 
 static int write_signal(struct sw_thread *t, uint64_t handler_ip)
 {
 	t->sig.handler_ip = handler_ip;
-	t->rec->end->signals++;
-	return trace_write_signal(t->rec->w, &t->sig);
+	t->rec->end.signals++;
+	return sw_out_signal(&t->rec->out, &t->sig);
+}
+
+void sw_prepare_signal(struct sw_thread *t, int sig, const siginfo_t *si)
+{
+	siginfo_t mk;
+
+	if (!si) {
+		/* What the kernel makes of a signal a tracer injects. */
+		memset(&mk, 0, sizeof mk);
+		mk.si_signo = sig;
+		mk.si_code = SI_USER;
+		mk.si_pid = t->rec->self;
+		mk.si_uid = getuid();
+		si = &mk;
+	}
+	memset(&t->sig, 0, sizeof t->sig);
+	t->sig.tid = t->tid;
+	t->sig.pos = t->insns;
+	t->sig.signo = sig;
+	memcpy(t->sig.siginfo, si, sizeof t->sig.siginfo < sizeof *si ?
+	       sizeof t->sig.siginfo : sizeof *si);
+	t->deliver = sig;
+}
+
+/* A signal for the caller: keep it undelivered and report it. */
+void sw_hold_signal(struct sw_thread *t, int sig, const siginfo_t *si)
+{
+	sw_prepare_signal(t, sig, si);
+	t->deliver = 0;
+	t->held = true;
+	memcpy(&t->held_si, t->sig.siginfo, sizeof t->held_si);
+	sw_set_pending(t, STOP_SIGNAL, sig);
+}
+
+/* Would the kernel restart the interrupted syscall if no handler runs? */
+static bool restarting(const struct user_regs_struct *now)
+{
+	int64_t rax = (int64_t)now->rax;
+	return (int64_t)now->orig_rax >= 0 &&
+	       (rax == -512 || rax == -513 || rax == -514 || rax == -516);
 }
 
 /* Is the instruction at ip rdtsc (0f 31) or rdtscp (0f 01 f9)? Returns its
@@ -64,7 +108,7 @@ static int emulate_rdtsc(struct sw_thread *t, struct user_regs_struct *now,
 	rec.value = v;
 	rec.aux = aux;
 	rec.is_rdtscp = is_rdtscp;
-	if (trace_write_rdtsc(t->rec->w, &rec) < 0)
+	if (sw_out_rdtsc(&t->rec->out, &rec) < 0)
 		return -1;
 	ptenc_set_time(t->enc, v);
 	return sw_complete_step(t, now);
@@ -72,40 +116,49 @@ static int emulate_rdtsc(struct sw_thread *t, struct user_regs_struct *now,
 
 int sw_signal_stop(struct sw_thread *t, int sig, struct user_regs_struct *now)
 {
+	struct sw_rec *r = t->rec;
 	siginfo_t si;
+	bool moved;
 
 	memset(&si, 0, sizeof si);
 	if (ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &si) < 0 && errno == EINVAL)
-		return sw_resume(t, now); /* a group-stop, not a signal: go on */
+		return sw_resume(t, now, false); /* a group-stop: go on */
 	if (sig == SIGSEGV && si.si_code == SI_KERNEL &&
 	    now->rip == t->regs.rip) {
 		bool is_rdtscp;
-		int len = rdtsc_at(t->rec, now->rip, &is_rdtscp);
+		int len = rdtsc_at(r, now->rip, &is_rdtscp);
 		if (len) {
 			if (emulate_rdtsc(t, now, len, is_rdtscp) < 0)
 				return -1;
-			return sw_resume(t, now);
+			return sw_resume(t, now, true);
 		}
 	}
 	if (sig == SIGTRAP && t->info.kind == INSN_INT && si.si_code != SI_KERNEL) {
 		/* int 0x80 and friends: an ordinary step. */
 		if (sw_complete_step(t, now) < 0)
 			return -1;
-		return sw_resume(t, now);
+		return sw_resume(t, now, true);
 	}
 	/* If the IP moved, the instruction completed (a syscall that raised
-	 * the signal, an int3) and the signal comes before the next one; if
-	 * not, it faulted or the signal arrived before it ran. */
-	if (now->rip != t->regs.rip && sw_complete_step(t, now) < 0)
+	 * the signal or was interrupted, an int3) and the signal comes before
+	 * the next one; if not, it faulted or the signal arrived before it
+	 * ran. */
+	moved = now->rip != t->regs.rip;
+	if (moved && sw_complete_step(t, now) < 0)
 		return -1;
-	memset(&t->sig, 0, sizeof t->sig);
-	t->sig.tid = t->tid;
-	t->sig.pos = t->insns;
-	t->sig.signo = sig;
-	memcpy(t->sig.siginfo, &si, sizeof t->sig.siginfo < sizeof si ?
-	       sizeof t->sig.siginfo : sizeof si);
-	t->deliver = sig;
-	return sw_resume(t, now);
+	if (sig == SIGSTOP && t->stop_expected > 0 && si.si_code == SI_TKILL &&
+	    si.si_pid == r->self) {
+		/* Ours, to stop the thread (all-stop): it never happened. A
+		 * syscall it interrupted is restarted by the kernel. */
+		t->stop_expected--;
+		return sw_resume(t, now, moved && !restarting(now));
+	}
+	if (sig > 0 && sig < 65 && r->inf->pass_signals[sig]) {
+		sw_prepare_signal(t, sig, &si);
+		return sw_resume(t, now, false);
+	}
+	sw_hold_signal(t, sig, &si);
+	return sw_resume(t, now, false);
 }
 
 int sw_delivered_stop(struct sw_thread *t, struct user_regs_struct *now)
@@ -126,12 +179,12 @@ int sw_delivered_stop(struct sw_thread *t, struct user_regs_struct *now)
 		ptenc_set_time(t->enc, __rdtsc());
 		if (write_signal(t, now->rip) < 0)
 			return -1;
-		return sw_resume(t, now);
+		return sw_resume(t, now, true);
 	}
 	/* Ignored, or no handler and harmless: the instruction ran. */
 	if (write_signal(t, 0) < 0 || sw_complete_step(t, now) < 0)
 		return -1;
-	return sw_resume(t, now);
+	return sw_resume(t, now, true);
 }
 
 int sw_signal_fatal(struct sw_thread *t)
@@ -140,4 +193,30 @@ int sw_signal_fatal(struct sw_thread *t)
 		return 0;
 	t->delivering = false;
 	return write_signal(t, 0);
+}
+
+int sw_set_tsc_trapping(struct sw_thread *t, bool on)
+{
+	struct sw_rec *r = t->rec;
+	uint64_t args[6] = { PR_SET_TSC, on ? PR_TSC_SIGSEGV : PR_TSC_ENABLE,
+			     0, 0, 0, 0 };
+	int64_t res = 0;
+	int pending = 0;
+
+	if (syscall_inject(t->tid, SYS_prctl, args, &res, &pending, r->err,
+			   r->errlen) < 0)
+		return -1;
+	if (pending) {
+		if (pending < 65 && r->inf->pass_signals[pending])
+			sw_prepare_signal(t, pending, NULL);
+		else
+			sw_hold_signal(t, pending, NULL);
+	}
+	if (res < 0 && on) {
+		/* Without trapping the program reads the TSC itself: the
+		 * recording is still exact, only the values are not logged. */
+		fprintf(stderr, "ptrev: cannot trap rdtsc (prctl: %s); rdtsc "
+			"values are not recorded\n", strerror((int)-res));
+	}
+	return 0;
 }

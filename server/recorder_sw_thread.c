@@ -52,7 +52,7 @@ struct sw_thread *sw_thread_add(struct sw_rec *r, pid_t tid)
 static int pt_sink(void *arg, const uint8_t *data, size_t len)
 {
 	struct sw_thread *t = arg;
-	return trace_write_pt(t->rec->w, t->tid, data, len);
+	return sw_out_pt(&t->rec->out, t->tid, data, len);
 }
 
 int sw_thread_start(struct sw_thread *t)
@@ -100,14 +100,14 @@ int sw_thread_finish(struct sw_thread *t, uint64_t ip, int exit_code)
 				 (int)t->tid, ptenc_error(t->enc));
 			rc = -1;
 		}
-		r->end->instructions += t->insns;
-		r->end->psb_count += ptenc_stats(t->enc)->psbs;
+		r->end.instructions += t->insns;
+		r->end.psb_count += ptenc_stats(t->enc)->psbs;
 	}
 	th.tid = t->tid;
 	th.pos = t->insns;
 	th.exited = true;
 	th.exit_code = exit_code;
-	if (trace_write_thread(r->w, &th) < 0)
+	if (sw_out_thread(&r->out, &th) < 0)
 		rc = -1;
 	return rc;
 }
@@ -154,6 +154,12 @@ int sw_classify(struct sw_rec *r, uint64_t ip, struct insn_info *out)
 		snprintf(r->err, r->errlen, "cannot read the code at %#llx",
 			 (unsigned long long)ip);
 		return -1;
+	}
+	/* The server's int3 bytes are not the program's code. */
+	for (size_t i = 0; r->inf && i < r->inf->nbps; i++) {
+		uint64_t a = r->inf->bps[i].addr;
+		if (a >= ip && a < ip + (uint64_t)n)
+			code[a - ip] = r->inf->bps[i].saved;
 	}
 	if (insn_classify(code, (size_t)n, ip, out) < 0) {
 		snprintf(r->err, r->errlen, "no valid instruction at %#llx",

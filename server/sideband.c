@@ -39,6 +39,7 @@ struct sideband {
 	pid_t pid;
 	int memfd;
 	struct trace_writer *w;
+	struct sw_out *out;     /* when set, records go here instead of w */
 	struct map_list cur;
 	struct buildid_cache bc[BUILDID_CACHE];
 	unsigned bc_next;
@@ -227,7 +228,8 @@ static int write_code(struct sideband *sb, const struct map_entry *m)
 		c.addr = a;
 		c.bytes = buf;
 		c.len = (size_t)got;
-		if (trace_write_code(sb->w, &c) < 0) {
+		if ((sb->out ? sw_out_code(sb->out, &c)
+			    : trace_write_code(sb->w, &c)) < 0) {
 			rc = -1;
 			break;
 		}
@@ -253,7 +255,8 @@ static int write_mmap(struct sideband *sb, const struct map_entry *m,
 	rec.flags = m->flags;
 	snprintf(rec.path, sizeof rec.path, "%s", m->path);
 	rec.build_id_len = build_id(sb, m, rec.build_id);
-	if (trace_write_mmap(sb->w, &rec) < 0)
+	if ((sb->out ? sw_out_mmap(sb->out, &rec)
+		    : trace_write_mmap(sb->w, &rec)) < 0)
 		return -1;
 	if ((m->prot & PROT_EXEC) && !backed_by_file(m))
 		return write_code(sb, m);
@@ -274,6 +277,11 @@ struct sideband *sideband_new(pid_t pid, int memfd, struct trace_writer *w)
 void sideband_set_memfd(struct sideband *sb, int memfd)
 {
 	sb->memfd = memfd;
+}
+
+void sideband_set_out(struct sideband *sb, struct sw_out *out)
+{
+	sb->out = out;
 }
 
 void sideband_free(struct sideband *sb)
@@ -318,7 +326,8 @@ int sideband_update(struct sideband *sb, pid_t tid, uint64_t pos)
 		const struct map_entry *m = &sb->cur.e[i];
 		if (!in_list(&nw, m)) {
 			struct trace_munmap u = { tid, pos, m->start, m->end };
-			rc = trace_write_munmap(sb->w, &u);
+			rc = sb->out ? sw_out_munmap(sb->out, &u)
+				     : trace_write_munmap(sb->w, &u);
 			changes++;
 		}
 	}

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include "ptrev/trace_file.h"
+#include "sw_trace_out.h"
 
 struct sideband;
 
@@ -19,6 +20,9 @@ struct sideband *sideband_new(pid_t pid, int memfd, struct trace_writer *w);
 void sideband_free(struct sideband *sb);
 /* After an execve the old /proc/PID/mem no longer reads the new image. */
 void sideband_set_memfd(struct sideband *sb, int memfd);
+/* Send the records to out (the sw recorder's sink: file and/or memory)
+ * instead of the writer given to sideband_new. */
+void sideband_set_out(struct sideband *sb, struct sw_out *out);
 
 /* Re-read the maps; write what changed, attributed to thread tid at its
  * position pos (tid 0 for the initial map). Returns the number of changes

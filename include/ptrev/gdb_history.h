@@ -32,6 +32,11 @@ struct gdb_history {
 	struct gdb_hist_thread *threads;
 	size_t nthreads;
 	bool saved;          /* a saved recording: there is no live process */
+	/* Live recordings map new code as they run: images built later are
+	 * copied into img.image (which the histories hold) and kept here. */
+	struct trace_image *later;
+	size_t nlater;
+	size_t img_nmmaps, img_ncode; /* sideband the image covers */
 };
 
 /* Build the history of every thread in td. Returns 0, or -1 with err. */

@@ -17,6 +17,8 @@
 
 struct gdb_point;
 struct gdb_history;
+struct sw_engine;
+struct trace_writer;
 struct gdb_hist_thread;
 
 struct gdb_server {
@@ -44,6 +46,15 @@ struct gdb_server {
 	 * replayed, or a live recording): positions per thread. */
 	struct gdb_history *hist;
 	bool hist_saved_initial;   /* `?` reports the recording's end state */
+
+	/* Recording while serving (gdb_record.c). */
+	struct sw_engine *engine;  /* runs the program while recording */
+	struct trace_writer *writer; /* -o FILE, or NULL (memory only) */
+	bool record_requested;     /* recording asked for on the command line */
+	bool btrace_on;            /* gdb's record btrace is active */
+	uint64_t btrace_size;
+	size_t btrace_read_len;    /* for qXfer:btrace:read:new */
+	pid_t btrace_read_tid;
 };
 
 /* Take over a launched inferior and serve gdb on (rfd, wfd) until the
@@ -87,6 +98,22 @@ void gdb_replay_regs_packet(struct gdb_server *s, char *pkt, size_t len);
 void gdb_replay_mem_packet(struct gdb_server *s, char *pkt, size_t len);
 /* The stop reply for `?` in a saved recording. */
 void gdb_replay_initial_stop(struct gdb_server *s);
+/* Recording while serving (server/gdb_record.c). path NULL: in memory. */
+int gdb_record_start(struct gdb_server *s, const char *path, char **prog_argv,
+		     char *err, size_t errlen);
+/* Finish the recording (END record, file closed) and drop the history. */
+void gdb_record_stop(struct gdb_server *s, char *err, size_t errlen);
+/* Index what the program did since the last stop. */
+void gdb_record_after_stop(struct gdb_server *s);
+/* Execution: through the recording engine when recording, else ptrace. */
+int gdb_exec_resume(struct gdb_server *s, pid_t tid, bool step, int sig);
+int gdb_exec_wait(struct gdb_server *s, struct stop_event *ev);
+int gdb_exec_interrupt(struct gdb_server *s);
+/* gdb's branch-trace packets: Qbtrace:*, and the qXfer objects. */
+bool gdb_btrace_packet(struct gdb_server *s, char *pkt);
+int gdb_btrace_xml(struct gdb_server *s, const char *annex, struct strbuf *obj);
+int gdb_btrace_conf_xml(struct gdb_server *s, struct strbuf *obj);
+
 /* The program of a saved recording (absolute path). 0 or -errno. */
 int gdb_recorded_program(struct gdb_server *s, struct strbuf *out);
 /* The register layout: the process's, or this machine's for a saved

@@ -10,6 +10,7 @@
 #define PTREV_RECORDER_H
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -22,6 +23,9 @@ struct sw_record_opts {
 	 * recording: the file is finished with status_kind 2 and the program
 	 * is killed. May be NULL. */
 	volatile sig_atomic_t *stop;
+	/* sw engine (sw_engine.h): write the file only, keep no copy of the
+	 * recording in memory (sw_engine_data returns NULL). */
+	bool file_only;
 };
 
 /* Record the launched, stopped inferior (inferior_launch) with the sw
@@ -39,5 +43,11 @@ int sw_backend_record(struct inferior *inf, struct trace_writer *w,
  * (128+signal when killed), 2 for usage and start-up errors, 130/143 when
  * ptrev itself was interrupted by SIGINT/SIGTERM. */
 int record_main(int argc, char **argv);
+
+/* The META records every recording starts with (backend, program, arg...,
+ * cwd, pid, cpu, psb_period, ptrev_version, start_time). */
+void record_write_meta(struct trace_writer *w, const char *backend,
+		       const char *prog, char **args, pid_t pid,
+		       unsigned psb_period);
 
 #endif

@@ -213,20 +213,21 @@ def kill_session(proc):
 class Server:
     """How to start one server kind over one transport."""
 
-    def __init__(self, kind, path, shell):
+    def __init__(self, kind, path, shell, extra=()):
         self.kind = kind
         self.path = path
         self.shell = shell  # gdbserver only: --startup-with-shell
+        self.extra = list(extra)  # ptrev only: options such as --record
 
     def stdio_argv(self, prog):
         if self.kind == 'gdbserver':
             return [self.path] + self.shell_opt() + ['-'] + prog
-        return [self.path, 'serve', '--stdio', '--'] + prog
+        return [self.path, 'serve', '--stdio'] + self.extra + ['--'] + prog
 
     def tcp_argv(self, prog):
         if self.kind == 'gdbserver':
             return [self.path] + self.shell_opt() + ['--once', '127.0.0.1:0'] + prog
-        return [self.path, 'serve', '--listen', '127.0.0.1:0', '--'] + prog
+        return [self.path, 'serve', '--listen', '127.0.0.1:0'] + self.extra + ['--'] + prog
 
     def shell_opt(self):
         return ['--startup-with-shell' if self.shell else '--no-startup-with-shell']
@@ -497,6 +498,9 @@ def main():
                     default=os.environ.get('E2E_SERVER_B', 'ptrev'),
                     help='server compared against gdbserver (default $E2E_SERVER_B '
                          'or ptrev); gdbserver proves the harness itself')
+    ap.add_argument('--ptrev-arg', action='append', default=[],
+                    help='extra option for `ptrev serve` (repeatable), e.g. --record '
+                         'to run the same session while recording')
     ap.add_argument('--ptrev', default=os.environ.get('PTREV', ''),
                     help='ptrev executable (default $PTREV)')
     ap.add_argument('--gdb', default=shutil.which('gdb'))
@@ -522,7 +526,7 @@ def main():
         if not args.ptrev or not os.access(args.ptrev, os.X_OK):
             print('SKIP: ptrev executable not given or missing (%r)' % args.ptrev)
             return SKIP
-        server_b = Server('ptrev', os.path.abspath(args.ptrev), False)
+        server_b = Server('ptrev', os.path.abspath(args.ptrev), False, args.ptrev_arg)
     else:
         server_b = Server('gdbserver', args.gdbserver, args.b_shell)
     servers = [Server('gdbserver', args.gdbserver, args.gdbserver_shell), server_b]

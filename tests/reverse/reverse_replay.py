@@ -168,6 +168,39 @@ def test_mi(ptrev, prog, trace):
               'MI: reverse-continue to the start reports no history at _start (%s)' % stops[2][:120])
 
 
+def test_live(ptrev, ref_step, prog):
+    """The same while the program runs under `ptrev serve --record`."""
+    live = 'target remote | %s serve --stdio --record -- %s' % (ptrev, prog)
+    truth = ref_ips(ref_step, prog, [])
+    steps = 40
+    script = [live, 'break *done', 'continue', 'p/x $pc']
+    for _ in range(steps):
+        script += ['reverse-stepi', 'p/x $pc']
+    out = gdb([prog], script)
+    got = pcs(out)
+    want = []
+    if got and got[0] in truth:
+        j = truth.index(got[0])
+        want = [truth[j - k] for k in range(steps + 1)]
+    check(len(got) == steps + 1 and got == want,
+          'live: reverse-stepi x%d from a breakpoint follows the single-stepped '
+          'instructions backwards' % steps)
+
+    hits = 5
+    common = ['break *hit']
+    for _ in range(hits):
+        common += ['reverse-continue', 'p/x $pc', 'reverse-stepi', 'p/x $pc']
+    env = dict(os.environ, GLIBC_TUNABLES=TUNABLES)
+    ref = gdb([prog], ['break main', 'run', 'record full', 'break done', 'continue',
+                       'delete 1', 'delete 2'] + common, env=env)
+    mine = gdb([prog], [live, 'break *done', 'continue', 'delete 1'] + common +
+               ['delete', 'continue'])
+    check(pcs(mine)[:2 * hits] == pcs(ref) and len(pcs(ref)) == 2 * hits,
+          'live: reverse-continue lands where record full does')
+    check('exited normally' in mine,
+          'live: forward replay reaches the present and the program runs to its end')
+
+
 def test_mi_record_full(prog):
     """The oracle for the MI no-history stop: gdb's own record full."""
     cmds = ['-break-insert main', '-exec-run', '-interpreter-exec console "record full"',
@@ -193,6 +226,7 @@ def main():
     test_crash(ptrev, prog, work)
     test_mi(ptrev, prog, trace)
     test_mi_record_full(prog)
+    test_live(ptrev, ref_step, prog)
     print('%d failure(s)' % len(FAILURES))
     return 1 if FAILURES else 0
 

@@ -1,0 +1,200 @@
+/* Recording while serving gdb: the sw engine runs the program (every
+ * instruction single-stepped into PT), the history grows at every stop, and
+ * reverse commands move through it. Also gdb's own branch-trace packets
+ * (record btrace pt), which start and stop the same recording. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ptrev/gdb_history.h"
+#include "ptrev/gdb_server.h"
+#include "ptrev/recorder.h"
+#include "ptrev/sw_engine.h"
+
+int gdb_record_start(struct gdb_server *s, const char *path, char **prog_argv,
+		     char *err, size_t errlen)
+{
+	if (s->engine)
+		return 0;
+	if (!s->have_inferior || s->inf.exited) {
+		snprintf(err, errlen, "no process to record");
+		return -1;
+	}
+	struct trace_writer *w = NULL;
+	if (path) {
+		w = trace_writer_open(path, err, errlen);
+		if (!w)
+			return -1;
+		record_write_meta(w, "sw", prog_argv ? prog_argv[0] : "", prog_argv ? prog_argv : (char *[]){NULL},
+				  s->inf.pid, 4096);
+	}
+	struct sw_record_opts opts = {.psb_period = 4096};
+	s->engine = sw_engine_new(&s->inf, w, &opts, err, errlen);
+	if (!s->engine) {
+		if (w)
+			trace_writer_close(w, NULL, 0);
+		return -1;
+	}
+	s->writer = w;
+	s->hist = calloc(1, sizeof *s->hist);
+	if (!s->hist || gdb_history_open(s->hist, sw_engine_data(s->engine), false, err, errlen) != 0) {
+		gdb_record_stop(s, NULL, 0);
+		return -1;
+	}
+	return 0;
+}
+
+void gdb_record_stop(struct gdb_server *s, char *err, size_t errlen)
+{
+	char buf[256];
+	if (!err) {
+		err = buf;
+		errlen = sizeof buf;
+	}
+	if (!s->engine)
+		return; /* not recording (a saved recording's history is not ours) */
+	if (s->hist) {
+		gdb_history_close(s->hist);
+		free(s->hist);
+		s->hist = NULL;
+	}
+	struct trace_end end;
+	if (sw_engine_finish(s->engine, &end, true, err, errlen) != 0)
+		fprintf(stderr, "ptrev: finishing the recording: %s\n", err);
+	if (s->writer && trace_writer_close(s->writer, err, errlen) != 0)
+		fprintf(stderr, "ptrev: writing the recording: %s\n", err);
+	sw_engine_free(s->engine);
+	s->engine = NULL;
+	s->writer = NULL;
+}
+
+void gdb_record_after_stop(struct gdb_server *s)
+{
+	if (s->hist && gdb_history_sync(s->hist) != 0)
+		fprintf(stderr, "ptrev: indexing the history failed\n");
+}
+
+/* ---- execution: the engine while recording, else plain ptrace ---- */
+
+int gdb_exec_resume(struct gdb_server *s, pid_t tid, bool step, int sig)
+{
+	return s->engine ? sw_engine_resume(s->engine, tid, step, sig)
+			 : inferior_resume(&s->inf, tid, step, sig);
+}
+
+int gdb_exec_wait(struct gdb_server *s, struct stop_event *ev)
+{
+	if (!s->engine)
+		return inferior_wait(&s->inf, ev, false);
+	int r = sw_engine_wait(s->engine, ev, false);
+	if (r < 0 && sw_engine_error(s->engine))
+		fprintf(stderr, "ptrev: recording: %s\n", sw_engine_error(s->engine));
+	return r;
+}
+
+int gdb_exec_interrupt(struct gdb_server *s)
+{
+	return s->engine ? sw_engine_interrupt(s->engine) : inferior_interrupt(&s->inf);
+}
+
+/* ---- gdb's branch-trace packets ---- */
+
+static void cpu_xml(struct strbuf *out)
+{
+	unsigned a, b, c, d;
+	char vendor[13] = "";
+	__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0), "c"(0));
+	memcpy(vendor, &b, 4);
+	memcpy(vendor + 4, &d, 4);
+	memcpy(vendor + 8, &c, 4);
+	__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(1), "c"(0));
+	unsigned family = (a >> 8) & 0xf, model = (a >> 4) & 0xf, stepping = a & 0xf;
+	if (family == 0xf)
+		family += (a >> 20) & 0xff;
+	if (family == 0x6 || family >= 0xf)
+		model += ((a >> 16) & 0xf) << 4;
+	strbuf_puts(out, "<cpu vendor=\"");
+	strbuf_xml_escaped(out, vendor);
+	strbuf_printf(out, "\" family=\"%u\" model=\"%u\" stepping=\"%u\"/>", family, model, stepping);
+}
+
+bool gdb_btrace_packet(struct gdb_server *s, char *pkt)
+{
+	char err[256];
+	if (strcmp(pkt, "Qbtrace:pt") == 0) {
+		if (s->btrace_on) {
+			strbuf_puts(&s->reply, "E.Btrace already enabled.");
+		} else if (gdb_record_start(s, NULL, NULL, err, sizeof err) != 0) {
+			strbuf_printf(&s->reply, "E.%s", err);
+		} else {
+			s->btrace_on = true;
+			strbuf_puts(&s->reply, "OK");
+		}
+		return true;
+	}
+	if (strcmp(pkt, "Qbtrace:off") == 0) {
+		if (!s->btrace_on) {
+			strbuf_puts(&s->reply, "E.Btrace not enabled.");
+			return true;
+		}
+		s->btrace_on = false;
+		/* Only a recording gdb started is stopped: one the user asked for
+		 * on the command line (-o) goes on. */
+		if (!s->record_requested)
+			gdb_record_stop(s, NULL, 0);
+		strbuf_puts(&s->reply, "OK");
+		return true;
+	}
+	if (strcmp(pkt, "Qbtrace:bts") == 0) {
+		strbuf_puts(&s->reply, "E.Only Intel PT branch tracing is supported.");
+		return true;
+	}
+	if (strncmp(pkt, "Qbtrace-conf:pt:size=", 21) == 0) {
+		/* The sw backend keeps the whole trace: any size is fine. */
+		s->btrace_size = strtoull(pkt + 21, NULL, 16);
+		strbuf_puts(&s->reply, "OK");
+		return true;
+	}
+	return false;
+}
+
+int gdb_btrace_xml(struct gdb_server *s, const char *annex, struct strbuf *obj)
+{
+	if (!s->btrace_on || !s->engine)
+		return -1;
+	const struct trace_data *td = sw_engine_data(s->engine);
+	const struct trace_thread_stream *st = NULL;
+	for (size_t i = 0; i < td->nstreams; i++)
+		if (td->streams[i].tid == s->g_tid)
+			st = &td->streams[i];
+	if (strcmp(annex, "delta") == 0)
+		return -2; /* PT cannot be stitched: gdb then asks for new/all */
+	bool new_only = strcmp(annex, "new") == 0;
+	if (!new_only && strcmp(annex, "all") != 0)
+		return -1;
+	size_t len = st ? st->pt_len : 0;
+	/* "new": everything again if anything changed since the last read
+	 * (gdb discards what it had), else nothing. */
+	if (new_only && len == s->btrace_read_len && s->btrace_read_tid == s->g_tid) {
+		strbuf_puts(obj, "<!DOCTYPE btrace SYSTEM \"btrace.dtd\">\n<btrace version=\"1.0\"/>\n");
+		return 0;
+	}
+	s->btrace_read_len = len;
+	s->btrace_read_tid = s->g_tid;
+	strbuf_puts(obj, "<!DOCTYPE btrace SYSTEM \"btrace.dtd\">\n<btrace version=\"1.0\">\n<pt>\n<pt-config>\n");
+	cpu_xml(obj);
+	strbuf_puts(obj, "\n</pt-config>\n<raw>\n");
+	if (len)
+		strbuf_hex(obj, st->pt, len);
+	strbuf_puts(obj, "\n</raw>\n</pt>\n</btrace>\n");
+	return 0;
+}
+
+int gdb_btrace_conf_xml(struct gdb_server *s, struct strbuf *obj)
+{
+	strbuf_puts(obj, "<!DOCTYPE btrace-conf SYSTEM \"btrace-conf.dtd\">\n<btrace-conf version=\"1.0\">\n");
+	if (s->btrace_on)
+		strbuf_printf(obj, "<pt size=\"0x%llx\"/>\n", (unsigned long long)s->btrace_size);
+	strbuf_puts(obj, "</btrace-conf>\n");
+	return s->btrace_on ? 0 : -1;
+}

@@ -1,0 +1,483 @@
+/* The sw recorder driven like the inferior module (sw_engine.h): the
+ * caller resumes threads, waits for one event, and every other thread is
+ * then stopped at its next instruction boundary before the event is
+ * returned. Threads are single-stepped anyway, so stopping one is simply
+ * not stepping it again; a thread blocked in a syscall gets a SIGSTOP that
+ * is absorbed (never recorded, never reported). The per-status work is in
+ * recorder_sw.c. */
+#include "recorder_sw.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "inferior_internal.h"
+#include "ptrev/sw_engine.h"
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void fail(struct sw_rec *r, char *err, size_t errlen)
+{
+	if (err && errlen)
+		snprintf(err, errlen, "%s", r->err[0] ? r->err : "out of memory");
+}
+
+/* Take one thread of the inferior module over, with what it had pending. */
+static struct sw_thread *adopt(struct sw_rec *r, struct inf_thread *it)
+{
+	struct sw_thread *t = sw_thread_add(r, it->tid);
+
+	if (!t)
+		return NULL;
+	t->stop_expected = it->stop_expected;
+	it->stop_expected = 0;
+	if (it->has_pending) {
+		t->has_pending = true;
+		t->pending = it->pending;
+		if (it->pending.kind == STOP_SIGNAL) {
+			sw_prepare_signal(t, it->pending.sig,
+					  it->has_siginfo ? &it->siginfo : NULL);
+			t->deliver = 0;
+			t->held = true;
+			memcpy(&t->held_si, t->sig.siginfo, sizeof t->held_si);
+		}
+		it->has_pending = false;
+	} else if (it->has_siginfo && it->siginfo.si_signo > 0) {
+		/* A signal reported by the inferior module and not yet
+		 * delivered: the thread sits in its signal-delivery-stop. */
+		sw_prepare_signal(t, it->siginfo.si_signo, &it->siginfo);
+		t->deliver = 0;
+		t->held = it->siginfo.si_signo != SIGTRAP;
+		memcpy(&t->held_si, &it->siginfo, sizeof t->held_si);
+	}
+	return t;
+}
+
+struct sw_engine *sw_engine_new(struct inferior *inf, struct trace_writer *w,
+				const struct sw_record_opts *o, char *err, size_t errlen)
+{
+	struct sw_engine *e = calloc(1, sizeof *e);
+	struct sw_rec *r;
+
+	if (!e) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	r = &e->r;
+	r->t0_ns = now_ns();
+	r->inf = inf;
+	r->pid = inf->pid;
+	r->self = getpid();
+	r->memfd = -1;
+	r->errlen = sizeof r->err;
+	r->out.w = w;
+	r->out.keep = !(o && o->file_only);
+	r->psb_period = o && o->psb_period ? o->psb_period : PTENC_DEFAULT_PSB_PERIOD;
+	r->stop = o ? o->stop : NULL;
+	r->end.status_kind = 2;
+	r->gen = 1;
+	if (!inf->pid || inf->exited) {
+		snprintf(err, errlen, "no process to record");
+		free(e);
+		return NULL;
+	}
+	for (size_t i = 0; i < inf->nthreads; i++) {
+		if (inf->threads[i].running && !inf->threads[i].has_pending) {
+			snprintf(err, errlen, "thread %d is running",
+				 (int)inf->threads[i].tid);
+			free(e);
+			return NULL;
+		}
+	}
+	r->icache = calloc((size_t)1 << ICACHE_BITS, sizeof *r->icache);
+	if (!r->icache || sw_open_memfd(r) < 0)
+		goto bad;
+	r->sb = sideband_new(r->pid, r->memfd, w);
+	if (!r->sb)
+		goto bad;
+	sideband_set_out(r->sb, &r->out);
+	if (r->out.keep) {
+		/* What a file would say about itself (record_main writes the
+		 * file's own META). */
+		struct trace_writer *fw = r->out.w;
+		char num[32];
+		r->out.w = NULL;
+		sw_out_meta(&r->out, "backend", "sw");
+		snprintf(num, sizeof num, "%u", r->psb_period);
+		sw_out_meta(&r->out, "psb_period", num);
+		r->out.w = fw;
+	}
+	ptrace(PTRACE_SETOPTIONS, r->pid, NULL,
+	       (void *)(long)(PTRACE_O_TRACECLONE | PTRACE_O_EXITKILL));
+	if (sideband_update(r->sb, 0, 0) < 0) {
+		snprintf(r->err, r->errlen, "cannot read the mappings of %d",
+			 (int)r->pid);
+		goto bad;
+	}
+	for (size_t i = 0; i < inf->nthreads; i++) {
+		struct sw_thread *t = adopt(r, &inf->threads[i]);
+		struct trace_thread th = {0};
+		if (!t || sw_set_tsc_trapping(t, true) < 0)
+			goto bad;
+		th.tid = t->tid;
+		th.parent = i == 0 ? 0 : r->pid; /* creators of older threads: unknown */
+		if (sw_out_thread(&r->out, &th) < 0 || sw_thread_start(t) < 0)
+			goto bad;
+	}
+	return e;
+bad:
+	fail(r, err, errlen);
+	sw_engine_free(e);
+	return NULL;
+}
+
+const char *sw_engine_error(const struct sw_engine *e)
+{
+	return e->r.err;
+}
+
+const struct trace_data *sw_engine_data(const struct sw_engine *e)
+{
+	return e->r.out.keep ? &e->r.out.td : NULL;
+}
+
+int sw_engine_resume(struct sw_engine *e, pid_t tid, bool step, int sig)
+{
+	struct sw_rec *r = &e->r;
+	struct sw_thread *t = sw_thread_find(r, tid);
+	struct inf_thread *it = inferior_thread(r->inf, tid);
+	struct user_regs_struct now;
+
+	if (r->proc_gone || r->failed || r->inf->exited || !t)
+		return -1;
+	if (t->resumed)
+		return 0;
+	if (t->has_pending) {
+		/* A breakpoint hit whose breakpoint is gone since: forget it,
+		 * the thread runs the instruction. */
+		bool stale = t->pending.kind == STOP_SWBREAK &&
+			     !inferior_has_swbreak(r->inf, t->regs.rip);
+		if (!stale) {
+			t->resumed = true;
+			t->stepping = step;
+			if (it)
+				it->running = true;
+			return 0;
+		}
+		t->has_pending = false;
+	}
+	if (ptrace(PTRACE_GETREGS, tid, NULL, &now) < 0)
+		return -1;
+	/* gdb may have written code or registers while it was stopped. */
+	sw_icache_invalidate(r);
+	if (t->held) {
+		int held = t->sig.signo;
+		t->held = false;
+		if (sig)
+			sw_prepare_signal(t, sig, sig == held ? &t->held_si : NULL);
+	} else if (sig) {
+		sw_prepare_signal(t, sig, NULL);
+	}
+	t->exempt = t->reported;
+	t->resumed = true;
+	t->stepping = step;
+	if (it) {
+		it->running = true;
+		it->has_siginfo = false;
+	}
+	if (sw_resume(t, &now, false) < 0) {
+		r->failed = true;
+		return -1;
+	}
+	return 0;
+}
+
+int sw_engine_interrupt(struct sw_engine *e)
+{
+	if (e->r.proc_gone || e->r.inf->exited)
+		return -1;
+	e->r.interrupt_req = 1;
+	return 0;
+}
+
+/* Will this thread still report a stop? A leader that called exit() while
+ * other threads live stays a zombie until they are gone. */
+static bool will_report(const struct sw_rec *r, const struct sw_thread *t)
+{
+	if (!t->inflight || t->gone)
+		return false;
+	return !(t->exiting && t->tid == r->pid && t->regs.rax == SYS_exit);
+}
+
+static int collect(struct sw_rec *r, bool block)
+{
+	int st;
+	pid_t w = waitpid(-1, &st, __WALL | (block ? 0 : WNOHANG));
+
+	if (w == 0)
+		return 0;
+	if (w < 0) {
+		if (errno == EINTR)
+			return 0;
+		/* ECHILD: reaped behind our back; nothing more will come. */
+		if (!r->proc_gone) {
+			r->proc_gone = true;
+			r->exit_ev = (struct stop_event){ .kind = STOP_KILLED,
+				.tid = r->pid, .sig = SIGKILL };
+			r->end.status_kind = 1;
+			r->end.status = SIGKILL;
+		}
+		return 0;
+	}
+	if (sw_on_status(r, w, st) < 0) {
+		r->failed = true;
+		return -1;
+	}
+	return 1;
+}
+
+/* All-stop: every thread still stepping is collected at its next
+ * instruction boundary and left there. */
+static int stop_all(struct sw_rec *r)
+{
+	r->stopping = true;
+	for (size_t i = 0; i < r->nthreads; i++) {
+		struct sw_thread *t = r->threads[i];
+		if (will_report(r, t) && !t->stop_expected && !t->exiting &&
+		    syscall(SYS_tgkill, r->pid, t->tid, SIGSTOP) == 0)
+			t->stop_expected++;
+	}
+	for (;;) {
+		bool any = false;
+		for (size_t i = 0; i < r->nthreads && !any; i++)
+			any = will_report(r, r->threads[i]);
+		if (!any || r->proc_gone)
+			break;
+		if (collect(r, true) < 0) {
+			r->stopping = false;
+			return -1;
+		}
+	}
+	r->stopping = false;
+	return 0;
+}
+
+/* Close every stream off at its thread's IP and hand the bytes over, so
+ * that the recording holds exactly what ran so far. */
+static int flush_streams(struct sw_rec *r)
+{
+	for (size_t i = 0; i < r->nthreads; i++) {
+		struct sw_thread *t = r->threads[i];
+		if (!t->started || t->gone || t->inflight)
+			continue;
+		if (ptenc_interrupt(t->enc, t->regs.rip) < 0 || ptenc_flush(t->enc) < 0) {
+			snprintf(r->err, r->errlen, "encoder (thread %d): %s",
+				 (int)t->tid, ptenc_error(t->enc));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static struct sw_thread *pick_pending(struct sw_rec *r)
+{
+	for (size_t i = 0; i < r->nthreads; i++) {
+		struct sw_thread *t = r->threads[i];
+		if (t->has_pending && t->resumed && !t->gone)
+			return t;
+	}
+	return NULL;
+}
+
+static struct sw_thread *pick_resumed(struct sw_rec *r)
+{
+	for (size_t i = 0; i < r->nthreads; i++)
+		if (r->threads[i]->resumed && !r->threads[i]->gone)
+			return r->threads[i];
+	return NULL;
+}
+
+static int report(struct sw_rec *r, struct sw_thread *t, struct stop_event *ev)
+{
+	struct inf_thread *it;
+
+	if (stop_all(r) < 0)
+		return -1;
+	if (r->proc_gone) {
+		/* It ended while the others stopped: that is the news. */
+		r->gone_reported = true;
+		*ev = r->exit_ev;
+		inf_mark_gone(r->inf);
+		return 1;
+	}
+	if (flush_streams(r) < 0) {
+		r->failed = true;
+		return -1;
+	}
+	*ev = t->pending;
+	t->has_pending = false;
+	t->reported = true;
+	t->reported_ip = t->regs.rip;
+	for (size_t i = 0; i < r->nthreads; i++)
+		r->threads[i]->resumed = false;
+	for (size_t i = 0; i < r->inf->nthreads; i++)
+		r->inf->threads[i].running = false;
+	it = inferior_thread(r->inf, t->tid);
+	if (it) {
+		it->has_siginfo = ev->kind == STOP_SIGNAL;
+		if (it->has_siginfo)
+			memcpy(&it->siginfo, &t->held_si, sizeof it->siginfo);
+	}
+	return 1;
+}
+
+int sw_engine_wait(struct sw_engine *e, struct stop_event *ev, bool block)
+{
+	struct sw_rec *r = &e->r;
+	uint64_t deadline = block ? 0 : now_ns() + 10000000ull;
+	unsigned idle = 0;
+
+	if (r->failed || r->gone_reported || r->inf->exited)
+		return -1;
+	for (;;) {
+		struct sw_thread *t;
+		bool any = false;
+
+		if (r->stop && *r->stop && !r->killed && !r->proc_gone) {
+			kill(r->pid, SIGKILL);
+			r->killed = true;
+		}
+		if (r->proc_gone) {
+			r->gone_reported = true;
+			*ev = r->exit_ev;
+			inf_mark_gone(r->inf);
+			return 1;
+		}
+		if (r->interrupt_req) {
+			r->interrupt_req = 0;
+			if (stop_all(r) < 0)
+				return -1;
+			if (!pick_pending(r) && (t = pick_resumed(r)))
+				sw_hold_signal(t, SIGINT, NULL);
+			continue;
+		}
+		t = pick_pending(r);
+		if (t && t->pending.kind == STOP_SIGNAL && t->held &&
+		    t->pending.sig < 65 && r->inf->pass_signals[t->pending.sig]) {
+			/* Passed since it was seen: deliver and carry on. */
+			t->held = false;
+			t->has_pending = false;
+			sw_prepare_signal(t, t->pending.sig, &t->held_si);
+			if (sw_advance(t) < 0) {
+				r->failed = true;
+				return -1;
+			}
+			continue;
+		}
+		if (t)
+			return report(r, t, ev);
+		for (size_t i = 0; i < r->nthreads && !any; i++)
+			any = r->threads[i]->inflight && !r->threads[i]->gone;
+		if (!any) /* nothing resumed: nothing can happen */
+			return block ? -1 : 0;
+		switch (collect(r, block)) {
+		case -1:
+			return -1;
+		case 1:
+			idle = 0;
+			break;
+		default:
+			if (block)
+				break;
+			if (now_ns() >= deadline)
+				return 0;
+			/* A step takes microseconds: yield first, then doze. */
+			if (++idle < 64) {
+				sched_yield();
+			} else {
+				struct timespec ts = { 0, 50000 };
+				nanosleep(&ts, NULL);
+			}
+		}
+	}
+}
+
+int sw_engine_finish(struct sw_engine *e, struct trace_end *end, bool write_end,
+		     char *err, size_t errlen)
+{
+	struct sw_rec *r = &e->r;
+	int rc = 0;
+
+	if (!r->proc_gone) {
+		for (size_t i = 0; i < r->nthreads; i++) {
+			struct sw_thread *t = r->threads[i];
+			struct inf_thread *it = inferior_thread(r->inf, t->tid);
+			if (t->gone || !t->started)
+				continue;
+			if (!t->inflight && ptenc_end(t->enc, t->regs.rip) < 0) {
+				snprintf(r->err, r->errlen, "encoder (thread %d): %s",
+					 (int)t->tid, ptenc_error(t->enc));
+				rc = -1;
+			}
+			r->end.instructions += t->insns;
+			r->end.psb_count += ptenc_stats(t->enc)->psbs;
+			t->gone = true; /* its stream is over */
+			if (!t->inflight && r->inf->pid && !r->inf->exited &&
+			    sw_set_tsc_trapping(t, false) < 0)
+				rc = -1;
+			if (!it)
+				continue;
+			/* Back to the inferior module, as it would have it. */
+			it->stop_expected += t->stop_expected;
+			if (t->has_pending) {
+				it->has_pending = true;
+				it->pending = t->pending;
+			}
+			if (t->held) {
+				it->has_siginfo = true;
+				memcpy(&it->siginfo, &t->held_si, sizeof it->siginfo);
+			}
+		}
+	}
+	r->end.duration_ns = now_ns() - r->t0_ns;
+	if (end)
+		*end = r->end;
+	if (write_end && r->out.w && sw_out_end(&r->out, &r->end) < 0)
+		rc = -1;
+	r->out.td.end = r->end;
+	r->out.td.complete = true;
+	if (rc < 0)
+		fail(r, err, errlen);
+	return rc;
+}
+
+void sw_engine_free(struct sw_engine *e)
+{
+	struct sw_rec *r;
+
+	if (!e)
+		return;
+	r = &e->r;
+	sw_threads_free(r);
+	sideband_free(r->sb);
+	free(r->icache);
+	free(r->early);
+	if (r->memfd >= 0)
+		close(r->memfd);
+	sw_out_free(&r->out);
+	free(e);
+}

@@ -1,0 +1,227 @@
+/* The sw recorder's record sink: every record goes to the writer (when
+ * there is one) and, when asked, into an in-memory trace_data built the way
+ * replay/trace_records.c builds it from a file (streams in order of their
+ * first PT bytes, records in order, code and syscall payloads copied). */
+#include "sw_trace_out.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void oom(void)
+{
+	fputs("ptrev: out of memory\n", stderr);
+	abort();
+}
+
+static void *grow(void *arr, size_t n, size_t *cap, size_t elem)
+{
+	if (n < *cap)
+		return arr;
+	size_t c = *cap ? *cap * 2 : 16;
+	void *p = realloc(arr, c * elem);
+	if (!p)
+		oom();
+	*cap = c;
+	return p;
+}
+
+#define PUSH(o, field, count, capf) \
+	((o)->td.field = grow((o)->td.field, (o)->td.count, &(o)->capf, \
+			      sizeof *(o)->td.field), \
+	 &(o)->td.field[(o)->td.count++])
+
+static void *dup_bytes(const void *p, size_t n)
+{
+	void *q = malloc(n ? n : 1);
+	if (!q)
+		oom();
+	if (n)
+		memcpy(q, p, n);
+	return q;
+}
+
+int sw_out_meta(struct sw_out *o, const char *key, const char *value)
+{
+	if (o->w && trace_write_meta(o->w, key, value) < 0)
+		return -1;
+	if (!o->keep)
+		return 0;
+	size_t cap = o->meta_cap;
+	o->td.meta_keys = grow(o->td.meta_keys, o->td.nmeta, &o->meta_cap,
+			       sizeof *o->td.meta_keys);
+	if (cap != o->meta_cap) {
+		o->td.meta_values = realloc(o->td.meta_values,
+					    o->meta_cap * sizeof *o->td.meta_values);
+		if (!o->td.meta_values)
+			oom();
+	}
+	o->td.meta_keys[o->td.nmeta] = dup_bytes(key, strlen(key) + 1);
+	o->td.meta_values[o->td.nmeta] = dup_bytes(value, strlen(value) + 1);
+	o->td.nmeta++;
+	return 0;
+}
+
+int sw_out_pt(struct sw_out *o, pid_t tid, const void *data, size_t len)
+{
+	if (o->w && trace_write_pt(o->w, tid, data, len) < 0)
+		return -1;
+	if (!o->keep || !len)
+		return 0;
+	struct trace_data *td = &o->td;
+	size_t s = o->last_stream;
+	if (s >= td->nstreams || td->streams[s].tid != tid) {
+		for (s = 0; s < td->nstreams && td->streams[s].tid != tid; s++)
+			;
+		if (s == td->nstreams) {
+			size_t cap = o->streams_cap;
+			td->streams = grow(td->streams, td->nstreams, &o->streams_cap,
+					   sizeof *td->streams);
+			if (cap != o->streams_cap) {
+				o->pt_caps = realloc(o->pt_caps,
+						     o->streams_cap * sizeof *o->pt_caps);
+				if (!o->pt_caps)
+					oom();
+			}
+			td->streams[s] = (struct trace_thread_stream){ .tid = tid };
+			o->pt_caps[s] = 0;
+			td->nstreams++;
+		}
+		o->last_stream = s;
+	}
+	struct trace_thread_stream *st = &td->streams[s];
+	if (st->pt_len + len > o->pt_caps[s]) {
+		size_t c = o->pt_caps[s] ? o->pt_caps[s] : 4096;
+		while (c < st->pt_len + len)
+			c *= 2;
+		uint8_t *p = realloc(st->pt, c);
+		if (!p)
+			oom();
+		st->pt = p;
+		o->pt_caps[s] = c;
+	}
+	memcpy(st->pt + st->pt_len, data, len);
+	st->pt_len += len;
+	return 0;
+}
+
+int sw_out_mmap(struct sw_out *o, const struct trace_mmap *m)
+{
+	if (o->w && trace_write_mmap(o->w, m) < 0)
+		return -1;
+	if (o->keep)
+		*PUSH(o, mmaps, nmmaps, mmaps_cap) = *m;
+	return 0;
+}
+
+int sw_out_munmap(struct sw_out *o, const struct trace_munmap *m)
+{
+	if (o->w && trace_write_munmap(o->w, m) < 0)
+		return -1;
+	if (o->keep)
+		*PUSH(o, munmaps, nmunmaps, munmaps_cap) = *m;
+	return 0;
+}
+
+int sw_out_code(struct sw_out *o, const struct trace_code *c)
+{
+	if (o->w && trace_write_code(o->w, c) < 0)
+		return -1;
+	if (o->keep) {
+		struct trace_code *k = PUSH(o, code, ncode, code_cap);
+		k->addr = c->addr;
+		k->len = c->len;
+		k->bytes = dup_bytes(c->bytes, c->len);
+	}
+	return 0;
+}
+
+int sw_out_syscall(struct sw_out *o, const struct trace_syscall *s)
+{
+	if (o->w && trace_write_syscall(o->w, s) < 0)
+		return -1;
+	if (!o->keep)
+		return 0;
+	struct trace_syscall *k = PUSH(o, syscalls, nsyscalls, syscalls_cap);
+	*k = *s;
+	k->writes = NULL;
+	k->nwrites = 0;
+	if (s->nwrites) {
+		struct trace_mem_write *ws = malloc(s->nwrites * sizeof *ws);
+		if (!ws)
+			oom();
+		for (size_t i = 0; i < s->nwrites; i++) {
+			ws[i] = s->writes[i];
+			ws[i].bytes = dup_bytes(s->writes[i].bytes, s->writes[i].len);
+		}
+		k->writes = ws;
+		k->nwrites = s->nwrites;
+	}
+	return 0;
+}
+
+int sw_out_signal(struct sw_out *o, const struct trace_signal *s)
+{
+	if (o->w && trace_write_signal(o->w, s) < 0)
+		return -1;
+	if (o->keep)
+		*PUSH(o, signals, nsignals, signals_cap) = *s;
+	return 0;
+}
+
+int sw_out_rdtsc(struct sw_out *o, const struct trace_rdtsc *r)
+{
+	if (o->w && trace_write_rdtsc(o->w, r) < 0)
+		return -1;
+	if (o->keep)
+		*PUSH(o, rdtsc, nrdtsc, rdtsc_cap) = *r;
+	return 0;
+}
+
+int sw_out_thread(struct sw_out *o, const struct trace_thread *t)
+{
+	if (o->w && trace_write_thread(o->w, t) < 0)
+		return -1;
+	if (o->keep)
+		*PUSH(o, threads, nthreads, threads_cap) = *t;
+	return 0;
+}
+
+int sw_out_end(struct sw_out *o, const struct trace_end *e)
+{
+	if (o->w && trace_write_end(o->w, e) < 0)
+		return -1;
+	o->td.end = *e;
+	o->td.complete = true;
+	return 0;
+}
+
+void sw_out_free(struct sw_out *o)
+{
+	struct trace_data *td = &o->td;
+	for (size_t i = 0; i < td->nmeta; i++) {
+		free(td->meta_keys[i]);
+		free(td->meta_values[i]);
+	}
+	free(td->meta_keys);
+	free(td->meta_values);
+	for (size_t i = 0; i < td->nstreams; i++)
+		free(td->streams[i].pt);
+	free(td->streams);
+	free(td->mmaps);
+	free(td->munmaps);
+	for (size_t i = 0; i < td->ncode; i++)
+		free((void *)td->code[i].bytes);
+	free(td->code);
+	for (size_t i = 0; i < td->nsyscalls; i++) {
+		for (size_t j = 0; j < td->syscalls[i].nwrites; j++)
+			free((void *)td->syscalls[i].writes[j].bytes);
+		free((void *)td->syscalls[i].writes);
+	}
+	free(td->syscalls);
+	free(td->signals);
+	free(td->rdtsc);
+	free(td->threads);
+	free(o->pt_caps);
+	memset(o, 0, sizeof *o);
+}
