@@ -46,6 +46,7 @@ struct replayer {
 	bool vdso_hidden;               /* META vdso=hidden: hide it too */
 	uint64_t vdso_first;            /* first vDSO call, UINT64_MAX: none */
 	uint64_t vdso_searched;         /* history searched up to here */
+	bool no_hw_bp;                  /* use int3 only (tests, benchmarks) */
 	bool stepped_recording;         /* sw backend: TF was set throughout */
 	char warning[512];
 	bool unsupported;               /* every seek fails with why_all */

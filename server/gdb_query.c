@@ -101,6 +101,10 @@ bool gdb_query_packet(struct gdb_server *s, char *pkt, size_t len)
 		return gdb_xfer_packet(s, pkt, len);
 	} else if (strcmp(pkt, "QStartNoAckMode") == 0) {
 		strbuf_puts(&s->reply, "OK"); /* the loop switches after sending */
+	} else if (strncmp(pkt, "qRcmd,", 6) == 0) {
+		if (s->fuzzing)
+			return false; /* monitor save writes files */
+		return gdb_monitor_packet(s, pkt + 6);
 	} else if (strncmp(pkt, "Qbtrace", 7) == 0) {
 		return gdb_btrace_packet(s, pkt);
 	} else if (strncmp(pkt, "QPassSignals:", 13) == 0) {

@@ -245,6 +245,11 @@ int gdb_server_run(struct gdb_server *s, int rfd, int wfd)
 		if (!no_reply && rsp_conn_send(&s->conn, s->reply.data ? s->reply.data : "",
 					       s->reply.len) != 0)
 			break;
+		if (s->monitor_then_ok) {
+			s->monitor_then_ok = false;
+			if (rsp_conn_send_str(&s->conn, "OK") != 0)
+				break;
+		}
 		if (no_ack_switch)
 			s->conn.noack = true;
 	}
@@ -274,6 +279,7 @@ void gdb_server_fuzz_one(const uint8_t *data, size_t n)
 	pkt[n] = '\0';
 	bool no_reply;
 	gdb_server_dispatch(&s, pkt, strlen(pkt), &no_reply);
+	s.monitor_then_ok = false;
 	free(pkt);
 	vfile_close_all(&s.vfs);
 	gdb_points_clear(&s);

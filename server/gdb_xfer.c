@@ -61,6 +61,8 @@ static int build_object(struct gdb_server *s, const char *object, const char *an
 	}
 	if (strcmp(object, "btrace-conf") == 0)
 		return gdb_btrace_conf_xml(s, obj) == 0 ? 0 : -EINVAL;
+	if (strcmp(object, "siginfo") == 0 && !live && s->hist)
+		return gdb_recorded_siginfo(s, obj);
 	if (strcmp(object, "siginfo") == 0) {
 		struct inf_thread *t = live ? inferior_thread(&s->inf, s->g_tid) : NULL;
 		if (!t || !t->has_siginfo)
@@ -69,6 +71,27 @@ static int build_object(struct gdb_server *s, const char *object, const char *an
 		return 0;
 	}
 	return 1;
+}
+
+/* $_siginfo in a recording: the signal recorded at the thread's position,
+ * or the fatal one when the thread stands at the end (a crash). */
+int gdb_recorded_siginfo(struct gdb_server *s, struct strbuf *out)
+{
+	struct gdb_hist_thread *t = gdb_replay_thread(s);
+	if (!t)
+		return -EINVAL;
+	const struct trace_data *td = s->hist->td;
+	bool at_end = !gdb_history_in_past(t);
+	for (size_t i = td->nsignals; i-- > 0;) {
+		const struct trace_signal *g = &td->signals[i];
+		if (g->tid != t->tid)
+			continue;
+		if (g->pos == t->pos || (at_end && g->handler_ip == 0)) {
+			strbuf_append(out, g->siginfo, sizeof g->siginfo);
+			return 0;
+		}
+	}
+	return -EINVAL;
 }
 
 /* A saved recording's program, made absolute with the recorded cwd. */

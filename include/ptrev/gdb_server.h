@@ -55,6 +55,7 @@ struct gdb_server {
 	uint64_t btrace_size;
 	size_t btrace_read_len;    /* for qXfer:btrace:read:new */
 	pid_t btrace_read_tid;
+	bool monitor_then_ok;      /* qRcmd: an O packet was the reply; OK follows */
 };
 
 /* Take over a launched inferior and serve gdb on (rfd, wfd) until the
@@ -114,6 +115,12 @@ bool gdb_btrace_packet(struct gdb_server *s, char *pkt);
 int gdb_btrace_xml(struct gdb_server *s, const char *annex, struct strbuf *obj);
 int gdb_btrace_conf_xml(struct gdb_server *s, struct strbuf *obj);
 
+/* qRcmd,HEX: monitor commands (server/gdb_monitor.c). */
+bool gdb_monitor_packet(struct gdb_server *s, const char *hex);
+void gdb_monitor_checkpoints(struct gdb_server *s, struct strbuf *out);
+
+/* The siginfo recorded where the current thread stands. 0 or -errno. */
+int gdb_recorded_siginfo(struct gdb_server *s, struct strbuf *out);
 /* The program of a saved recording (absolute path). 0 or -errno. */
 int gdb_recorded_program(struct gdb_server *s, struct strbuf *out);
 /* The register layout: the process's, or this machine's for a saved

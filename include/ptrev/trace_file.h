@@ -132,6 +132,12 @@ int trace_write_raw(struct trace_writer *w, uint32_t type, const void *payload, 
 /* CRC-32C (Castagnoli) as used by the format; crc = 0 to start. */
 uint32_t trace_crc32c(uint32_t crc, const void *data, size_t len);
 
+/* Write a whole recording held in memory to a new file (`monitor save`),
+ * ending with end (NULL: no END record). Returns 0, or -1 with err. */
+struct trace_data;
+int trace_save(const struct trace_data *td, const char *path, const struct trace_end *end,
+	       char *err, size_t errlen);
+
 /* ---- reading ---- */
 struct trace_thread_stream {
 	pid_t tid;
