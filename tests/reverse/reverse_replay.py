@@ -128,8 +128,10 @@ def test_crash(ptrev, prog, work):
     rc = record(ptrev, prog, ['crash'], trace)
     check(rc == 139, 'recording a crashing program exits 139 (%d)' % rc)
     native = pcs(gdb([prog], ['run crash', 'p/x $pc']))
-    out = gdb([prog], [replay_target(ptrev, trace), 'p/x $pc', 'info program'])
+    out = gdb([prog], [replay_target(ptrev, trace), 'p/x $pc', 'p $_siginfo.si_signo'])
     got = pcs(out)
+    check(re.search(r'^\$\d+ = 11$', out, re.M) is not None,
+          '$_siginfo in the replay of a crash is SIGSEGV\'s')
     check(len(native) == 1 and got[:1] == native,
           'replay starts at the crashing instruction (%s vs native %s)' %
           ([hex(x) for x in got], [hex(x) for x in native]))
@@ -200,6 +202,20 @@ def test_live(ptrev, ref_step, prog):
     check('exited normally' in mine,
           'live: forward replay reaches the present and the program runs to its end')
 
+    # monitor when / save: the position, and a copy of the recording so far.
+    work = os.environ.get('REVERSE_WORK', '/tmp')
+    saved = os.path.join(work, 'live-saved.ptrev')
+    out = gdb([prog], [live, 'break *done', 'continue', 'monitor when', 'reverse-stepi',
+                       'monitor when', 'monitor save ' + saved])
+    m = re.findall(r'Current instruction: (\d+) of (\d+)', out)
+    check(len(m) == 2 and m[0][0] == m[0][1] and int(m[1][0]) == int(m[0][0]) - 1,
+          'monitor when: at the present, then one instruction back (%s)' % m)
+    info = subprocess.run([ptrev, 'info', saved], capture_output=True, text=True).stdout
+    check(len(m) == 2 and ('instructions: %s' % m[0][1]) in info,
+          'monitor save: the saved copy holds the history so far')
+    replayed = gdb([prog], [replay_target(ptrev, saved), 'p/x $pc', 'reverse-stepi', 'p/x $pc'])
+    check(len(pcs(replayed)) == 2, 'monitor save: the saved copy replays')
+
 
 def test_mi_record_full(prog):
     """The oracle for the MI no-history stop: gdb's own record full."""
@@ -218,6 +234,7 @@ def test_mi_record_full(prog):
 def main():
     ptrev, ref_step, prog, work = sys.argv[1:5]
     os.makedirs(work, exist_ok=True)
+    os.environ['REVERSE_WORK'] = work
     trace = os.path.join(work, 'basic.ptrev')
     check(record(ptrev, prog, [], trace) == 0, 'recorded %s' % os.path.basename(prog))
     test_reverse_stepi(ptrev, ref_step, prog, trace)
