@@ -217,6 +217,58 @@ def test_live(ptrev, ref_step, prog):
     check(len(pcs(replayed)) == 2, 'monitor save: the saved copy replays')
 
 
+def info_of(ptrev, path):
+    r = subprocess.run([ptrev, 'info', path], capture_output=True, text=True, timeout=60)
+    return r.returncode, r.stdout + r.stderr
+
+
+def test_serve_output(ptrev, prog, work):
+    """`ptrev serve -o FILE` saves the recording on exit, kill and disconnect."""
+    exited = os.path.join(work, 'serve-exit.ptrev')
+    gdb([prog], ['target remote | %s serve --stdio -o %s -- %s' % (ptrev, exited, prog),
+                 'continue'])
+    rc, info = info_of(ptrev, exited)
+    m = re.search(r'^instructions: (\d+)$', info, re.M)
+    check(rc == 0 and 'status: exited with code 0' in info and m is not None,
+          'serve -o: the program exited, the file is complete')
+    dec = subprocess.run([ptrev, 'decode', exited], capture_output=True, text=True, timeout=120)
+    lines = [l for l in dec.stdout.splitlines() if re.match(r'^[0-9a-f]{16}$', l)]
+    check(dec.returncode == 0 and m is not None and len(lines) == int(m.group(1)),
+          'serve -o: the recording decodes without errors to its instruction count')
+    out = gdb([prog], [replay_target(ptrev, exited), 'p/x $pc', 'reverse-stepi', 'p/x $pc',
+                       'reverse-stepi', 'p/x $pc'])
+    check(len(lines) > 3 and pcs(out) == [int(x, 16) for x in lines[-1:-4:-1]],
+          'serve -o: the saved recording replays backwards along its decode')
+
+    killed = os.path.join(work, 'serve-kill.ptrev')
+    gdb([prog], ['target remote | %s serve --stdio -o %s -- %s' % (ptrev, killed, prog),
+                 'break *done', 'continue', 'kill'])
+    rc, info = info_of(ptrev, killed)
+    check(rc == 0 and re.search(r'^instructions: \d+$', info, re.M) is not None,
+          'serve -o: killed from gdb, the recording is saved and complete')
+
+    dropped = os.path.join(work, 'serve-drop.ptrev')
+    proc = subprocess.Popen([ptrev, 'serve', '--stdio', '-o', dropped, '--', prog],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL)
+    proc.stdin.write(b'+$QStartNoAckMode#b0')
+    proc.stdin.flush()
+    steps = b''.join(b'$vCont;s#b8' for _ in range(50))
+    proc.stdin.write(steps)
+    proc.stdin.flush()
+    import time
+    time.sleep(2)
+    proc.stdin.close()
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    rc, info = info_of(ptrev, dropped)
+    check(rc == 0 and re.search(r'^instructions: \d+$', info, re.M) is not None,
+          'serve -o: gdb went away, the recording is saved and complete (%s)' %
+          info.strip().splitlines()[-1:])
+
+
 def test_mi_record_full(prog):
     """The oracle for the MI no-history stop: gdb's own record full."""
     cmds = ['-break-insert main', '-exec-run', '-interpreter-exec console "record full"',
@@ -244,6 +296,7 @@ def main():
     test_mi(ptrev, prog, trace)
     test_mi_record_full(prog)
     test_live(ptrev, ref_step, prog)
+    test_serve_output(ptrev, prog, work)
     print('%d failure(s)' % len(FAILURES))
     return 1 if FAILURES else 0
 
