@@ -1,7 +1,8 @@
 /* The code a recording ran, as one libipt image: every executable mapping
  * the sideband ever showed, from its file (checked against the recorded
- * build-id) or from the recorded code bytes (vDSO, anonymous code, files
- * that changed while recording).
+ * build-id), from the recording's copy of that file when the file is gone
+ * or another build, or from the recorded code bytes (vDSO, anonymous code,
+ * files that changed while recording).
  *
  * One image serves the whole recording. That is only right while no two
  * code mappings ever occupied the same addresses with different contents
@@ -40,6 +41,18 @@ struct region {
 	const struct trace_code *code;	/* REG_CODE */
 	int covered;			/* REG_FILE wholly given by CODE */
 	uint64_t code_off;		/* REG_CODE: offset in the memfd */
+	const struct trace_file_copy *copy; /* REG_FILE: the recorded copy
+					 * stands in for the file */
+};
+
+/* While building: recorded bytes (CODE records, copies of files) go into
+ * one memfd, which libipt then maps like a file. */
+struct image_build {
+	struct trace_image *ti;
+	const struct trace_data *td;
+	uint64_t fd_len;		/* bytes in ti->code_fd so far */
+	uint64_t *copy_off;		/* per td->files[]: offset, or ~0 */
+	char fd_path[64];		/* /proc/self/fd/N of ti->code_fd */
 };
 
 static void errf(char *err, size_t errlen, const char *fmt, ...)
@@ -237,13 +250,20 @@ static const char *region_name(const struct region *r)
 	return r->map->path[0] ? r->map->path : "anonymous mapping";
 }
 
-/* Reads @len bytes of @path at @offset into @buf; 0 or -1. */
-static int read_file_bytes(const char *path, uint64_t offset, uint8_t *buf,
-			   size_t len)
+/* Reads @len bytes of the file region @f at @offset into @buf; 0 or -1. */
+static int read_file_bytes(const struct region *f, uint64_t offset,
+			   uint8_t *buf, size_t len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd;
 	ssize_t got;
 
+	if (f->copy) {
+		if (offset > f->copy->size || len > f->copy->size - offset)
+			return -1;
+		memcpy(buf, f->copy->bytes + offset, len);
+		return 0;
+	}
+	fd = open(f->map->path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
 	got = pread(fd, buf, len, (off_t)offset);
@@ -281,9 +301,8 @@ static int compatible(const struct region *a, const struct region *b)
 		buf = malloc(hi - lo);
 		if (!buf)
 			return 0;
-		same = !read_file_bytes(f->map->path,
-					f->map->offset + (lo - f->start), buf,
-					hi - lo) &&
+		same = !read_file_bytes(f, f->map->offset + (lo - f->start),
+					buf, hi - lo) &&
 		       !memcmp(buf, c->code->bytes + (lo - c->start), hi - lo);
 		free(buf);
 		return same;
@@ -329,13 +348,11 @@ static int add_section(struct trace_image *ti, const char *path,
 	return 0;
 }
 
-/* Checks the mapping's file against the recording and adds it. */
-static int add_file(struct trace_image *ti, const struct trace_mmap *m,
-		    char *err, size_t errlen)
+/* The file at m->path is the one recorded: 0, or -1 with why not. */
+static int check_file(const struct trace_mmap *m, char *err, size_t errlen)
 {
 	uint8_t id[sizeof(m->build_id)];
 	size_t id_len, rec_len;
-	uint64_t size = m->end - m->start;
 	struct stat st;
 	int fd;
 
@@ -377,50 +394,201 @@ static int add_file(struct trace_image *ti, const struct trace_mmap *m,
 		     m->offset, m->start);
 		return -1;
 	}
-	/* The last page of a mapping may reach past the end of the file. */
-	if (size > (uint64_t)st.st_size - m->offset)
-		size = (uint64_t)st.st_size - m->offset;
-	return add_section(ti, m->path, m->offset, size, m->start, m->path,
-			   err, errlen);
+	return 0;
 }
 
-/* All CODE bytes go into one memfd, which libipt then maps like a file:
- * every instruction comes from an image section (ptxed's --check wants a
- * section id) and the section cache serves them like any other. */
-static int add_code(struct trace_image *ti, struct region *r, size_t n,
-		    char *err, size_t errlen)
+int trace_image_file_source(const struct trace_data *td,
+			    const struct trace_mmap *m,
+			    const struct trace_file_copy **copy,
+			    char *err, size_t errlen)
 {
-	char path[64];
-	uint64_t off = 0;
-	size_t i;
+	uint32_t rec_len = m->build_id_len < sizeof(m->build_id) ?
+			   m->build_id_len : (uint32_t)sizeof(m->build_id);
+	const struct trace_file_copy *c =
+		trace_file_copy_find(td, m->path, m->build_id, rec_len);
+	char why[512];
 
-	for (i = 0; i < n; i++) {
-		if (r[i].kind != REG_CODE)
-			continue;
-		if (ti->code_fd < 0) {
-			ti->code_fd = memfd_create("ptrev-code", MFD_CLOEXEC);
-			if (ti->code_fd < 0) {
-				errf(err, errlen, "cannot hold the recorded "
-				     "code: %s", strerror(errno));
-				return -1;
-			}
+	if (c && c->size <= m->offset)
+		c = NULL; /* it cannot hold this mapping */
+	*copy = NULL;
+	/* Without a build-id a file cannot be told from another build of
+	 * it: the copy, when there is one, is certain. */
+	if (c && !rec_len) {
+		*copy = c;
+		return 0;
+	}
+	if (check_file(m, why, sizeof(why)) == 0)
+		return 0;
+	if (c) {
+		*copy = c;
+		return 0;
+	}
+	errf(err, errlen, "%s; the recording has no copy of it%s", why,
+	     td->nfiles ? "" : " (recorded with --no-copy)");
+	return -1;
+}
+
+int trace_image_binary_path(const struct trace_data *td, const char *path,
+			    char *out, size_t outlen, bool *is_temp,
+			    char *err, size_t errlen)
+{
+	const struct trace_mmap *m = NULL;
+	const struct trace_file_copy *c = NULL;
+	const char *dir = getenv("TMPDIR");
+	size_t i, done = 0;
+	int fd;
+
+	*is_temp = false;
+	for (i = 0; i < td->nmmaps && !m; i++)
+		if ((td->mmaps[i].prot & PROT_EXEC) &&
+		    !strcmp(td->mmaps[i].path, path))
+			m = &td->mmaps[i];
+	if (m && trace_image_file_source(td, m, &c, err, errlen) < 0)
+		return -1;
+	if (!c) {
+		snprintf(out, outlen, "%s", path);
+		return 0;
+	}
+	snprintf(out, outlen, "%s/ptrev-binary-XXXXXX",
+		 dir && *dir ? dir : "/tmp");
+	fd = mkstemp(out);
+	if (fd < 0) {
+		errf(err, errlen, "%s: cannot make a copy of %s: %s", out,
+		     path, strerror(errno));
+		return -1;
+	}
+	while (done < c->size) {
+		ssize_t k = write(fd, c->bytes + done, c->size - done);
+
+		if (k <= 0) {
+			errf(err, errlen, "%s: writing the copy of %s: %s", out,
+			     path, k < 0 ? strerror(errno) : "short write");
+			close(fd);
+			unlink(out);
+			return -1;
 		}
-		if (pwrite(ti->code_fd, r[i].code->bytes, r[i].code->len,
-			   (off_t)off) != (ssize_t)r[i].code->len) {
+		done += (size_t)k;
+	}
+	if (fchmod(fd, 0700) < 0) { /* gdb or a re-execution may run it */
+		errf(err, errlen, "%s: %s", out, strerror(errno));
+		close(fd);
+		unlink(out);
+		return -1;
+	}
+	close(fd);
+	*is_temp = true;
+	return 0;
+}
+
+/* Appends @len bytes to the memfd of recorded bytes; their offset in
+ * *@off. 0 or -1. */
+static int hold_bytes(struct image_build *b, const void *bytes, uint64_t len,
+		      uint64_t *off, char *err, size_t errlen)
+{
+	struct trace_image *ti = b->ti;
+	const uint8_t *p = bytes;
+	uint64_t done = 0;
+
+	if (ti->code_fd < 0) {
+		ti->code_fd = memfd_create("ptrev-code", MFD_CLOEXEC);
+		if (ti->code_fd < 0) {
 			errf(err, errlen, "cannot hold the recorded code: %s",
 			     strerror(errno));
 			return -1;
 		}
-		r[i].code_off = off;
-		off += r[i].code->len;
+		snprintf(b->fd_path, sizeof(b->fd_path), "/proc/self/fd/%d",
+			 ti->code_fd);
 	}
-	if (ti->code_fd < 0)
+	while (done < len) {
+		ssize_t k = pwrite(ti->code_fd, p + done, len - done,
+				   (off_t)(b->fd_len + done));
+
+		if (k <= 0) {
+			errf(err, errlen, "cannot hold the recorded code: %s",
+			     k < 0 ? strerror(errno) : "short write");
+			return -1;
+		}
+		done += (uint64_t)k;
+	}
+	*off = b->fd_len;
+	b->fd_len += len;
+	return 0;
+}
+
+/* Decides where a file mapping's code comes from: the file when it is the
+ * recorded one, else the recording's copy of it (held in the memfd once).
+ * Every byte goes into the memfd before any section is made of it: libipt
+ * refuses a section whose file changed size after it was added. */
+static int resolve_file(struct image_build *b, struct region *r, char *err,
+			size_t errlen)
+{
+	const struct trace_file_copy *c;
+	size_t k;
+
+	if (trace_image_file_source(b->td, r->map, &c, err, errlen) < 0)
+		return -1;
+	r->copy = c;
+	if (!c)
 		return 0;
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", ti->code_fd);
-	for (i = 0; i < n; i++) {
+	k = (size_t)(c - b->td->files);
+	if (b->copy_off[k] == UINT64_MAX &&
+	    hold_bytes(b, c->bytes, c->size, &b->copy_off[k], err, errlen) < 0)
+		return -1;
+	return 0;
+}
+
+/* Adds a resolved file mapping's code as a section. */
+static int add_file(struct image_build *b, const struct region *r, char *err,
+		    size_t errlen)
+{
+	const struct trace_mmap *m = r->map;
+	const struct trace_file_copy *c = r->copy;
+	uint64_t size = m->end - m->start, file_size;
+	struct stat st;
+
+	if (!c) {
+		if (stat(m->path, &st) < 0) {
+			errf(err, errlen, "%s: %s", m->path, strerror(errno));
+			return -1;
+		}
+		file_size = (uint64_t)st.st_size;
+	} else {
+		file_size = c->size;
+	}
+	/* The last page of a mapping may reach past the end of the file. */
+	if (size > file_size - m->offset)
+		size = file_size - m->offset;
+	if (!c)
+		return add_section(b->ti, m->path, m->offset, size, m->start,
+				   m->path, err, errlen);
+	return add_section(b->ti, b->fd_path,
+			   b->copy_off[c - b->td->files] + m->offset, size,
+			   m->start, m->path, err, errlen);
+}
+
+/* CODE bytes go into the memfd too: every instruction comes from an image
+ * section (ptxed's --check wants a section id) and the section cache
+ * serves them like any other. */
+static int hold_code(struct image_build *b, struct region *r, size_t n,
+		     char *err, size_t errlen)
+{
+	for (size_t i = 0; i < n; i++) {
 		if (r[i].kind == REG_CODE &&
-		    add_section(ti, path, r[i].code_off, r[i].code->len,
-				r[i].start, "recorded code", err, errlen) < 0)
+		    hold_bytes(b, r[i].code->bytes, r[i].code->len,
+			       &r[i].code_off, err, errlen) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int add_code(struct image_build *b, const struct region *r, size_t n,
+		    char *err, size_t errlen)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (r[i].kind == REG_CODE &&
+		    add_section(b->ti, b->fd_path, r[i].code_off,
+				r[i].code->len, r[i].start, "recorded code",
+				err, errlen) < 0)
 			return -1;
 	}
 	return 0;
@@ -429,6 +597,7 @@ static int add_code(struct trace_image *ti, struct region *r, size_t n,
 int trace_image_build(struct trace_image *ti, const struct trace_data *td,
 		      char *err, size_t errlen)
 {
+	struct image_build b = { .ti = ti, .td = td };
 	struct region *r;
 	size_t n = 0, i;
 	int rc = -1;
@@ -437,28 +606,38 @@ int trace_image_build(struct trace_image *ti, const struct trace_data *td,
 	ti->iscache = pt_iscache_alloc(NULL);
 	ti->image = pt_image_alloc(NULL);
 	r = collect(td, &n);
-	if (!ti->iscache || !ti->image || !r) {
+	b.copy_off = malloc((td->nfiles + 1) * sizeof(*b.copy_off));
+	if (!ti->iscache || !ti->image || !r || !b.copy_off) {
 		errf(err, errlen, "out of memory");
 		goto out;
 	}
 	pt_iscache_set_limit(ti->iscache, iscache_limit);
+	for (i = 0; i < td->nfiles; i++)
+		b.copy_off[i] = UINT64_MAX;
 
 	mark_covered(r, n);
-	/* Files first: a missing or changed file is reported as such, not
-	 * as a conflict with the code that overlaps it. */
+	/* Files first: a missing or changed file without a copy is reported
+	 * as such, not as a conflict with the code that overlaps it. */
 	for (i = 0; i < n; i++) {
 		if (r[i].kind == REG_FILE && !r[i].covered &&
-		    add_file(ti, r[i].map, err, errlen) < 0)
+		    resolve_file(&b, &r[i], err, errlen) < 0)
 			goto out;
 	}
-	if (check_overlaps(r, n, err, errlen) < 0)
+	if (check_overlaps(r, n, err, errlen) < 0 ||
+	    hold_code(&b, r, n, err, errlen) < 0)
 		goto out;
+	for (i = 0; i < n; i++) {
+		if (r[i].kind == REG_FILE && !r[i].covered &&
+		    add_file(&b, &r[i], err, errlen) < 0)
+			goto out;
+	}
 	/* Recorded code last: where it overlaps a file, it is what ran. */
-	if (add_code(ti, r, n, err, errlen) < 0)
+	if (add_code(&b, r, n, err, errlen) < 0)
 		goto out;
 	rc = 0;
 out:
 	free(r);
+	free(b.copy_off);
 	if (rc < 0)
 		trace_image_free(ti);
 	return rc;

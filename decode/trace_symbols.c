@@ -207,21 +207,24 @@ static int module_open(struct module *mod, const struct trace_data *td,
 {
 	mod->fd = -1;
 	if (trace_mmap_is_file(m)) {
-		uint8_t id[sizeof(m->build_id)];
-		size_t n;
+		const struct trace_file_copy *c;
 
-		mod->fd = open(m->path, O_RDONLY | O_CLOEXEC);
-		if (mod->fd < 0)
+		/* The file if it is the recorded build (names from another
+		 * build would be lies), else the recording's copy of it. */
+		if (trace_image_file_source(td, m, &c, NULL, 0) < 0)
 			return -1;
-		/* Names from another build would be lies. */
-		if (m->build_id_len) {
-			n = trace_elf_build_id(mod->fd, id, sizeof(id));
-			if (n != m->build_id_len ||
-			    memcmp(id, m->build_id, n < sizeof(id) ? n :
-				   sizeof(id)))
+		if (c) {
+			mod->copy = malloc(c->size ? (size_t)c->size : 1);
+			if (!mod->copy)
 				return -1;
+			memcpy(mod->copy, c->bytes, (size_t)c->size);
+			mod->elf = elf_memory((char *)mod->copy, (size_t)c->size);
+		} else {
+			mod->fd = open(m->path, O_RDONLY | O_CLOEXEC);
+			if (mod->fd < 0)
+				return -1;
+			mod->elf = elf_begin(mod->fd, ELF_C_READ_MMAP, NULL);
 		}
-		mod->elf = elf_begin(mod->fd, ELF_C_READ_MMAP, NULL);
 	} else if (m->path[0] == '[') {
 		size_t len = 0;
 

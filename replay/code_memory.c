@@ -1,6 +1,7 @@
 /* Read-only memory from a recording: CODE records first (they hold the
  * bytes that ran, e.g. the vDSO), then non-writable file mappings read
- * from the files themselves. */
+ * from the files themselves when they still have the recorded build-id,
+ * else from the recording's copies of them (FILE records). */
 #include "ptrev/code_memory.h"
 
 #include <fcntl.h>
@@ -9,9 +10,14 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "ptrev/trace_image.h"
+
 struct file_range {
 	uint64_t start, end, offset;
-	int fd; /* -1: could not be opened; reads fail */
+	int fd; /* the file; -1: not usable (then copy, or reads fail) */
+	/* index in td->files + 1 of the copy that stands in, 0 for none (an
+	 * index: a live recording's files[] may move as it grows) */
+	size_t copy;
 };
 
 struct code_memory {
@@ -61,10 +67,19 @@ static int index_files(struct code_memory *cm)
 		if ((m->prot & PROT_WRITE) || m->path[0] != '/' || (m->flags & MAP_SHARED))
 			continue;
 		struct file_range *f = &cm->files[cm->nfiles++];
+		const struct trace_file_copy *c = NULL;
 		f->start = m->start;
 		f->end = m->end;
 		f->offset = m->offset;
-		f->fd = open(m->path, O_RDONLY | O_CLOEXEC);
+		f->fd = -1;
+		f->copy = 0;
+		/* Bytes from another build of the file would be lies. */
+		if (trace_image_file_source(td, m, &c, NULL, 0) < 0)
+			continue;
+		if (c)
+			f->copy = (size_t)(c - td->files) + 1;
+		else
+			f->fd = open(m->path, O_RDONLY | O_CLOEXEC);
 	}
 	cm->nmmaps = td->nmmaps;
 	return 0;
@@ -103,10 +118,20 @@ size_t code_memory_read(struct code_memory *cm, uint64_t addr, void *buf, size_t
 		if (n == 0) {
 			for (size_t i = cm->nfiles; i-- > 0 && n == 0;) {
 				const struct file_range *f = &cm->files[i];
-				if (a < f->start || a >= f->end || f->fd < 0)
+				if (a < f->start || a >= f->end || (f->fd < 0 && !f->copy))
 					continue;
 				size_t want = f->end - a < len - done ? (size_t)(f->end - a) : len - done;
-				ssize_t r = pread(f->fd, out, want, (off_t)(f->offset + (a - f->start)));
+				uint64_t at = f->offset + (a - f->start);
+				if (f->copy) {
+					const struct trace_file_copy *c = &cm->td->files[f->copy - 1];
+					n = at < c->size ? (size_t)(c->size - at) : 0;
+					if (n > want)
+						n = want;
+					if (n)
+						memcpy(out, c->bytes + at, n);
+					continue;
+				}
+				ssize_t r = pread(f->fd, out, want, (off_t)at);
 				n = r > 0 ? (size_t)r : 0;
 			}
 		}

@@ -58,8 +58,15 @@ struct replayer {
 	struct rp_proc cps[REPLAYER_MAX_CHECKPOINTS];
 	size_t ncps;
 	struct rp_proc cur;
-	bool cur_valid;                 /* cur stands where the last seek asked */
+	bool cur_valid;                 /* cur stands where a seek asked */
+	bool have_state;                /* the last seek succeeded: cur shows it */
 	uint64_t last_target;
+	/* Validation ahead of the shown position: re-execution agreed with
+	 * the recording at every recorded event up to validated_to; it
+	 * disagreed at the first event after bad_from (UINT64_MAX: never). */
+	uint64_t validated_to;
+	uint64_t bad_from;
+	char bad_why[1024];
 
 	struct replayer_stats stats;
 	char why[512];                  /* reason of the failure in progress */
@@ -89,6 +96,39 @@ int rp_open_mem(struct rp_proc *p);
  * (p->pos, target] other than at target, which is delivered on arrival).
  * 0, or -1 with r->why. */
 int rp_run_to(struct replayer *r, struct rp_proc *p, uint64_t target);
+
+/* Run p (a throwaway copy) on to the next recorded event after it, at
+ * native speed, and check it there (the syscall's address, number and
+ * arguments). *upto: the event's position. 0 when it agrees. */
+int rp_validate_ahead(struct replayer *r, struct rp_proc *p, uint64_t *upto);
+
+/* replayer_mmap.c: p at the entry stop of the file-backed mmap s (entry:
+ * its registers): map the recorded file there. Ends at the exit stop. */
+int rp_mmap_file(struct replayer *r, struct rp_proc *p, const struct trace_syscall *s,
+		 const struct user_regs_struct *entry);
+
+/* replayer_syscall.c: events by position, and replaying them. */
+const struct trace_syscall *rp_next_sys(const struct replayer *r, uint64_t pos);
+const struct trace_rdtsc *rp_next_tsc(const struct replayer *r, uint64_t pos);
+/* The first recorded signal with a handler after pos. */
+const struct trace_signal *rp_next_sig(const struct replayer *r, uint64_t pos);
+int rp_get_regs(struct replayer *r, struct rp_proc *p, struct user_regs_struct *regs);
+int rp_set_regs(struct replayer *r, struct rp_proc *p, const struct user_regs_struct *regs);
+/* ptrace request req (signal sig), wait for the next stop into *st; a
+ * process that ended is a failure. */
+int rp_resume_wait(struct replayer *r, struct rp_proc *p, int req, int sig, int *st);
+void rp_advance(struct replayer *r, struct rp_proc *p, uint64_t to);
+/* Does the history put instruction pos at ip? (what: for the message) */
+int rp_check_ip(struct replayer *r, uint64_t pos, uint64_t ip, const char *what);
+/* p at a syscall-entry stop that must be s: same address, number, args. */
+int rp_check_entry(struct replayer *r, struct rp_proc *p, const struct trace_syscall *s,
+		   struct user_regs_struct *regs);
+/* p at the entry stop of s: check, emulate or run; ends at its exit stop
+ * with the recorded outcome in place, at position s->pos + 1. */
+int rp_syscall_entry(struct replayer *r, struct rp_proc *p, const struct trace_syscall *s);
+/* p stopped with SIGSEGV: the trapped rdtsc at the next recorded rdtsc
+ * position (before limit), or a divergence. */
+int rp_rdtsc(struct replayer *r, struct rp_proc *p, uint64_t limit);
 
 /* Helpers */
 int rp_fail(struct replayer *r, const char *fmt, ...)

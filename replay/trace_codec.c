@@ -110,6 +110,7 @@ const char *trace_type_name(uint32_t type)
 	case TRACE_REC_RDTSC: return "RDTSC";
 	case TRACE_REC_THREAD: return "THREAD";
 	case TRACE_REC_END: return "END";
+	case TRACE_REC_FILE: return "FILE";
 	}
 	return NULL;
 }

@@ -39,6 +39,12 @@
 #define TRACE_RDTSC_LEN (4 + 8 + 8 + 4 + 4)
 #define TRACE_THREAD_LEN (4 + 4 + 8 + 4 + 4)
 #define TRACE_END_LEN (4 + 4 + 8 * 5)
+/* FILE: build_id_len:u32 build_id[20] size:u64 offset:u64 path_len:u32,
+ * then the path and the chunk's bytes. */
+#define TRACE_FILE_FIXED_LEN (4 + 20 + 8 + 8 + 4)
+/* A file's copy is written in chunks of this many bytes, so the writer's
+ * record buffer (and a reader's) stays small however big the file. */
+#define TRACE_FILE_CHUNK (1u << 20)
 
 static inline void le_put32(uint8_t *p, uint32_t v)
 {

@@ -186,6 +186,23 @@ static void status_line(FILE *out, const struct trace_data *td)
 	}
 }
 
+/* Copies of the mapped binaries (FILE records), whole ones counted. */
+static void binaries_line(FILE *out, const struct trace_data *td)
+{
+	size_t n = 0;
+	uint64_t bytes = 0;
+	for (size_t i = 0; i < td->nfiles; i++) {
+		if (td->files[i].len == td->files[i].size) {
+			n++;
+			bytes += td->files[i].size;
+		}
+	}
+	if (n)
+		fprintf(out, "binaries: %zu copied (%" PRIu64 " bytes)\n", n, bytes);
+	else
+		fputs("binaries: not copied (--no-copy)\n", out);
+}
+
 void trace_info_print(FILE *out, const char *path, const struct trace_data *td)
 {
 	const struct trace_end *e = &td->end;
@@ -228,6 +245,7 @@ void trace_info_print(FILE *out, const char *path, const struct trace_data *td)
 	fprintf(out, "signals: %" PRIu64 "\n", td->complete ? e->signals : td->nsignals);
 	fprintf(out, "rdtsc: %zu\n", td->nrdtsc);
 	fprintf(out, "mappings: %zu\n", td->nmmaps);
+	binaries_line(out, td);
 	if (td->nskipped)
 		fprintf(out, "skipped records: %zu (types this ptrev does not know)\n",
 			td->nskipped);

@@ -227,6 +227,7 @@ void trace_data_free(struct trace_data *td)
 	free(td->signals);
 	free(td->rdtsc);
 	free(td->threads);
+	free(td->files);
 	struct trace_reader_priv *pv = td->priv;
 	if (pv) {
 		for (size_t i = 0; i < pv->nblocks; i++)
@@ -236,6 +237,23 @@ void trace_data_free(struct trace_data *td)
 		free(pv);
 	}
 	memset(td, 0, sizeof *td);
+}
+
+const struct trace_file_copy *trace_file_copy_find(const struct trace_data *td,
+						   const char *path,
+						   const uint8_t *build_id,
+						   uint32_t build_id_len)
+{
+	/* The latest whole copy: a file replaced during the recording under
+	 * the same build-id is the same file. */
+	for (size_t i = td->nfiles; i-- > 0;) {
+		const struct trace_file_copy *f = &td->files[i];
+		if (f->len == f->size && f->build_id_len == build_id_len &&
+		    (!build_id_len || memcmp(f->build_id, build_id, build_id_len) == 0) &&
+		    strcmp(f->path, path) == 0)
+			return f;
+	}
+	return NULL;
 }
 
 const char *trace_meta(const struct trace_data *td, const char *key)

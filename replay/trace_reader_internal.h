@@ -12,13 +12,16 @@
 struct trace_reader_priv {
 	/* capacities of the trace_data arrays */
 	size_t meta_cap, streams_cap, mmaps_cap, munmaps_cap, code_cap;
-	size_t syscalls_cap, signals_cap, rdtsc_cap, threads_cap;
+	size_t syscalls_cap, signals_cap, rdtsc_cap, threads_cap, files_cap;
 	size_t *pt_caps;         /* per stream, parallel to td->streams */
 	size_t last_stream;      /* index of the last stream appended to */
 	/* heap blocks that trace_data points into (CODE bytes, SYSCALL
 	 * payloads and their write tables) */
 	void **blocks;
 	size_t nblocks, blocks_cap;
+	/* the bytes of the last FILE copy: its block and that block's size */
+	size_t file_block;
+	uint64_t file_cap;
 };
 
 /* Decodes one verified record of a known type into td.

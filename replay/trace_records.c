@@ -336,6 +336,70 @@ static void parse_end(struct trace_data *td, struct dec *d)
 	td->complete = true;
 }
 
+/* A chunk of a file's copy. Chunks of one copy follow each other in order,
+ * so a chunk either starts a copy (offset 0) or continues the last one. */
+static void parse_file(struct trace_data *td, struct trace_reader_priv *pv, struct dec *d)
+{
+	uint32_t bid_len = dec_u32(d);
+	const uint8_t *bid = dec_bytes(d, 20);
+	uint64_t size = dec_u64(d), off = dec_u64(d);
+	if (!d->bad && bid_len > 20)
+		dec_fail(d, "build-id length %u exceeds 20", bid_len);
+	char *path = d->bad ? NULL : text(d, "path", 4095);
+	if (path && !*path)
+		dec_fail(d, "empty path");
+	size_t n = dec_left(d);
+	const uint8_t *bytes = d->bad ? NULL : dec_bytes(d, n);
+	if (!d->bad && (off > size || n > size - off))
+		dec_fail(d, "%zu bytes at offset %llu of a %llu-byte file", n,
+			 (unsigned long long)off, (unsigned long long)size);
+	struct trace_file_copy *last = td->nfiles ? &td->files[td->nfiles - 1] : NULL;
+	bool open_copy = last && last->len < last->size;
+	if (!d->bad && off == 0 && open_copy)
+		dec_fail(d, "a copy of %s starts while the copy of %s stopped at %llu of %llu bytes",
+			 path, last->path, (unsigned long long)last->len,
+			 (unsigned long long)last->size);
+	if (!d->bad && off != 0 &&
+	    (!open_copy || strcmp(last->path, path) || last->size != size ||
+	     last->build_id_len != bid_len || memcmp(last->build_id, bid, bid_len) ||
+	     last->len != off))
+		dec_fail(d, "chunk at offset %llu of %s does not continue the previous FILE record",
+			 (unsigned long long)off, path);
+	if (d->bad) {
+		free(path);
+		return;
+	}
+	if (off == 0) {
+		struct trace_file_copy *f = PUSH(td, pv, files, nfiles, files_cap);
+		memset(f, 0, sizeof *f);
+		f->path = keep(pv, path, strlen(path) + 1);
+		memcpy(f->build_id, bid, bid_len);
+		f->build_id_len = bid_len;
+		f->size = size;
+		f->bytes = keep_alloc(pv, n);
+		pv->file_block = pv->nblocks - 1;
+		pv->file_cap = n;
+		last = f;
+	}
+	/* Room grows with the bytes actually read, never with the size a
+	 * record claims (a killed recorder leaves a copy shorter than that). */
+	if (off + n > pv->file_cap) {
+		uint64_t cap = pv->file_cap * 2 < size ? pv->file_cap * 2 : size;
+		if (cap < off + n)
+			cap = off + n;
+		void *p = realloc(pv->blocks[pv->file_block], (size_t)cap);
+		if (!p)
+			oom();
+		pv->blocks[pv->file_block] = p;
+		pv->file_cap = cap;
+		last->bytes = p;
+	}
+	if (n)
+		memcpy((uint8_t *)last->bytes + off, bytes, n);
+	last->len = off + n;
+	free(path);
+}
+
 int trace_parse_record(struct trace_data *td, uint32_t type,
 		       const uint8_t *payload, size_t len, char *why, size_t whylen)
 {
@@ -353,6 +417,7 @@ int trace_parse_record(struct trace_data *td, uint32_t type,
 	case TRACE_REC_RDTSC: parse_rdtsc(td, pv, &d); break;
 	case TRACE_REC_THREAD: parse_thread(td, pv, &d); break;
 	case TRACE_REC_END: parse_end(td, &d); break;
+	case TRACE_REC_FILE: parse_file(td, pv, &d); break;
 	default: return 1;
 	}
 	if (!d.bad && dec_left(&d))

@@ -21,6 +21,10 @@ int trace_save(const struct trace_data *td, const char *path, const struct trace
 		r = trace_write_munmap(w, &td->munmaps[i]);
 	for (size_t i = 0; i < td->ncode && r == 0; i++)
 		r = trace_write_code(w, &td->code[i]);
+	/* Copies of binaries; one cut short by a killed recorder is useless. */
+	for (size_t i = 0; i < td->nfiles && r == 0; i++)
+		if (td->files[i].len == td->files[i].size)
+			r = trace_write_file(w, &td->files[i]);
 	for (size_t i = 0; i < td->nsyscalls && r == 0; i++)
 		r = trace_write_syscall(w, &td->syscalls[i]);
 	for (size_t i = 0; i < td->nsignals && r == 0; i++)

@@ -329,6 +329,37 @@ int trace_write_thread(struct trace_writer *w, const struct trace_thread *t)
 	return finish(w, TRACE_REC_THREAD);
 }
 
+int trace_write_file(struct trace_writer *w, const struct trace_file_copy *f)
+{
+	size_t pl = strlen(f->path);
+	if (pl == 0 || pl > 4095)
+		return fail(w, "FILE path length %zu is not 1-4095", pl);
+	if (f->build_id_len > sizeof f->build_id)
+		return fail(w, "FILE build-id length %u exceeds %zu", f->build_id_len,
+			    sizeof f->build_id);
+	uint8_t bid[20] = {0};
+	memcpy(bid, f->build_id, f->build_id_len);
+	uint64_t off = 0;
+	do { /* an empty file is one record without bytes */
+		uint64_t left = f->size - off;
+		size_t n = left < TRACE_FILE_CHUNK ? (size_t)left : TRACE_FILE_CHUNK;
+		begin(w);
+		enc_reserve(&w->rec, TRACE_FILE_FIXED_LEN + pl + n);
+		enc_u32(&w->rec, f->build_id_len);
+		enc_bytes(&w->rec, bid, sizeof bid);
+		enc_u64(&w->rec, f->size);
+		enc_u64(&w->rec, off);
+		enc_u32(&w->rec, (uint32_t)pl);
+		enc_bytes(&w->rec, f->path, pl);
+		if (n)
+			enc_bytes(&w->rec, f->bytes + off, n);
+		if (finish(w, TRACE_REC_FILE) < 0)
+			return -1;
+		off += n;
+	} while (off < f->size);
+	return 0;
+}
+
 int trace_write_end(struct trace_writer *w, const struct trace_end *e)
 {
 	if (e->status_kind < 0 || e->status_kind > 2)

@@ -24,11 +24,11 @@ static void usage(FILE *f)
 {
 	fputs("usage:\n"
 	      "  ptrev serve  [--listen HOST:PORT | --stdio] [--backend auto|pt|sw]\n"
-	      "               [--record | -o FILE] -- PROG [ARGS...]\n"
-	      "  ptrev record [--backend auto|pt|sw] -o FILE -- PROG [ARGS...]\n"
+	      "               [--record | -o FILE [--no-copy]] -- PROG [ARGS...]\n"
+	      "  ptrev record [--backend auto|pt|sw] [--psb-period BYTES] [--no-copy] -o FILE -- PROG [ARGS...]\n"
 	      "  ptrev replay [--listen HOST:PORT | --stdio] FILE\n"
 	      "  ptrev info   FILE\n"
-	      "  ptrev decode FILE\n"
+	      "  ptrev decode FILE [--insn]\n"
 	      "  ptrev decode --raw PT [--image FILE:ADDR]... [--pages ADDRFILE:DUMPFILE]...\n"
 	      "               [--elf FILE[:BIAS]]... [--cpu F/M[/S]]\n"
 	      "\n"
@@ -43,6 +43,7 @@ struct serve_opts {
 	const char *backend;
 	const char *output;
 	bool record;          /* record (in memory unless -o) */
+	bool no_copy;         /* do not copy binaries into the recording */
 	char **prog_argv;     /* PROG ARGS..., NULL-terminated */
 };
 
@@ -70,6 +71,8 @@ static int parse_serve(int argc, char **argv, struct serve_opts *o)
 			o->record = true;
 		} else if (strcmp(a, "--record") == 0) {
 			o->record = true;
+		} else if (strcmp(a, "--no-copy") == 0) {
+			o->no_copy = true;
 		} else if (strcmp(a, "--no-record") == 0) {
 			o->record = false;
 		} else if (a[0] == '-') {
@@ -161,6 +164,8 @@ static int cmd_serve(int argc, char **argv)
 		close(devnull);
 	srv.have_inferior = true;
 	fprintf(stderr, "Process %s created; pid = %d\n", o.prog_argv[0], (int)srv.inf.pid);
+	srv.at_first_insn = true;
+	srv.record_no_copy = o.no_copy;
 	if (o.record) {
 		if (gdb_record_start(&srv, o.output, o.prog_argv, err, sizeof err) != 0) {
 			fprintf(stderr, "ptrev: cannot record: %s\n", err);

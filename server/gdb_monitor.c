@@ -7,6 +7,7 @@
 #include "ptrev/gdb_history.h"
 #include "ptrev/gdb_server.h"
 #include "ptrev/hex.h"
+#include "ptrev/replayer.h"
 #include "ptrev/sw_engine.h"
 
 /* The recording in memory: a live one, or the saved one being replayed. */
@@ -108,6 +109,10 @@ bool gdb_monitor_packet(struct gdb_server *s, const char *hex)
 
 void gdb_monitor_checkpoints(struct gdb_server *s, struct strbuf *out)
 {
-	(void)s;
-	strbuf_puts(out, "No checkpoints: full-state replay is not active.\n");
+	if (!s->replayer) {
+		strbuf_puts(out, "No checkpoints: no full-state replay has run yet.\n");
+		return;
+	}
+	strbuf_puts(out, "Checkpoints (instruction position, process):\n");
+	replayer_checkpoints(s->replayer, out);
 }

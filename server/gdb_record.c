@@ -8,6 +8,7 @@
 
 #include "ptrev/gdb_history.h"
 #include "ptrev/gdb_server.h"
+#include "ptrev/record_startup.h"
 #include "ptrev/recorder.h"
 #include "ptrev/sw_engine.h"
 
@@ -25,10 +26,8 @@ int gdb_record_start(struct gdb_server *s, const char *path, char **prog_argv,
 		w = trace_writer_open(path, err, errlen);
 		if (!w)
 			return -1;
-		record_write_meta(w, "sw", prog_argv ? prog_argv[0] : "", prog_argv ? prog_argv : (char *[]){NULL},
-				  s->inf.pid, 4096);
 	}
-	struct sw_record_opts opts = {.psb_period = 4096};
+	struct sw_record_opts opts = {.psb_period = 4096, .no_copy = s->record_no_copy};
 	s->engine = sw_engine_new(&s->inf, w, &opts, err, errlen);
 	if (!s->engine) {
 		if (w)
@@ -36,6 +35,18 @@ int gdb_record_start(struct gdb_server *s, const char *path, char **prog_argv,
 		return -1;
 	}
 	s->writer = w;
+	/* META goes to the file and into the in-memory recording (the
+	 * replayer reads the program, arguments and start state from it). */
+	record_write_meta_to(sw_engine_meta, s->engine, "sw", prog_argv ? prog_argv[0] : "",
+			     prog_argv ? prog_argv : (char *[]){NULL}, s->inf.pid, 4096);
+	/* At the program's first instruction only: hide the vDSO and keep
+	 * what a replay needs to start identically. Recording that starts
+	 * later (record btrace) gets PC-level reverse execution only. */
+	if (s->at_first_insn &&
+	    (record_startup_hide_vdso_to(sw_engine_meta, s->engine, s->inf.pid) < 0 ||
+	     record_startup_meta_to(sw_engine_meta, s->engine, s->inf.pid) < 0))
+		fprintf(stderr, "ptrev: could not record the start state; "
+			"reverse execution may not show full state\n");
 	s->hist = calloc(1, sizeof *s->hist);
 	if (!s->hist || gdb_history_open(s->hist, sw_engine_data(s->engine), false, err, errlen) != 0) {
 		gdb_record_stop(s, NULL, 0);
@@ -53,6 +64,7 @@ void gdb_record_stop(struct gdb_server *s, char *err, size_t errlen)
 	}
 	if (!s->engine)
 		return; /* not recording (a saved recording's history is not ours) */
+	gdb_replay_free(s); /* it replays the recording being dropped */
 	if (s->hist) {
 		gdb_history_close(s->hist);
 		free(s->hist);

@@ -3,6 +3,7 @@
  * recording, writable memory refused. Never the live values: they belong to
  * the present, not to this position. */
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,6 +11,8 @@
 #include "ptrev/gdb_server.h"
 #include "ptrev/gdb_signals.h"
 #include "ptrev/hex.h"
+#include "ptrev/replayer.h"
+#include "ptrev/sw_engine.h"
 
 /* XCR0 of this machine: a saved recording has no process to ask, and is
  * replayed on the machine's own register layout. */
@@ -27,6 +30,66 @@ const struct amd64_layout *gdb_layout(struct gdb_server *s)
 	return s->layout;
 }
 
+/* Bring the replayer to t's position. True when the full state there is
+ * known; otherwise the reason was printed once and only the PC level is. */
+static bool full_state(struct gdb_server *s, struct gdb_hist_thread *t)
+{
+	char why[512];
+	if (!s->replayer && !s->replayer_failed) {
+		s->replayer = replayer_new(s->hist->td, why, sizeof why);
+		if (!s->replayer) {
+			s->replayer_failed = true;
+			fprintf(stderr, "ptrev: no full state in the past (%s); "
+				"showing the PC and read-only memory only\n", why);
+			return false;
+		}
+		if (replayer_warning(s->replayer))
+			fprintf(stderr, "ptrev: %s\n", replayer_warning(s->replayer));
+	}
+	if (!s->replayer)
+		return false;
+	if (s->replay_state != 0 && s->replay_tid == t->tid && s->replay_pos == t->pos)
+		return s->replay_state == 1;
+	if (s->engine && replayer_sync(s->replayer) != 0) {
+		s->replay_state = 0;
+		return false;
+	}
+	s->replay_tid = t->tid;
+	s->replay_pos = t->pos;
+	if (replayer_seek(s->replayer, t->tid, t->pos, why, sizeof why) == 0) {
+		s->replay_state = 1;
+		return true;
+	}
+	s->replay_state = -1;
+	fprintf(stderr, "ptrev: state at instruction %llu unavailable: %s\n",
+		(unsigned long long)t->pos, why);
+	return false;
+}
+
+void gdb_replay_free(struct gdb_server *s)
+{
+	if (s->replayer)
+		replayer_free(s->replayer);
+	s->replayer = NULL;
+	s->replayer_failed = false;
+	s->replay_state = 0;
+}
+
+static bool full_regfile(struct gdb_server *s, struct gdb_hist_thread *t,
+			 struct amd64_regfile *rf)
+{
+	if (!full_state(s, t))
+		return false;
+	memset(rf, 0, sizeof *rf);
+	size_t n = sizeof rf->xsave;
+	if (replayer_get_regs(s->replayer, &rf->gpr) != 0 ||
+	    replayer_get_xstate(s->replayer, rf->xsave, &n) != 0)
+		return false;
+	rf->xsave_len = n;
+	rf->xcr0 = amd64_xcr0_from_xsave(rf->xsave, n);
+	return true;
+}
+
 void gdb_replay_regs_packet(struct gdb_server *s, char *pkt, size_t len)
 {
 	struct gdb_hist_thread *t = gdb_replay_thread(s);
@@ -42,6 +105,25 @@ void gdb_replay_regs_packet(struct gdb_server *s, char *pkt, size_t len)
 		return;
 	}
 	int nregs = amd64_reg_count(l);
+	struct amd64_regfile *full = malloc(sizeof *full);
+	if (full && full_regfile(s, t, full)) {
+		if (pkt[0] == 'g') {
+			amd64_g_packet(l, full, NULL, &s->reply);
+		} else {
+			const char *q = pkt + 1, *qend = pkt + len;
+			uint64_t regnum;
+			uint8_t raw[64];
+			int size;
+			if (!hex_parse_u64(&q, qend, &regnum) || q != qend || regnum > 10000 ||
+			    (size = amd64_reg_read(l, full, (int)regnum, raw)) < 0)
+				strbuf_puts(&s->reply, "E01");
+			else
+				strbuf_hex(&s->reply, raw, (size_t)size);
+		}
+		free(full);
+		return;
+	}
+	free(full);
 	if (pkt[0] == 'g') {
 		struct amd64_regfile *rf = calloc(1, sizeof *rf);
 		bool *avail = calloc((size_t)nregs, sizeof *avail);
@@ -78,6 +160,17 @@ void gdb_replay_regs_packet(struct gdb_server *s, char *pkt, size_t len)
 		strbuf_puts(&s->reply, "xx");
 }
 
+ssize_t gdb_replay_read_mem(struct gdb_server *s, uint64_t addr, void *buf, size_t len)
+{
+	struct gdb_hist_thread *t = gdb_replay_thread(s);
+	if (!t)
+		return -1;
+	if (full_state(s, t))
+		return replayer_read_mem(s->replayer, addr, buf, len);
+	size_t got = code_memory_read(s->hist->mem, addr, buf, len);
+	return got ? (ssize_t)got : -1;
+}
+
 void gdb_replay_mem_packet(struct gdb_server *s, char *pkt, size_t len)
 {
 	if (pkt[0] == 'M' || pkt[0] == 'X' || !s->hist) {
@@ -95,7 +188,14 @@ void gdb_replay_mem_packet(struct gdb_server *s, char *pkt, size_t len)
 	if (n > max)
 		n = max;
 	uint8_t *buf = malloc(n ? n : 1);
-	size_t got = buf ? code_memory_read(s->hist->mem, addr, buf, n) : 0;
+	size_t got = 0;
+	struct gdb_hist_thread *t = gdb_replay_thread(s);
+	if (buf && t && full_state(s, t)) {
+		ssize_t r = replayer_read_mem(s->replayer, addr, buf, n);
+		got = r > 0 ? (size_t)r : 0;
+	} else if (buf) {
+		got = code_memory_read(s->hist->mem, addr, buf, n);
+	}
 	if (got == 0 && n > 0) {
 		strbuf_puts(&s->reply, "E01");
 	} else if (pkt[0] == 'm') {

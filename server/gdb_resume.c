@@ -213,6 +213,7 @@ void gdb_resume_and_wait(struct gdb_server *s, const char *spec)
 	for (size_t i = 0; i < nt; i++)
 		tids[i] = s->inf.threads[i].tid;
 	struct stop_event ev;
+	s->at_first_insn = false;
 	for (bool first = true;; first = false) {
 		int resumed = 0;
 		for (size_t i = 0; i < nt; i++) {

@@ -82,7 +82,10 @@ static bool signal_between(struct gdb_server *s, struct gdb_hist_thread *t, uint
 
 void gdb_reverse_packet(struct gdb_server *s, const char *pkt)
 {
-	struct gdb_hist_thread *t = gdb_replay_thread(s);
+	/* bs/bc carry no thread: gdb names the one to move with Hc. */
+	struct gdb_hist_thread *t = s->hist && s->c_tid > 0 ? gdb_history_thread(s->hist, s->c_tid) : NULL;
+	if (!t)
+		t = gdb_replay_thread(s);
 	if (!t || (strcmp(pkt, "bs") != 0 && strcmp(pkt, "bc") != 0)) {
 		if (!t)
 			return; /* no history: empty reply, gdb says unsupported */
@@ -114,6 +117,18 @@ void gdb_reverse_packet(struct gdb_server *s, const char *pkt)
 		t->pos = 0;
 		history_stop_reply(s, t, SIGTRAP, "replaylog:begin");
 	}
+}
+
+/* Does the live thread (at the present) stand on one of gdb's breakpoints? */
+static bool live_pc_is_breakpoint(struct gdb_server *s, struct gdb_hist_thread *t)
+{
+	struct user_regs_struct regs;
+	if (!s->have_inferior || s->inf.exited || inferior_get_regs(&s->inf, t->tid, &regs) != 0)
+		return false;
+	for (size_t i = 0; i < s->npoints; i++)
+		if (gdb_point_is_exec(s, i) && gdb_point_addr(s, i) == regs.rip)
+			return true;
+	return false;
 }
 
 /* The end of a saved recording, reached going forwards. */
@@ -176,6 +191,11 @@ bool gdb_replay_resume(struct gdb_server *s, bool step, pid_t tid)
 		history_stop_reply(s, t, SIGTRAP, "swbreak");
 	} else if (s->hist->saved) {
 		end_of_history(s, t);
+	} else if (live_pc_is_breakpoint(s, t)) {
+		/* The present stands on a breakpoint: replaying forward reaches
+		 * it before the program would run on. */
+		t->pos = count;
+		history_stop_reply(s, t, SIGTRAP, "swbreak");
 	} else {
 		/* Replayed up to the present: the program goes on for real. */
 		t->pos = count;

@@ -22,6 +22,9 @@ void gdb_server_init(struct gdb_server *s)
 
 void gdb_server_destroy(struct gdb_server *s)
 {
+	gdb_replay_free(s);
+	if (s->exec_path_is_temp)
+		unlink(s->exec_path);
 	if (s->engine)
 		gdb_record_stop(s, NULL, 0);
 	if (s->have_inferior) {
@@ -96,6 +99,8 @@ static void handle_set_thread(struct gdb_server *s, const char *arg)
 		strbuf_puts(&s->reply, "E01");
 		return;
 	}
+	if (op == 'c')
+		s->c_tid = tid > 0 && gdb_thread_exists(s, tid) ? tid : 0;
 	if (op == 'g') {
 		if (tid > 0) {
 			if (!gdb_thread_exists(s, tid)) {
@@ -179,6 +184,11 @@ void gdb_server_dispatch(struct gdb_server *s, char *pkt, size_t len, bool *no_r
 			strbuf_puts(&s->reply, "vCont;c;C;s;S");
 		} else if (strncmp(pkt, "vCont;", 6) == 0) {
 			gdb_resume_and_wait(s, pkt + 5);
+		} else if (strncmp(pkt, "vFile:setfs:", 12) == 0 && !s->have_inferior) {
+			/* A saved recording's process is gone: its files are
+			 * ours (the recorded paths, checked by build-id). */
+			s->vfs.fs_pid = 0;
+			strbuf_puts(&s->reply, "F0");
 		} else if (strncmp(pkt, "vFile:", 6) == 0) {
 			/* The fuzzer must not open or unlink real files. */
 			if (s->fuzzing || !vfile_handle(&s->vfs, pkt, len, &s->reply))

@@ -8,11 +8,34 @@
 #include "ptrev/gdb_server.h"
 #include "ptrev/hex.h"
 #include "ptrev/target_xfer.h"
+#include "ptrev/trace_image.h"
 
 static ssize_t read_mem_cb(void *ctx, uint64_t addr, void *buf, size_t len)
 {
 	struct gdb_server *s = ctx;
 	return inferior_read_mem(&s->inf, addr, buf, len);
+}
+
+static ssize_t replay_mem_cb(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	return gdb_replay_read_mem(ctx, addr, buf, len);
+}
+
+/* The auxv a recording kept (META "auxv", hex), for a saved recording. */
+static int recorded_auxv(struct gdb_server *s, struct strbuf *out)
+{
+	const char *hex = trace_meta(s->hist->td, "auxv");
+	size_t n = hex ? strlen(hex) : 0;
+	if (n == 0 || n % 2)
+		return -ENOENT;
+	uint8_t *bytes = malloc(n / 2);
+	if (!bytes || !hex_decode(hex, n / 2, bytes)) {
+		free(bytes);
+		return -EINVAL;
+	}
+	strbuf_append(out, bytes, n / 2);
+	free(bytes);
+	return 0;
 }
 
 /* The layout is known once a thread's XSAVE area has been read; without a
@@ -45,16 +68,26 @@ static int build_object(struct gdb_server *s, const char *object, const char *an
 		gdb_threads_xml(s, obj);
 		return 0;
 	}
-	if (strcmp(object, "auxv") == 0)
-		return live ? xfer_auxv(s->inf.pid, obj) : -ESRCH;
+	if (strcmp(object, "auxv") == 0) {
+		if (live)
+			return xfer_auxv(s->inf.pid, obj);
+		return s->hist ? recorded_auxv(s, obj) : -ESRCH;
+	}
 	if (strcmp(object, "exec-file") == 0) {
 		if (live)
 			return xfer_exec_file(s->inf.pid, obj);
 		return s->hist ? gdb_recorded_program(s, obj) : -ESRCH;
 	}
-	if (strcmp(object, "libraries-svr4") == 0)
-		return live ? xfer_libraries_svr4(s->inf.pid, read_mem_cb, s, annex, obj)
-			    : -ESRCH;
+	if (strcmp(object, "libraries-svr4") == 0) {
+		if (live)
+			return xfer_libraries_svr4(s->inf.pid, read_mem_cb, s, annex, obj);
+		struct strbuf auxv = STRBUF_INIT;
+		int r = s->hist ? recorded_auxv(s, &auxv) : -ESRCH;
+		if (r == 0)
+			r = xfer_libraries_svr4_auxv(auxv.data, auxv.len, replay_mem_cb, s, annex, obj);
+		strbuf_free(&auxv);
+		return r;
+	}
 	if (strcmp(object, "btrace") == 0) {
 		int r = gdb_btrace_xml(s, annex, obj);
 		return r == 0 ? 0 : r == -2 ? -EOPNOTSUPP : -EINVAL;
@@ -97,13 +130,29 @@ int gdb_recorded_siginfo(struct gdb_server *s, struct strbuf *out)
 /* A saved recording's program, made absolute with the recorded cwd. */
 int gdb_recorded_program(struct gdb_server *s, struct strbuf *out)
 {
+	if (s->exec_path[0]) {
+		strbuf_puts(out, s->exec_path);
+		return 0;
+	}
 	const char *prog = trace_meta(s->hist->td, "program");
 	const char *cwd = trace_meta(s->hist->td, "cwd");
 	if (!prog || !*prog)
 		return -ENOENT;
-	if (prog[0] != '/' && cwd && *cwd)
-		strbuf_printf(out, "%s/", cwd);
-	strbuf_puts(out, prog);
+	char abs[4096];
+	snprintf(abs, sizeof abs, "%s%s%s", prog[0] != '/' && cwd ? cwd : "",
+		 prog[0] != '/' && cwd ? "/" : "", prog);
+	/* The recorded build: the file itself if unchanged, else the copy the
+	 * recording carries, written to a temporary file gdb then reads. */
+	char err[512];
+	bool is_temp = false;
+	if (trace_image_binary_path(s->hist->td, abs, s->exec_path, sizeof s->exec_path,
+				    &is_temp, err, sizeof err) != 0) {
+		fprintf(stderr, "ptrev: %s\n", err);
+		s->exec_path[0] = '\0';
+		return -ENOENT;
+	}
+	s->exec_path_is_temp = is_temp;
+	strbuf_puts(out, s->exec_path);
 	return 0;
 }
 

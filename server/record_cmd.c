@@ -1,8 +1,10 @@
-/* `ptrev record [--backend auto|pt|sw] [--psb-period BYTES] -o FILE --
- * PROG [ARGS...]`: launch PROG under ptrace, record it with the chosen
- * backend into FILE, exit with its status. The file is finished (END)
- * however the recording ends: exit, death by a signal, or ptrev itself
- * being told to stop (SIGINT/SIGTERM). */
+/* `ptrev record [--backend auto|pt|sw] [--psb-period BYTES] [--no-copy]
+ * -o FILE -- PROG [ARGS...]`: launch PROG under ptrace, record it with the
+ * chosen backend into FILE, exit with its status. The recording holds a
+ * copy of every binary mapped executable unless --no-copy is given. The
+ * file is finished (END) however the recording ends: exit, death by a
+ * signal, or ptrev itself being told to stop (SIGINT/SIGTERM). */
+#include "ptrev/record_startup.h"
 #include "ptrev/recorder.h"
 
 #include <cpuid.h>
@@ -43,7 +45,7 @@ static int usage(const char *msg)
 	if (msg)
 		fprintf(stderr, "ptrev record: %s\n", msg);
 	fputs("usage: ptrev record [--backend auto|pt|sw] [--psb-period BYTES] "
-	      "-o FILE -- PROG [ARGS...]\n", stderr);
+	      "[--no-copy] -o FILE -- PROG [ARGS...]\n", stderr);
 	return 2;
 }
 
@@ -71,7 +73,7 @@ static int find_program(const char *prog, char *out, size_t len)
 	return -1;
 }
 
-static void write_cpu_meta(struct trace_writer *w)
+static void write_cpu_meta(record_meta_fn put, void *w)
 {
 	unsigned a, b, c, d;
 	char vendor[13] = "", num[32];
@@ -90,38 +92,50 @@ static void write_cpu_meta(struct trace_writer *w)
 		family += (a >> 20) & 0xff;
 	if (family == 0x6 || family >= 0xf)
 		model += ((a >> 16) & 0xf) << 4;
-	trace_write_meta(w, "cpu_vendor", vendor);
+	put(w, "cpu_vendor", vendor);
 	snprintf(num, sizeof num, "%u", family);
-	trace_write_meta(w, "cpu_family", num);
+	put(w, "cpu_family", num);
 	snprintf(num, sizeof num, "%u", model);
-	trace_write_meta(w, "cpu_model", num);
+	put(w, "cpu_model", num);
 	snprintf(num, sizeof num, "%u", stepping);
-	trace_write_meta(w, "cpu_stepping", num);
+	put(w, "cpu_stepping", num);
+}
+
+void record_write_meta_to(record_meta_fn put, void *w, const char *backend,
+			  const char *prog, char **args, pid_t pid,
+			  unsigned psb_period)
+{
+	char buf[4096];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	put(w, "backend", backend);
+	put(w, "program", prog);
+	for (int i = 0; args[i]; i++)
+		put(w, "arg", args[i]);
+	if (getcwd(buf, sizeof buf))
+		put(w, "cwd", buf);
+	snprintf(buf, sizeof buf, "%d", (int)pid);
+	put(w, "pid", buf);
+	write_cpu_meta(put, w);
+	snprintf(buf, sizeof buf, "%u", psb_period);
+	put(w, "psb_period", buf);
+	put(w, "ptrev_version", PTREV_VERSION);
+	gmtime_r(&now, &tm);
+	strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	put(w, "start_time", buf);
+}
+
+static int put_writer(void *ctx, const char *key, const char *value)
+{
+	return trace_write_meta(ctx, key, value);
 }
 
 void record_write_meta(struct trace_writer *w, const char *backend,
 		       const char *prog, char **args, pid_t pid,
 		       unsigned psb_period)
 {
-	char buf[4096];
-	time_t now = time(NULL);
-	struct tm tm;
-
-	trace_write_meta(w, "backend", backend);
-	trace_write_meta(w, "program", prog);
-	for (int i = 0; args[i]; i++)
-		trace_write_meta(w, "arg", args[i]);
-	if (getcwd(buf, sizeof buf))
-		trace_write_meta(w, "cwd", buf);
-	snprintf(buf, sizeof buf, "%d", (int)pid);
-	trace_write_meta(w, "pid", buf);
-	write_cpu_meta(w);
-	snprintf(buf, sizeof buf, "%u", psb_period);
-	trace_write_meta(w, "psb_period", buf);
-	trace_write_meta(w, "ptrev_version", PTREV_VERSION);
-	gmtime_r(&now, &tm);
-	strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-	trace_write_meta(w, "start_time", buf);
+	record_write_meta_to(put_writer, w, backend, prog, args, pid, psb_period);
 }
 
 /* Hardware PSB periods are powers of two from 2 KiB: 2^(N+11) bytes. */
@@ -137,6 +151,7 @@ int record_main(int argc, char **argv)
 {
 	const char *backend = "auto", *out = NULL;
 	unsigned long psb_period = 0;
+	bool no_copy = false;
 	char prog[4096], why[256] = "", err[512] = "";
 	struct inferior inf;
 	struct trace_writer *w;
@@ -158,6 +173,8 @@ int record_main(int argc, char **argv)
 			if (*end_p || psb_period < 16 || psb_period > (1ul << 30))
 				return usage("--psb-period wants a byte count "
 					     "(16 to 1 GiB)");
+		} else if (strcmp(argv[i], "--no-copy") == 0) {
+			no_copy = true;
 		} else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
 			out = argv[++i];
 		} else if (argv[i][0] == '-') {
@@ -222,13 +239,22 @@ int record_main(int argc, char **argv)
 	record_write_meta(w, backend, prog, argv + i, inf.pid,
 		   strcmp(backend, "sw") == 0 ? (psb_period ? (unsigned)psb_period
 				   : PTENC_DEFAULT_PSB_PERIOD) : (unsigned)psb_period);
+	/* What a full-state replay needs to start identically: environment,
+	 * auxv, AT_RANDOM; and no vDSO, whose clock reads no log would see. */
+	if (strcmp(backend, "sw") == 0 &&
+	    (record_startup_hide_vdso(w, inf.pid) < 0 || record_startup_meta(w, inf.pid) < 0))
+		fprintf(stderr, "ptrev: could not record the start state; "
+			"replays may not show full state\n");
 	if (strcmp(backend, "sw") == 0) {
 		struct sw_record_opts o = { .psb_period = (uint32_t)psb_period,
-					    .stop = &stop_signal };
+					    .stop = &stop_signal, .no_copy = no_copy };
 		rc = sw_backend_record(&inf, w, &o, &end, err, sizeof err);
 	} else {
 		struct pt_backend_opts o;
 		memset(&o, 0, sizeof o);
+		if (no_copy) /* its sideband copies regardless, for now */
+			fprintf(stderr, "ptrev: --no-copy is not supported by the pt "
+				"backend yet: binaries are copied\n");
 		o.psb_period = psb_period ? hw_psb_exponent(psb_period) : 0;
 		o.stop = &stop_signal;
 		rc = pt_backend_record(&inf, w, &o, &end, err, sizeof err);

@@ -35,6 +35,13 @@ struct buildid_cache {
 
 #define BUILDID_CACHE 16
 
+/* A file already copied into the recording (FILE records). */
+struct copied_file {
+	char *path;
+	uint8_t id[20];
+	uint32_t len;
+};
+
 struct sideband {
 	pid_t pid;
 	int memfd;
@@ -43,6 +50,9 @@ struct sideband {
 	struct map_list cur;
 	struct buildid_cache bc[BUILDID_CACHE];
 	unsigned bc_next;
+	bool copy_files;
+	struct copied_file *copied;
+	size_t ncopied, copied_cap;
 };
 
 static void list_clear(struct map_list *l)
@@ -240,6 +250,87 @@ static int write_code(struct sideband *sb, const struct map_entry *m)
 	return rc;
 }
 
+static bool already_copied(const struct sideband *sb, const char *path,
+			   const uint8_t *id, uint32_t len)
+{
+	for (size_t i = 0; i < sb->ncopied; i++) {
+		const struct copied_file *c = &sb->copied[i];
+		if (c->len == len && memcmp(c->id, id, len) == 0 &&
+		    strcmp(c->path, path) == 0)
+			return true;
+	}
+	return false;
+}
+
+static int remember_copied(struct sideband *sb, const char *path,
+			   const uint8_t *id, uint32_t len)
+{
+	if (sb->ncopied == sb->copied_cap) {
+		size_t cap = sb->copied_cap ? sb->copied_cap * 2 : 8;
+		struct copied_file *n = realloc(sb->copied, cap * sizeof *n);
+		if (!n)
+			return -1;
+		sb->copied = n;
+		sb->copied_cap = cap;
+	}
+	struct copied_file *c = &sb->copied[sb->ncopied];
+	c->path = strdup(path);
+	if (!c->path)
+		return -1;
+	memcpy(c->id, id, len);
+	c->len = len;
+	sb->ncopied++;
+	return 0;
+}
+
+/* Copy the whole file behind an executable mapping into the recording,
+ * the first time this path + build-id is seen, so that the recording
+ * decodes after the file is gone or rebuilt. Only when the file at the
+ * path is still the one mapped (same inode): otherwise its bytes are not
+ * what ran, and the CODE records (see backed_by_file) hold them instead. */
+static int copy_file(struct sideband *sb, const struct map_entry *m,
+		     const struct trace_mmap *rec)
+{
+	struct stat st;
+	int fd, rc = 0;
+
+	if (!sb->copy_files || !(m->prot & PROT_EXEC) || !backed_by_file(m) ||
+	    already_copied(sb, m->path, rec->build_id, rec->build_id_len))
+		return 0;
+	fd = open(m->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_ino != m->inode) {
+		close(fd);
+		return 0;
+	}
+	struct trace_file_copy f = {
+		.path = m->path,
+		.build_id_len = rec->build_id_len,
+		.size = (uint64_t)st.st_size,
+	};
+	memcpy(f.build_id, rec->build_id, rec->build_id_len);
+	void *bytes = NULL;
+	if (f.size) {
+		bytes = mmap(NULL, (size_t)f.size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (bytes == MAP_FAILED) {
+			close(fd);
+			return 0; /* a decoder will say the file is missing */
+		}
+	}
+	close(fd);
+	f.bytes = bytes;
+	f.len = f.size;
+	if ((sb->out ? sw_out_file(sb->out, &f) : trace_write_file(sb->w, &f)) < 0)
+		rc = -1;
+	if (bytes)
+		munmap(bytes, (size_t)f.size);
+	if (rc == 0 && remember_copied(sb, m->path, rec->build_id, rec->build_id_len) < 0)
+		rc = -1;
+	return rc;
+}
+
 static int write_mmap(struct sideband *sb, const struct map_entry *m,
 		      pid_t tid, uint64_t pos)
 {
@@ -258,6 +349,8 @@ static int write_mmap(struct sideband *sb, const struct map_entry *m,
 	if ((sb->out ? sw_out_mmap(sb->out, &rec)
 		    : trace_write_mmap(sb->w, &rec)) < 0)
 		return -1;
+	if (copy_file(sb, m, &rec) < 0)
+		return -1;
 	if ((m->prot & PROT_EXEC) && !backed_by_file(m))
 		return write_code(sb, m);
 	return 0;
@@ -271,7 +364,13 @@ struct sideband *sideband_new(pid_t pid, int memfd, struct trace_writer *w)
 	sb->pid = pid;
 	sb->memfd = memfd;
 	sb->w = w;
+	sb->copy_files = true;
 	return sb;
+}
+
+void sideband_set_copy_files(struct sideband *sb, bool on)
+{
+	sb->copy_files = on;
 }
 
 void sideband_set_memfd(struct sideband *sb, int memfd)
@@ -292,6 +391,9 @@ void sideband_free(struct sideband *sb)
 	free(sb->cur.e);
 	for (unsigned i = 0; i < BUILDID_CACHE; i++)
 		free(sb->bc[i].path);
+	for (size_t i = 0; i < sb->ncopied; i++)
+		free(sb->copied[i].path);
+	free(sb->copied);
 	free(sb);
 }
 

@@ -3,10 +3,13 @@
  * re-read after every syscall that changes the address space; differences
  * become MUNMAP/MMAP records. Executable mappings whose bytes a decoder
  * could not get from an unchanged file ([vdso], anonymous, deleted or
- * replaced files) are copied as TRACE_REC_CODE. */
+ * replaced files) are copied as TRACE_REC_CODE. Every distinct file mapped
+ * executable (program, ld.so, libraries) is copied whole once, as
+ * TRACE_REC_FILE, unless told not to (--no-copy). */
 #ifndef PTREV_SERVER_SIDEBAND_H
 #define PTREV_SERVER_SIDEBAND_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -23,6 +26,9 @@ void sideband_set_memfd(struct sideband *sb, int memfd);
 /* Send the records to out (the sw recorder's sink: file and/or memory)
  * instead of the writer given to sideband_new. */
 void sideband_set_out(struct sideband *sb, struct sw_out *out);
+
+/* Copy each executable file into the recording (the default), or not. */
+void sideband_set_copy_files(struct sideband *sb, bool on);
 
 /* Re-read the maps; write what changed, attributed to thread tid at its
  * position pos (tid 0 for the initial map). Returns the number of changes

@@ -110,6 +110,7 @@ struct sw_engine *sw_engine_new(struct inferior *inf, struct trace_writer *w,
 	if (!r->sb)
 		goto bad;
 	sideband_set_out(r->sb, &r->out);
+	sideband_set_copy_files(r->sb, !(o && o->no_copy));
 	if (r->out.keep) {
 		/* What a file would say about itself (record_main writes the
 		 * file's own META). */
@@ -480,4 +481,10 @@ void sw_engine_free(struct sw_engine *e)
 		close(r->memfd);
 	sw_out_free(&r->out);
 	free(e);
+}
+
+int sw_engine_meta(void *engine, const char *key, const char *value)
+{
+	struct sw_engine *e = engine;
+	return sw_out_meta(&e->r.out, key, value);
 }

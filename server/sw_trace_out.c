@@ -187,6 +187,20 @@ int sw_out_thread(struct sw_out *o, const struct trace_thread *t)
 	return 0;
 }
 
+int sw_out_file(struct sw_out *o, const struct trace_file_copy *f)
+{
+	if (o->w && trace_write_file(o->w, f) < 0)
+		return -1;
+	if (o->keep) {
+		struct trace_file_copy *k = PUSH(o, files, nfiles, files_cap);
+		*k = *f;
+		k->path = dup_bytes(f->path, strlen(f->path) + 1);
+		k->bytes = dup_bytes(f->bytes, (size_t)f->size);
+		k->len = f->size;
+	}
+	return 0;
+}
+
 int sw_out_end(struct sw_out *o, const struct trace_end *e)
 {
 	if (o->w && trace_write_end(o->w, e) < 0)
@@ -222,6 +236,11 @@ void sw_out_free(struct sw_out *o)
 	free(td->signals);
 	free(td->rdtsc);
 	free(td->threads);
+	for (size_t i = 0; i < td->nfiles; i++) {
+		free((void *)td->files[i].path);
+		free((void *)td->files[i].bytes);
+	}
+	free(td->files);
 	free(o->pt_caps);
 	memset(o, 0, sizeof *o);
 }

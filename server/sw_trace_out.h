@@ -17,7 +17,7 @@ struct sw_out {
 	/* capacities of td's arrays (td.priv stays NULL: never pass td to
 	 * trace_data_free; sw_out_free releases it) */
 	size_t streams_cap, mmaps_cap, munmaps_cap, code_cap, syscalls_cap;
-	size_t signals_cap, rdtsc_cap, threads_cap, meta_cap;
+	size_t signals_cap, rdtsc_cap, threads_cap, meta_cap, files_cap;
 	size_t *pt_caps;
 	size_t last_stream;
 };
@@ -33,6 +33,7 @@ int sw_out_syscall(struct sw_out *o, const struct trace_syscall *s);
 int sw_out_signal(struct sw_out *o, const struct trace_signal *s);
 int sw_out_rdtsc(struct sw_out *o, const struct trace_rdtsc *r);
 int sw_out_thread(struct sw_out *o, const struct trace_thread *t);
+int sw_out_file(struct sw_out *o, const struct trace_file_copy *f);
 int sw_out_end(struct sw_out *o, const struct trace_end *e);
 void sw_out_free(struct sw_out *o);
 

@@ -57,14 +57,10 @@ static bool read_ptr(const struct mem *m, uint64_t addr, uint64_t *out)
 	return read_exact(m, addr, out, sizeof *out);
 }
 
-/* AT_PHDR and AT_PHNUM from /proc/PID/auxv. */
-static bool find_phdrs(pid_t pid, uint64_t *phdr, uint64_t *phnum)
+/* AT_PHDR and AT_PHNUM from the auxv (/proc/PID/auxv, or a recorded copy). */
+static bool find_phdrs(const struct strbuf *auxv_in, uint64_t *phdr, uint64_t *phnum)
 {
-	struct strbuf auxv = STRBUF_INIT;
-	if (xfer_auxv(pid, &auxv) != 0) {
-		strbuf_free(&auxv);
-		return false;
-	}
+	const struct strbuf auxv = *auxv_in;
 	*phdr = 0;
 	*phnum = 0;
 	for (size_t off = 0; off + sizeof(Elf64_auxv_t) <= auxv.len;
@@ -78,16 +74,15 @@ static bool find_phdrs(pid_t pid, uint64_t *phdr, uint64_t *phnum)
 		else if (a.a_type == AT_PHNUM)
 			*phnum = a.a_un.a_val;
 	}
-	strbuf_free(&auxv);
 	return *phdr != 0 && *phnum != 0 && *phnum <= SVR4_MAX_PHNUM;
 }
 
 /* Run-time address of the program's dynamic section, or 0 if there is none
  * (a static program) or it cannot be found. */
-static uint64_t find_dynamic(pid_t pid, const struct mem *m, uint64_t *dyn_size)
+static uint64_t find_dynamic(const struct strbuf *auxv, const struct mem *m, uint64_t *dyn_size)
 {
 	uint64_t phdr_addr, phnum;
-	if (!find_phdrs(pid, &phdr_addr, &phnum))
+	if (!find_phdrs(auxv, &phdr_addr, &phnum))
 		return 0;
 	Elf64_Phdr *ph = calloc(phnum, sizeof *ph);
 	if (!ph)
@@ -124,10 +119,10 @@ out:
 
 /* Address of struct r_debug from DT_DEBUG. Returns false if the program has
  * no DT_DEBUG at all; *r_debug is 0 while ld.so has not filled it in yet. */
-static bool find_r_debug(pid_t pid, const struct mem *m, uint64_t *r_debug)
+static bool find_r_debug(const struct strbuf *auxv, const struct mem *m, uint64_t *r_debug)
 {
 	uint64_t dyn_size = 0;
-	uint64_t dyn = find_dynamic(pid, m, &dyn_size);
+	uint64_t dyn = find_dynamic(auxv, m, &dyn_size);
 	if (dyn == 0)
 		return false;
 	uint64_t n = dyn_size / sizeof(Elf64_Dyn);
@@ -244,6 +239,20 @@ static bool parse_annex(const char *annex, uint64_t *start, uint64_t *prev,
 int xfer_libraries_svr4(pid_t pid, xfer_read_mem_fn read_mem, void *ctx,
 			const char *annex, struct strbuf *out)
 {
+	struct strbuf auxv = STRBUF_INIT;
+	if (xfer_auxv(pid, &auxv) != 0) {
+		strbuf_free(&auxv);
+		return -ENOENT;
+	}
+	int r = xfer_libraries_svr4_auxv(auxv.data, auxv.len, read_mem, ctx, annex, out);
+	strbuf_free(&auxv);
+	return r;
+}
+
+int xfer_libraries_svr4_auxv(const void *auxv_bytes, size_t auxv_len, xfer_read_mem_fn read_mem,
+			     void *ctx, const char *annex, struct strbuf *out)
+{
+	struct strbuf auxv = {(char *)auxv_bytes, auxv_len, auxv_len};
 	struct mem m = {read_mem, ctx};
 	uint64_t start = 0, prev = 0, lmid = 0;
 	if (!parse_annex(annex, &start, &prev, &lmid))
@@ -260,7 +269,7 @@ int xfer_libraries_svr4(pid_t pid, xfer_read_mem_fn read_mem, void *ctx,
 	}
 
 	uint64_t r_debug = 0;
-	if (!find_r_debug(pid, &m, &r_debug))
+	if (!find_r_debug(&auxv, &m, &r_debug))
 		return -ENOENT; /* static program: gdbserver answers E01 */
 
 	strbuf_puts(out, "<library-list-svr4 version=\"1.0\"");

@@ -18,6 +18,7 @@
 struct gdb_point;
 struct gdb_history;
 struct sw_engine;
+struct replayer;
 struct trace_writer;
 struct gdb_hist_thread;
 
@@ -32,6 +33,9 @@ struct gdb_server {
 	bool gdb_swbreak, gdb_hwbreak, gdb_multiprocess;
 
 	pid_t g_tid;               /* Hg: thread for register/memory access */
+	pid_t c_tid;               /* Hc: thread bs/bc move (0: the Hg one) */
+	char exec_path[4096];      /* a saved recording's program for gdb */
+	bool exec_path_is_temp;    /* ...a temporary copy, removed at the end */
 	struct stop_event last;    /* last reported stop (for `?`) */
 	bool session_over;         /* stop serving: detach, kill or exit seen */
 	int wake_pipe[2];          /* SIGCHLD -> readable, to wake poll() */
@@ -51,11 +55,20 @@ struct gdb_server {
 	struct sw_engine *engine;  /* runs the program while recording */
 	struct trace_writer *writer; /* -o FILE, or NULL (memory only) */
 	bool record_requested;     /* recording asked for on the command line */
+	bool record_no_copy;       /* --no-copy: binaries are not copied */
+	bool at_first_insn;        /* the program has not run yet */
 	bool btrace_on;            /* gdb's record btrace is active */
 	uint64_t btrace_size;
 	size_t btrace_read_len;    /* for qXfer:btrace:read:new */
 	pid_t btrace_read_tid;
 	bool monitor_then_ok;      /* qRcmd: an O packet was the reply; OK follows */
+
+	/* Full state at past positions: re-execution (replay/replayer*.c). */
+	struct replayer *replayer;
+	bool replayer_failed;      /* could not be created: PC level only */
+	pid_t replay_tid;          /* where the replayer stands (valid if */
+	uint64_t replay_pos;       /*   replay_state is 1; -1: unavailable) */
+	int replay_state;
 };
 
 /* Take over a launched inferior and serve gdb on (rfd, wfd) until the
@@ -123,6 +136,11 @@ void gdb_monitor_checkpoints(struct gdb_server *s, struct strbuf *out);
 int gdb_recorded_siginfo(struct gdb_server *s, struct strbuf *out);
 /* The program of a saved recording (absolute path). 0 or -errno. */
 int gdb_recorded_program(struct gdb_server *s, struct strbuf *out);
+/* Memory at the current thread's past position (full state when the
+ * replayer can, else read-only memory). Bytes read, or -1. */
+ssize_t gdb_replay_read_mem(struct gdb_server *s, uint64_t addr, void *buf, size_t len);
+/* Drop the replayer (its processes are killed). */
+void gdb_replay_free(struct gdb_server *s);
 /* The register layout: the process's, or this machine's for a saved
  * recording. */
 const struct amd64_layout *gdb_layout(struct gdb_server *s);

@@ -26,6 +26,9 @@ struct sw_record_opts {
 	/* sw engine (sw_engine.h): write the file only, keep no copy of the
 	 * recording in memory (sw_engine_data returns NULL). */
 	bool file_only;
+	/* Do not copy the mapped binaries into the recording (--no-copy):
+	 * only their paths and build-ids are kept. */
+	bool no_copy;
 };
 
 /* Record the launched, stopped inferior (inferior_launch) with the sw
@@ -49,5 +52,9 @@ int record_main(int argc, char **argv);
 void record_write_meta(struct trace_writer *w, const char *backend,
 		       const char *prog, char **args, pid_t pid,
 		       unsigned psb_period);
+/* The same into any META sink (see record_startup.h's record_meta_fn). */
+void record_write_meta_to(int (*put)(void *ctx, const char *key, const char *value),
+			  void *ctx, const char *backend, const char *prog, char **args,
+			  pid_t pid, unsigned psb_period);
 
 #endif

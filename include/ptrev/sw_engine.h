@@ -81,5 +81,8 @@ const struct trace_data *sw_engine_data(const struct sw_engine *e);
 int sw_engine_finish(struct sw_engine *e, struct trace_end *end, bool write_end,
 		     char *err, size_t errlen);
 void sw_engine_free(struct sw_engine *e);
+/* Add a META record: to the file (if any) and to the in-memory recording,
+ * so that a live recording carries what a saved one does. 0 or -1. */
+int sw_engine_meta(void *engine, const char *key, const char *value);
 
 #endif

@@ -23,5 +23,8 @@ int xfer_exec_file(pid_t pid, struct strbuf *out);
  * (gdb's incremental form) or be empty. Returns 0 or -errno. */
 int xfer_libraries_svr4(pid_t pid, xfer_read_mem_fn read_mem, void *ctx,
 			const char *annex, struct strbuf *out);
+/* The same with the auxv given (a recording's copy) instead of a pid. */
+int xfer_libraries_svr4_auxv(const void *auxv, size_t auxv_len, xfer_read_mem_fn read_mem,
+			     void *ctx, const char *annex, struct strbuf *out);
 
 #endif

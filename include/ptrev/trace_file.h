@@ -26,6 +26,7 @@ enum trace_record_type {
 	TRACE_REC_RDTSC = 8,    /* the value an rdtsc/rdtscp returned */
 	TRACE_REC_THREAD = 9,   /* a thread started or exited */
 	TRACE_REC_END = 10,     /* summary; last record of a complete file */
+	TRACE_REC_FILE = 11,    /* a copy of a mapped binary (chunk of it) */
 };
 
 struct trace_mmap {
@@ -50,6 +51,19 @@ struct trace_code {
 	uint64_t addr;
 	const uint8_t *bytes; /* owned by the reader / caller */
 	size_t len;
+};
+
+/* A copy of a file the program mapped executable (program, ld.so,
+ * libraries), so the recording decodes after the file is gone or changed.
+ * One per distinct path + build-id. */
+struct trace_file_copy {
+	const char *path;     /* as in the MMAP records */
+	uint8_t build_id[20];
+	uint32_t build_id_len;
+	uint64_t size;        /* the file's size */
+	const uint8_t *bytes; /* size bytes, owned by the reader / caller */
+	uint64_t len;         /* bytes present: < size only when the recorder
+			       * was killed while writing the copy */
 };
 
 struct trace_mem_write {
@@ -118,6 +132,9 @@ int trace_write_signal(struct trace_writer *w, const struct trace_signal *s);
 int trace_write_rdtsc(struct trace_writer *w, const struct trace_rdtsc *r);
 int trace_write_thread(struct trace_writer *w, const struct trace_thread *t);
 int trace_write_end(struct trace_writer *w, const struct trace_end *e);
+/* A file's copy (f->len ignored, f->size bytes written), split into
+ * FILE records of bounded size that follow each other. */
+int trace_write_file(struct trace_writer *w, const struct trace_file_copy *f);
 /* Closes the file; returns -1 if any write failed (with the reason). */
 int trace_writer_close(struct trace_writer *w, char *err, size_t errlen);
 /* Additions by the trace-file owner: */
@@ -170,6 +187,8 @@ struct trace_data {
 	uint64_t file_size;
 	void *priv;           /* reader-owned storage */
 	size_t nskipped;      /* records of unknown type, skipped (valid CRC) */
+	size_t nfiles;        /* copies of mapped binaries (FILE records) */
+	struct trace_file_copy *files;
 };
 
 /* Read and validate the whole file. On error returns -1 with a message
@@ -181,5 +200,11 @@ int trace_read_file(const char *path, struct trace_data *td, char *err, size_t e
 void trace_data_free(struct trace_data *td);
 /* META value for key, or NULL. */
 const char *trace_meta(const struct trace_data *td, const char *key);
+/* The whole copy of the file path with this build-id (build_id_len 0: a
+ * file without one), or NULL when the recording holds none. */
+const struct trace_file_copy *trace_file_copy_find(const struct trace_data *td,
+						   const char *path,
+						   const uint8_t *build_id,
+						   uint32_t build_id_len);
 
 #endif

@@ -6,7 +6,9 @@
  * lengths, malformed payloads with valid checksums, records after END,
  * unknown record types skipped; random corruption with checksums
  * repaired (run this under ASan+UBSan); a write failure leaving whole
- * records only; and `ptrev info` output, complete and incomplete. */
+ * records only; `ptrev info` output, complete and incomplete; copies
+ * of binaries (FILE records) split in chunks, read back, found by path
+ * and build-id, saved again, cut short by a killed recorder. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -808,6 +810,7 @@ static void test_info(void)
 		 "signals: 0\n"
 		 "rdtsc: 0\n"
 		 "mappings: 0\n"
+		 "binaries: not copied (--no-copy)\n"
 		 "duration: unknown (recording incomplete: the recorder stopped before the program ended)\n"
 		 "status: incomplete (no END record: the recorder stopped before the program ended)\n",
 		 p);
@@ -849,6 +852,145 @@ static void test_info(void)
 	CHECK(rc == 1 && out && !*out && err && !strcmp(err, wante), "rc %d stderr '%s'", rc, err);
 	free(out);
 	free(err);
+}
+
+/* Records of type in the file at path, and the file offset after the
+ * n-th of them (n counted from 1) in *after. */
+static int count_records(const char *path, uint32_t type, int n, uint64_t *after)
+{
+	size_t len;
+	uint8_t *b = slurp(path, &len);
+	int count = 0;
+	for (size_t off = 16; b && off + 16 <= len;) {
+		size_t next = off + 16 + get32(b + off + 4);
+		if (get32(b + off) == type && ++count == n && after)
+			*after = next;
+		off = next;
+	}
+	free(b);
+	return count;
+}
+
+static void test_files(void)
+{
+	const char *p = tmp("files.ptrev");
+	size_t big_len = (5u << 20) / 2 + 123; /* 3 chunks of at most 1 MiB */
+	uint8_t *big = malloc(big_len);
+	for (size_t i = 0; i < big_len; i++)
+		big[i] = (uint8_t)(i * 131 + (i >> 12));
+	struct trace_file_copy f[4] = {
+		{ .path = "/usr/lib/libbig.so", .build_id = {1, 2, 3, 4}, .build_id_len = 20,
+		  .size = big_len, .bytes = big },
+		{ .path = "/bin/prog", .build_id = {9, 9}, .build_id_len = 2,
+		  .size = sizeof code_bytes, .bytes = code_bytes },
+		{ .path = "/bin/no-build-id", .size = 3, .bytes = (const uint8_t *)"abc" },
+		{ .path = "/empty", .build_id = {5}, .build_id_len = 1 },
+	};
+	struct trace_writer *w = trace_writer_open(p, errbuf, sizeof errbuf);
+	trace_write_meta(w, "backend", "sw");
+	struct trace_mmap m = sample_mmap();
+	trace_write_mmap(w, &m);
+	for (int i = 0; i < 4; i++)
+		CHECK(trace_write_file(w, &f[i]) == 0, "write file %d: %s", i,
+		      trace_writer_error(w));
+	struct trace_file_copy bad = f[1];
+	bad.path = "";
+	CHECK(trace_write_file(w, &bad) < 0, "empty path accepted");
+	CHECK(trace_writer_close(w, errbuf, sizeof errbuf) < 0, "close after a rejected write");
+	CHECK(count_records(p, TRACE_REC_FILE, 0, NULL) == 3 + 1 + 1 + 1, "%d FILE records",
+	      count_records(p, TRACE_REC_FILE, 0, NULL));
+
+	struct trace_data td;
+	int rc = trace_read_file(p, &td, errbuf, sizeof errbuf);
+	CHECK(rc == 0, "read: %s", errbuf);
+	if (rc == 0) {
+		CHECK(td.nfiles == 4 && td.nskipped == 0, "nfiles %zu skipped %zu", td.nfiles,
+		      td.nskipped);
+		for (size_t i = 0; i < td.nfiles && i < 4; i++) {
+			const struct trace_file_copy *r = &td.files[i];
+			CHECK(!strcmp(r->path, f[i].path) && r->size == f[i].size &&
+			      r->len == f[i].size && r->build_id_len == f[i].build_id_len &&
+			      !memcmp(r->build_id, f[i].build_id, 20) &&
+			      (!r->size || !memcmp(r->bytes, f[i].bytes, r->size)),
+			      "file %zu differs", i);
+		}
+		CHECK(trace_file_copy_find(&td, "/bin/prog", f[1].build_id, 2) == &td.files[1],
+		      "find prog");
+		CHECK(trace_file_copy_find(&td, "/bin/no-build-id", NULL, 0) == &td.files[2],
+		      "find without build-id");
+		CHECK(!trace_file_copy_find(&td, "/bin/prog", f[1].build_id, 1), "short build-id");
+		CHECK(!trace_file_copy_find(&td, "/bin/prog", f[0].build_id, 2), "other build-id");
+		CHECK(!trace_file_copy_find(&td, "/bin/other", f[1].build_id, 2), "other path");
+
+		/* monitor save keeps them. */
+		const char *q = tmp("files-saved.ptrev");
+		CHECK(trace_save(&td, q, NULL, errbuf, sizeof errbuf) == 0, "save: %s", errbuf);
+		struct trace_data td2;
+		CHECK(trace_read_file(q, &td2, errbuf, sizeof errbuf) == 0, "read saved: %s", errbuf);
+		CHECK(td2.nfiles == 4 && td2.files[0].size == big_len &&
+		      !memcmp(td2.files[0].bytes, big, big_len), "saved copies differ");
+		trace_data_free(&td2);
+		trace_data_free(&td);
+	}
+	int out_rc;
+	char *err, *out = run_info(p, &out_rc, &err);
+	char want[128];
+	snprintf(want, sizeof want, "\nbinaries: 4 copied (%zu bytes)\n",
+		 big_len + sizeof code_bytes + 3);
+	CHECK(out_rc == 0 && out && strstr(out, want), "info:\n%s\nwant %s", out, want);
+	free(out);
+	free(err);
+
+	/* A recorder killed between two chunks: the prefix reads, the
+	 * partial copy is no copy. */
+	uint64_t cut = 0;
+	count_records(p, TRACE_REC_FILE, 2, &cut);
+	CHECK(cut && truncate(p, (off_t)cut) == 0, "truncate at %llu", (unsigned long long)cut);
+	rc = trace_read_file(p, &td, errbuf, sizeof errbuf);
+	CHECK(rc == 0, "read cut: %s", errbuf);
+	if (rc == 0) {
+		CHECK(td.nfiles == 1 && td.files[0].len == 2u << 20 &&
+		      td.files[0].size == big_len, "partial copy: %zu", td.nfiles);
+		CHECK(!trace_file_copy_find(&td, f[0].path, f[0].build_id, 20),
+		      "a partial copy found");
+		trace_data_free(&td);
+	}
+	out = run_info(p, &out_rc, &err);
+	CHECK(out_rc == 0 && out && strstr(out, "\nbinaries: not copied (--no-copy)\n"),
+	      "info:\n%s", out);
+	free(out);
+	free(err);
+	free(big);
+}
+
+/* FILE payloads that must be refused. */
+static void test_files_malformed(void)
+{
+	uint8_t pl[128];
+	size_t n = 0;
+#define PUT32(v) (put32(pl + n, (v)), n += 4)
+#define PUT64(v) (put32(pl + n, (uint32_t)(v)), put32(pl + n + 4, (uint32_t)((uint64_t)(v) >> 32)), n += 8)
+	/* A chunk at offset 4 with no copy started. */
+	PUT32(0);
+	memset(pl + n, 0, 20);
+	n += 20;
+	PUT64(8);
+	PUT64(4);
+	PUT32(2);
+	memcpy(pl + n, "/x", 2);
+	n += 2;
+	memcpy(pl + n, "abcd", 4);
+	n += 4;
+	expect_malformed(TRACE_REC_FILE, pl, n, "chunk at offset 4 of /x does not continue the previous FILE record");
+	/* Bytes past the claimed size. */
+	put32(pl + 24, 2);
+	put32(pl + 32, 0);
+	expect_malformed(TRACE_REC_FILE, pl, n, "4 bytes at offset 0 of a 2-byte file");
+	/* Build-id longer than 20. */
+	put32(pl, 21);
+	expect_malformed(TRACE_REC_FILE, pl, n, "build-id length 21 exceeds 20");
+#undef PUT32
+#undef PUT64
 }
 
 static void test_info_exit_status(void)
@@ -910,6 +1052,8 @@ int main(void)
 	test_fuzz();
 	test_info();
 	test_info_exit_status();
+	test_files();
+	test_files_malformed();
 	char cmd[128];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 	if (system(cmd) != 0)

@@ -1,0 +1,36 @@
+/* What a recording must keep so that re-execution starts exactly as the
+ * recorded program did: its environment, auxiliary vector and the kernel's
+ * AT_RANDOM bytes (the stack canary and pointer guard come from them).
+ * Read by the replayer (replay/replayer_start.c). */
+#ifndef PTREV_RECORD_STARTUP_H
+#define PTREV_RECORD_STARTUP_H
+
+#include <sys/types.h>
+
+#include "ptrev/trace_file.h"
+
+/* Write the META records "env" (one per variable, in order; then
+ * "env_count" with their number, so that an empty environment is told
+ * from an old recording), "auxv" (the raw /proc/PID/auxv bytes as lowercase
+ * hex) and "at_random" (the 16 bytes at AT_RANDOM, hex) for process pid,
+ * stopped under ptrace before it ran (right after inferior_launch).
+ * Returns 0, or -1 when something could not be read or written (what could
+ * be is written anyway; the replayer then warns about the rest). */
+int record_startup_meta(struct trace_writer *w, pid_t pid);
+/* The same, for any META sink (the live engine keeps META in memory too). */
+typedef int (*record_meta_fn)(void *ctx, const char *key, const char *value);
+int record_startup_meta_to(record_meta_fn put, void *ctx, pid_t pid);
+int record_startup_hide_vdso_to(record_meta_fn put, void *ctx, pid_t pid);
+
+/* Keep the program off the vDSO: its clock functions read kernel data
+ * (the vvar page) that no syscall log sees, so a replay would compute other
+ * times. This turns the program's AT_SYSINFO_EHDR auxv entry (on its
+ * stack; /proc/PID/auxv keeps the kernel's copy) into AT_IGNORE, so libc
+ * makes real, recorded syscalls instead, and writes META "vdso" = "hidden"
+ * so the replayer does the same. pid must stand at its first instruction
+ * after execve. Returns 0, -1 if the auxv could not be found or written. */
+int record_startup_hide_vdso(struct trace_writer *w, pid_t pid);
+/* The patch alone (the replayer's side). */
+int startup_hide_vdso(pid_t pid);
+
+#endif

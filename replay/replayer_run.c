@@ -1,0 +1,390 @@
+/* Running a replay process forward to an exact position: native speed with
+ * a breakpoint whose every hit is placed by the history, single steps for
+ * short stretches, every syscall stopped at (PTRACE_SYSCALL) and handed to
+ * replayer_syscall.c, recorded signals delivered where they happened.
+ * Every stop is checked against the history; the first disagreement ends
+ * the run with the reason. */
+#include "replayer_internal.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Below this distance single steps are cheaper than breakpoint rounds. */
+#define RP_SHORT 48
+
+static uint64_t sys_pos_or_max(const struct trace_syscall *s)
+{
+	return s ? s->pos : UINT64_MAX;
+}
+
+/* ---- one instruction ---- */
+
+/* Execute exactly the instruction at p->pos; check the next IP against
+ * the history unless a signal is due there (the history then has the
+ * handler's first instruction, the process the interrupted one). */
+static int step_one(struct replayer *r, struct rp_proc *p, bool check)
+{
+	const struct trace_syscall *s = rp_next_sys(r, p->pos);
+	struct user_regs_struct before, regs;
+	int st;
+
+	if (s && s->pos == p->pos) {
+		if (rp_resume_wait(r, p, PTRACE_SYSCALL, 0, &st) < 0)
+			return -1;
+		if (!WIFSTOPPED(st) || WSTOPSIG(st) != (SIGTRAP | 0x80))
+			return rp_fail(r, "replay diverged at position %llu: the "
+				       "recorded syscall did not happen",
+				       (unsigned long long)p->pos);
+		return rp_syscall_entry(r, p, s);
+	}
+	if (rp_get_regs(r, p, &before) < 0)
+		return -1;
+	uint8_t b[2] = {0};
+	if (pread(p->memfd, b, 2, (off_t)before.rip) == 2 && b[0] == 0x0f && b[1] == 0x05)
+		/* Never let a syscall the log does not have run for real. */
+		return rp_fail(r, "replay diverged at position %llu: a syscall "
+			       "the recording did not make", (unsigned long long)p->pos);
+	for (;;) {
+		if (rp_resume_wait(r, p, PTRACE_SINGLESTEP, 0, &st) < 0)
+			return -1;
+		if (WSTOPSIG(st) == SIGSEGV)
+			return rp_rdtsc(r, p, p->pos + 1);
+		if (WSTOPSIG(st) != SIGTRAP)
+			return rp_fail(r, "replay diverged at position %llu: signal "
+				       "%d the recording did not have",
+				       (unsigned long long)p->pos, WSTOPSIG(st));
+		if (rp_get_regs(r, p, &regs) < 0)
+			return -1;
+		if (regs.rip != before.rip)
+			break;
+		/* One iteration of a REP instruction: not complete yet. */
+	}
+	rp_advance(r, p, p->pos + 1);
+	return check ? rp_check_ip(r, p->pos, regs.rip, "stepped") : 0;
+}
+
+/* ---- breakpoint runs ---- */
+
+static int poke_byte(struct replayer *r, struct rp_proc *p, uint64_t addr, uint8_t v)
+{
+	if (pwrite(p->memfd, &v, 1, (off_t)addr) != 1)
+		return rp_fail(r, "cannot write a breakpoint at %#llx",
+			       (unsigned long long)addr);
+	return 0;
+}
+
+/* The breakpoint at the target's address: a hardware execution breakpoint
+ * (DR0) where the kernel lets us, else an int3. The hardware one costs one
+ * stop per hit: the kernel sets RF after it fires, so resuming executes the
+ * instruction without a step over it, and no code byte changes (nothing
+ * to hide from forks). */
+struct rp_bp {
+	uint64_t addr;
+	bool hw;
+	bool armed;
+	bool hit_last;  /* the last stop was a hardware hit (RF set by it) */
+	uint8_t orig;
+};
+
+static int dr_poke(pid_t pid, int n, uint64_t v)
+{
+	return ptrace(PTRACE_POKEUSER, pid,
+		      (void *)(offsetof(struct user, u_debugreg) + (size_t)n * 8),
+		      (void *)v) < 0 ? -1 : 0;
+}
+
+static int bp_arm(struct replayer *r, struct rp_proc *p, struct rp_bp *bp)
+{
+	if (bp->armed)
+		return 0;
+	if (bp->hw) {
+		if (dr_poke(p->pid, 0, bp->addr) < 0 || dr_poke(p->pid, 7, 1) < 0)
+			bp->hw = false; /* no debug registers here: int3 */
+		else {
+			bp->armed = true;
+			return 0;
+		}
+	}
+	if (pread(p->memfd, &bp->orig, 1, (off_t)bp->addr) != 1)
+		return rp_fail(r, "cannot read the code at %#llx",
+			       (unsigned long long)bp->addr);
+	if (poke_byte(r, p, bp->addr, 0xcc) < 0)
+		return -1;
+	bp->armed = true;
+	return 0;
+}
+
+static int bp_disarm(struct replayer *r, struct rp_proc *p, struct rp_bp *bp)
+{
+	if (!bp->armed || !p->pid)
+		return 0;
+	bp->armed = false;
+	if (bp->hw)
+		return dr_poke(p->pid, 7, 0) < 0 ? rp_fail(r, "cannot clear DR7: %s",
+							 strerror(errno)) : 0;
+	return poke_byte(r, p, bp->addr, bp->orig);
+}
+
+/* Run from p->pos to target > p->pos, no recorded signal in between. */
+static int run_far_bp(struct replayer *r, struct rp_proc *p, uint64_t target,
+		      struct rp_bp *bp)
+{
+	uint64_t a = bp->addr, here;
+	bool on_hit = false; /* stopped by a hardware hit: RF is set */
+	bool check_rf = bp->hw;
+
+	while (p->pos < target) {
+		const struct trace_syscall *s = rp_next_sys(r, p->pos);
+		bool by_hand = target - p->pos <= RP_SHORT || (s && s->pos == p->pos);
+		int st;
+		if (!by_hand && !on_hit) {
+			if (history_ip_at(r->h, p->pos, &here) < 0)
+				return rp_fail(r, "position %llu is not in the history",
+					       (unsigned long long)p->pos);
+			by_hand = here == a; /* standing on the breakpoint */
+		}
+		if (!by_hand && !on_hit && check_rf) {
+			/* RF already set (the program's own, restored by
+			 * rt_sigreturn from a fault's frame) would let the next
+			 * instruction pass a hardware breakpoint unseen: that
+			 * instruction goes by hand. */
+			struct user_regs_struct regs;
+			if (rp_get_regs(r, p, &regs) < 0)
+				return -1;
+			by_hand = (regs.eflags & 0x10000) != 0;
+		}
+		check_rf = false;
+		bp->hit_last = false;
+		if (by_hand) {
+			on_hit = false;
+			if (bp_disarm(r, p, bp) < 0 || step_one(r, p, true) < 0)
+				return -1;
+			continue;
+		}
+		if (bp_arm(r, p, bp) < 0)
+			return -1;
+		/* The next execution of a from here (not counting the one the
+		 * process stands on after a hit). */
+		uint64_t hit;
+		int found = history_next_exec(r->h, p->pos + (on_hit ? 1 : 0), &a, 1, &hit);
+		if (found < 0)
+			return rp_fail(r, "history search failed (out of memory)");
+		if (found == 0)
+			hit = UINT64_MAX;
+		on_hit = false;
+		int rc = rp_resume_wait(r, p, PTRACE_SYSCALL, 0, &st);
+		if (!bp->hw && bp_disarm(r, p, bp) < 0)
+			return -1;
+		if (rc < 0)
+			return -1;
+		int sig = WSTOPSIG(st);
+		if (sig == (SIGTRAP | 0x80)) {
+			if (!s || s->pos >= hit)
+				return rp_fail(r, "replay diverged after position "
+					       "%llu: a syscall the recording did "
+					       "not make here", (unsigned long long)p->pos);
+			if (rp_syscall_entry(r, p, s) < 0)
+				return -1;
+			check_rf = bp->hw;
+			continue;
+		}
+		if (sig == SIGSEGV) {
+			uint64_t lim = hit < sys_pos_or_max(s) ? hit : sys_pos_or_max(s);
+			if (rp_rdtsc(r, p, lim) < 0)
+				return -1;
+			continue;
+		}
+		struct user_regs_struct regs;
+		if (sig != SIGTRAP || rp_get_regs(r, p, &regs) < 0 ||
+		    regs.rip - (bp->hw ? 0 : 1) != a)
+			return rp_fail(r, "replay diverged after position %llu: stop "
+				       "with signal %d the recording did not have",
+				       (unsigned long long)p->pos, sig);
+		if (hit > target || hit > sys_pos_or_max(s))
+			return rp_fail(r, "replay diverged after position %llu: "
+				       "reached %#llx earlier than the recording",
+				       (unsigned long long)p->pos, (unsigned long long)a);
+		if (bp->hw) {
+			on_hit = true;
+			bp->hit_last = true;
+		} else {
+			regs.rip = a;
+			if (rp_set_regs(r, p, &regs) < 0)
+				return -1;
+		}
+		rp_advance(r, p, hit);
+	}
+	return 0;
+}
+
+static int run_far(struct replayer *r, struct rp_proc *p, uint64_t target)
+{
+	struct rp_bp bp = { .hw = !r->no_hw_bp };
+
+	if (history_ip_at(r->h, target, &bp.addr) < 0)
+		return rp_fail(r, "position %llu is not in the history",
+			       (unsigned long long)target);
+	int rc = run_far_bp(r, p, target, &bp);
+	if (bp_disarm(r, p, &bp) < 0)
+		rc = -1;
+	if (rc == 0 && bp.hw && bp.hit_last) {
+		/* Arrived by a hardware hit: the kernel's RF (resume flag) is
+		 * in EFLAGS; the program did not have it (had it had RF, the
+		 * breakpoint could not have fired: we step such instructions
+		 * by hand). */
+		struct user_regs_struct regs;
+		if (rp_get_regs(r, p, &regs) < 0)
+			return -1;
+		if (regs.eflags & 0x10000) {
+			regs.eflags &= ~0x10000ull;
+			if (rp_set_regs(r, p, &regs) < 0)
+				return -1;
+		}
+	}
+	return rc;
+}
+
+/* ---- signals ---- */
+
+static bool is_fault(const struct trace_signal *g)
+{
+	int code;
+
+	memcpy(&code, g->siginfo + offsetof(siginfo_t, si_code), sizeof code);
+	return code > 0 && code != SI_KERNEL &&
+	       (g->signo == SIGSEGV || g->signo == SIGBUS || g->signo == SIGILL ||
+		g->signo == SIGFPE);
+}
+
+/* p stands at g->pos with the signal not yet delivered: deliver it as the
+ * recording saw it, stopping at the handler's first instruction. */
+static int deliver(struct replayer *r, struct rp_proc *p, const struct trace_signal *g)
+{
+	struct user_regs_struct regs;
+	int st;
+
+	if (is_fault(g)) {
+		/* A fault: let it happen, so that the signal frame holds what
+		 * the CPU reported (trap number, error code, address). */
+		if (rp_resume_wait(r, p, PTRACE_SINGLESTEP, 0, &st) < 0)
+			return -1;
+		if (WSTOPSIG(st) != g->signo)
+			return rp_fail(r, "replay diverged at position %llu: signal %d "
+				       "expected, got %d", (unsigned long long)g->pos,
+				       g->signo, WSTOPSIG(st));
+	} else {
+		/* Stop where signals are taken (also after a syscall-exit stop,
+		 * where none can be injected) without running an instruction,
+		 * then hand the recorded siginfo over. */
+		if (syscall(SYS_tgkill, p->pid, p->pid, SIGSTOP) < 0 ||
+		    rp_resume_wait(r, p, PTRACE_CONT, 0, &st) < 0)
+			return -1;
+		if (WSTOPSIG(st) != SIGSTOP)
+			return rp_fail(r, "replay process: cannot stop it for signal "
+				       "%d at position %llu", g->signo,
+				       (unsigned long long)g->pos);
+		siginfo_t si;
+		memcpy(&si, g->siginfo, sizeof si < sizeof g->siginfo ? sizeof si
+		       : sizeof g->siginfo);
+		si.si_signo = g->signo;
+		if (ptrace(PTRACE_SETSIGINFO, p->pid, NULL, &si) < 0)
+			return rp_fail(r, "cannot set the siginfo of signal %d: %s",
+				       g->signo, strerror(errno));
+	}
+	if (rp_resume_wait(r, p, PTRACE_SINGLESTEP, g->signo, &st) < 0)
+		return -1;
+	if (WSTOPSIG(st) != SIGTRAP || rp_get_regs(r, p, &regs) < 0)
+		return rp_fail(r, "signal %d at position %llu: no stop in the handler",
+			       g->signo, (unsigned long long)g->pos);
+	if (regs.rip != g->handler_ip)
+		return rp_fail(r, "replay diverged at position %llu: signal %d went "
+			       "to %#llx, to %#llx in the recording",
+			       (unsigned long long)g->pos, g->signo,
+			       (unsigned long long)regs.rip,
+			       (unsigned long long)g->handler_ip);
+	if (rp_check_ip(r, g->pos, regs.rip, "signal handler") < 0)
+		return -1;
+	if (g->pos > r->validated_to)
+		r->validated_to = g->pos;
+	return 0;
+}
+
+int rp_run_to(struct replayer *r, struct rp_proc *p, uint64_t target)
+{
+	uint64_t count = history_insn_count(r->h);
+
+	if (target == count && target > p->pos) {
+		/* The end: the last instruction by hand. */
+		if (rp_run_to(r, p, target - 1) < 0)
+			return -1;
+		const struct trace_signal *g = rp_next_sig(r, p->pos);
+		if (g && g->pos == target)
+			return rp_fail(r, "a signal handler at the end of the recording");
+		return step_one(r, p, true);
+	}
+	while (p->pos < target) {
+		const struct trace_signal *g = rp_next_sig(r, p->pos);
+		if (!g || g->pos > target)
+			return run_far(r, p, target);
+		if (g->pos - 1 > p->pos && run_far(r, p, g->pos - 1) < 0)
+			return -1;
+		if (step_one(r, p, false) < 0)
+			return -1;
+		if (p->pos != g->pos)
+			return rp_fail(r, "replay lost its position before signal %d",
+				       g->signo);
+		if (deliver(r, p, g) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int rp_validate_ahead(struct replayer *r, struct rp_proc *p, uint64_t *upto)
+{
+	const struct trace_syscall *s = rp_next_sys(r, p->pos);
+	const struct trace_signal *g = rp_next_sig(r, p->pos);
+	struct user_regs_struct regs;
+	int st;
+
+	*upto = history_insn_count(r->h);
+	if (!s || (g && g->pos <= s->pos)) {
+		/* A signal first (rare): run to it the ordinary way, which
+		 * checks it too; nothing at all: the end, nothing to check. */
+		if (!g)
+			return 0;
+		*upto = g->pos;
+		return rp_run_to(r, p, g->pos);
+	}
+	*upto = s->pos;
+	if (s->pos == p->pos) {
+		if (rp_resume_wait(r, p, PTRACE_SYSCALL, 0, &st) < 0)
+			return -1;
+		if (WSTOPSIG(st) != (SIGTRAP | 0x80))
+			return rp_fail(r, "replay diverged at position %llu: the "
+				       "recorded syscall did not happen",
+				       (unsigned long long)p->pos);
+		return rp_check_entry(r, p, s, &regs);
+	}
+	/* Native speed to the next syscall entry: no breakpoint. */
+	for (;;) {
+		if (rp_resume_wait(r, p, PTRACE_SYSCALL, 0, &st) < 0)
+			return -1;
+		if (WSTOPSIG(st) == SIGSEGV) {
+			if (rp_rdtsc(r, p, s->pos) < 0)
+				return -1;
+			continue;
+		}
+		if (WSTOPSIG(st) != (SIGTRAP | 0x80))
+			return rp_fail(r, "replay diverged after position %llu: signal "
+				       "%d the recording did not have",
+				       (unsigned long long)p->pos, WSTOPSIG(st));
+		return rp_check_entry(r, p, s, &regs);
+	}
+}
