@@ -98,7 +98,7 @@ struct replayer *replayer_new(const struct trace_data *td, char *err, size_t err
 }
 
 /* Can the state at pos exist at all? */
-static int reachable(struct replayer *r, uint64_t pos)
+int rp_reachable(struct replayer *r, uint64_t pos)
 {
 	uint64_t count = history_insn_count(r->h), gap;
 
@@ -176,12 +176,12 @@ static int run_with_checkpoints(struct replayer *r, uint64_t pos)
  * validated stretch, a throwaway copy runs on at native speed to the next
  * event and must agree there; if not, nothing from the last agreeing event
  * on is shown. */
-static int validate(struct replayer *r)
+int rp_validate_from(struct replayer *r, struct rp_proc *from)
 {
 	struct rp_proc v;
 	uint64_t upto = 0;
 
-	if (rp_fork(r, &r->cur, &v) < 0)
+	if (rp_fork(r, from, &v) < 0)
 		return -1;
 	int rc = rp_validate_ahead(r, &v, &upto);
 	rp_kill(&v);
@@ -196,6 +196,25 @@ static int validate(struct replayer *r)
 		 "(%.700s)", (unsigned long long)r->validated_to, r->why);
 	rp_fail(r, "%s", r->bad_why);
 	return -1;
+}
+
+static int validate(struct replayer *r)
+{
+	return rp_validate_from(r, &r->cur);
+}
+
+int rp_ensure_base(struct replayer *r)
+{
+	if (r->base.pid)
+		return 0;
+	if (rp_launch_base(r) < 0) {
+		/* Nothing can be replayed: say so for every later seek too. */
+		r->unsupported = true;
+		snprintf(r->why_all, sizeof r->why_all, "%s", r->why);
+		rp_kill(&r->base);
+		return -1;
+	}
+	return 0;
 }
 
 int replayer_seek(struct replayer *r, pid_t tid, uint64_t pos, char *why, size_t whylen)
@@ -214,18 +233,13 @@ int replayer_seek(struct replayer *r, pid_t tid, uint64_t pos, char *why, size_t
 		snprintf(why, whylen, "thread %d is not in the recording", (int)tid);
 		return -1;
 	}
-	if (reachable(r, pos) < 0) {
+	if (rp_reachable(r, pos) < 0) {
 		/* Nothing ran: the replay process is still good for later. */
 		snprintf(why, whylen, "%s", r->why);
 		return -1;
 	}
-	if (!r->base.pid && rp_launch_base(r) < 0) {
-		/* Nothing can be replayed: say so for every later seek too. */
-		r->unsupported = true;
-		snprintf(r->why_all, sizeof r->why_all, "%s", r->why);
-		rp_kill(&r->base);
+	if (rp_ensure_base(r) < 0)
 		goto fail;
-	}
 	if (r->cur_valid && r->cur.pos == pos && r->cur.pid) {
 		r->have_state = true;
 		return 0;

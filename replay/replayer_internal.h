@@ -11,6 +11,24 @@
 #include "ptrev/replayer.h"
 #include "ptrev/trace_image.h"
 
+/* A data watch during a scan (replayer_watch.c). While active, every
+ * access the process makes to [addr, addr+len) (a debug-register trap, or
+ * a recorded syscall write the replay puts in place) opens an interval
+ * (lo, ...] at the last known position; the next known position hi closes
+ * it (rp_advance): the access's "position after" lies in (lo, hi]. */
+struct rp_watch {
+	uint64_t addr;
+	size_t len;
+	bool active;            /* debug registers armed in the scanned process */
+	bool stop_at_first;     /* end the run once one interval is closed */
+	bool pending;           /* an access seen, its interval not closed yet */
+	uint64_t pending_lo;
+	unsigned dr_mask;       /* DR6 bits of the debug registers in use */
+	bool found;             /* an interval was closed */
+	uint64_t lo, hi;        /* the first (stop_at_first) or the last one */
+	bool stop;              /* the run should end now (stop_at_first) */
+};
+
 /* One stopped process of ours: the replay process or a checkpoint. */
 struct rp_proc {
 	pid_t pid;      /* 0: none */
@@ -68,9 +86,31 @@ struct replayer {
 	uint64_t bad_from;
 	char bad_why[1024];
 
+	struct rp_watch *watch;         /* non-NULL during a watch scan */
+
 	struct replayer_stats stats;
 	char why[512];                  /* reason of the failure in progress */
 };
+
+/* replayer.c: can position pos be shown at all (0, or -1 + r->why)? */
+int rp_reachable(struct replayer *r, uint64_t pos);
+/* The launch (base process) exists, or is made now. */
+int rp_ensure_base(struct replayer *r);
+/* A throwaway copy of p runs on to the next recorded event and must agree
+ * there (see validate in replayer.c); p itself is untouched. */
+int rp_validate_from(struct replayer *r, struct rp_proc *p);
+
+/* replayer_watch.c: hooks for the runs (no-ops without an active watch). */
+/* p stopped with SIGTRAP: was it a data-watch trap? (then it is noted,
+ * DR6 cleared, and the run just resumes) */
+bool rp_watch_trap(struct replayer *r, struct rp_proc *p);
+/* The recorded syscall s (at p->pos) wrote memory: does it touch the
+ * watched range? */
+void rp_watch_sys_writes(struct replayer *r, struct rp_proc *p, const struct trace_syscall *s);
+/* p reached the known position `to`: close a pending interval. */
+void rp_watch_known(struct replayer *r, uint64_t to);
+/* The run should end early (the first access was found). */
+bool rp_watch_stopped(const struct replayer *r);
 
 /* replayer_start.c: launching and the recorded start state. */
 int rp_start_state(struct replayer *r);
@@ -94,7 +134,8 @@ int rp_open_mem(struct rp_proc *p);
 /* replayer_run.c: running a replay process forward. */
 /* Run p forward to exactly position target (no signal recorded in
  * (p->pos, target] other than at target, which is delivered on arrival).
- * 0, or -1 with r->why. */
+ * 0, or -1 with r->why. A watch scan with stop_at_first may end it
+ * earlier, at the first known position after an access. */
 int rp_run_to(struct replayer *r, struct rp_proc *p, uint64_t target);
 
 /* Run p (a throwaway copy) on to the next recorded event after it, at

@@ -60,6 +60,9 @@ static int step_one(struct replayer *r, struct rp_proc *p, bool check)
 			return rp_fail(r, "replay diverged at position %llu: signal "
 				       "%d the recording did not have",
 				       (unsigned long long)p->pos, WSTOPSIG(st));
+		/* A data watch's trap comes with the step's (one #DB, DR6
+		 * says both): this instruction (or REP iteration) accessed. */
+		rp_watch_trap(r, p);
 		if (rp_get_regs(r, p, &regs) < 0)
 			return -1;
 		if (regs.rip != before.rip)
@@ -140,7 +143,7 @@ static int run_far_bp(struct replayer *r, struct rp_proc *p, uint64_t target,
 	bool on_hit = false; /* stopped by a hardware hit: RF is set */
 	bool check_rf = bp->hw;
 
-	while (p->pos < target) {
+	while (p->pos < target && !rp_watch_stopped(r)) {
 		const struct trace_syscall *s = rp_next_sys(r, p->pos);
 		bool by_hand = target - p->pos <= RP_SHORT || (s && s->pos == p->pos);
 		int st;
@@ -201,6 +204,12 @@ static int run_far_bp(struct replayer *r, struct rp_proc *p, uint64_t target,
 				return -1;
 			continue;
 		}
+		/* A data watch's trap (scans only): somewhere after p->pos; the
+		 * next known position closes its interval. Checked first: it
+		 * may come at the breakpoint's address itself, before the int3
+		 * there runs (a write just before the target's instruction). */
+		if (sig == SIGTRAP && rp_watch_trap(r, p))
+			continue;
 		struct user_regs_struct regs;
 		if (sig != SIGTRAP || rp_get_regs(r, p, &regs) < 0 ||
 		    regs.rip - (bp->hw ? 0 : 1) != a)
@@ -324,17 +333,21 @@ int rp_run_to(struct replayer *r, struct rp_proc *p, uint64_t target)
 		/* The end: the last instruction by hand. */
 		if (rp_run_to(r, p, target - 1) < 0)
 			return -1;
+		if (rp_watch_stopped(r))
+			return 0;
 		const struct trace_signal *g = rp_next_sig(r, p->pos);
 		if (g && g->pos == target)
 			return rp_fail(r, "a signal handler at the end of the recording");
 		return step_one(r, p, true);
 	}
-	while (p->pos < target) {
+	while (p->pos < target && !rp_watch_stopped(r)) {
 		const struct trace_signal *g = rp_next_sig(r, p->pos);
 		if (!g || g->pos > target)
 			return run_far(r, p, target);
 		if (g->pos - 1 > p->pos && run_far(r, p, g->pos - 1) < 0)
 			return -1;
+		if (rp_watch_stopped(r))
+			return 0;
 		if (step_one(r, p, false) < 0)
 			return -1;
 		if (p->pos != g->pos)

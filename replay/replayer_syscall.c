@@ -120,6 +120,7 @@ void rp_advance(struct replayer *r, struct rp_proc *p, uint64_t to)
 {
 	r->stats.insns_run += to - p->pos;
 	p->pos = to;
+	rp_watch_known(r, to);
 }
 
 /* Does the history put instruction pos at ip? */
@@ -279,6 +280,9 @@ int rp_syscall_entry(struct replayer *r, struct rp_proc *p,
 			if (write_mem(r, p, s->writes[i].addr, s->writes[i].bytes,
 				      s->writes[i].len) < 0)
 				return -1;
+	/* The kernel's writes never trip a debug register: a watch sees
+	 * them here (also those of syscalls that ran: same recorded bytes). */
+	rp_watch_sys_writes(r, p, s);
 	rp_advance(r, p, s->pos + 1);
 	return 0;
 }

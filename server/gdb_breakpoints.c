@@ -47,6 +47,16 @@ uint64_t gdb_point_addr(const struct gdb_server *s, size_t i)
 	return s->points[i].addr;
 }
 
+int gdb_point_type(const struct gdb_server *s, size_t i)
+{
+	return s->points[i].type;
+}
+
+size_t gdb_point_len(const struct gdb_server *s, size_t i)
+{
+	return s->points[i].type >= 2 ? (size_t)s->points[i].kind : 1;
+}
+
 void gdb_points_clear(struct gdb_server *s)
 {
 	for (size_t i = 0; i < s->npoints; i++)
@@ -126,10 +136,8 @@ bool gdb_break_packet(struct gdb_server *s, char *pkt, size_t len)
 	/* Replaying a saved recording: nothing to insert into; execution
 	 * breakpoints are only addresses to stop at. */
 	bool replay_only = !s->have_inferior && s->hist;
-	if (replay_only && type != 0 && type != 1) {
-		strbuf_puts(&s->reply, "E01");
-		return true;
-	}
+	/* Watchpoints in a saved recording are searched in the history by
+	 * re-execution (gdb_reverse.c); breakpoints are only addresses. */
 	if (!replay_only && (!s->have_inferior || s->inf.exited)) {
 		strbuf_puts(&s->reply, "E01");
 		return true;

@@ -27,6 +27,11 @@ int gdb_record_start(struct gdb_server *s, const char *path, char **prog_argv,
 		if (!w)
 			return -1;
 	}
+	/* At the program's first instruction only: turn the vDSO's clock
+	 * functions into syscalls (before the engine copies the vDSO's code)
+	 * and keep what a replay needs to start identically. Recording that
+	 * starts later (record btrace) gets PC-level reverse execution only. */
+	bool startup = s->at_first_insn && startup_hide_vdso(s->inf.pid) == 0;
 	struct sw_record_opts opts = {.psb_period = 4096, .no_copy = s->record_no_copy};
 	s->engine = sw_engine_new(&s->inf, w, &opts, err, errlen);
 	if (!s->engine) {
@@ -39,11 +44,8 @@ int gdb_record_start(struct gdb_server *s, const char *path, char **prog_argv,
 	 * replayer reads the program, arguments and start state from it). */
 	record_write_meta_to(sw_engine_meta, s->engine, "sw", prog_argv ? prog_argv[0] : "",
 			     prog_argv ? prog_argv : (char *[]){NULL}, s->inf.pid, 4096);
-	/* At the program's first instruction only: hide the vDSO and keep
-	 * what a replay needs to start identically. Recording that starts
-	 * later (record btrace) gets PC-level reverse execution only. */
 	if (s->at_first_insn &&
-	    (record_startup_hide_vdso_to(sw_engine_meta, s->engine, s->inf.pid) < 0 ||
+	    (!startup || sw_engine_meta(s->engine, "vdso", "hidden") < 0 ||
 	     record_startup_meta_to(sw_engine_meta, s->engine, s->inf.pid) < 0))
 		fprintf(stderr, "ptrev: could not record the start state; "
 			"reverse execution may not show full state\n");

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ptrev/gdb_history.h"
 #include "ptrev/gdb_server.h"
@@ -64,6 +65,21 @@ static bool full_state(struct gdb_server *s, struct gdb_hist_thread *t)
 	fprintf(stderr, "ptrev: state at instruction %llu unavailable: %s\n",
 		(unsigned long long)t->pos, why);
 	return false;
+}
+
+bool gdb_replay_ensure_replayer(struct gdb_server *s)
+{
+	char why[512];
+	if (!s->replayer && !s->replayer_failed && s->hist) {
+		s->replayer = replayer_new(s->hist->td, why, sizeof why);
+		if (!s->replayer) {
+			s->replayer_failed = true;
+			fprintf(stderr, "ptrev: no full state in the past (%s)\n", why);
+		}
+	}
+	if (s->replayer && s->engine)
+		replayer_sync(s->replayer);
+	return s->replayer != NULL;
 }
 
 void gdb_replay_free(struct gdb_server *s)
@@ -233,4 +249,52 @@ void gdb_replay_initial_stop(struct gdb_server *s)
 	strbuf_puts(&s->reply, "thread:");
 	gdb_format_thread_id(s, &s->reply, t->tid);
 	strbuf_putc(&s->reply, ';');
+}
+
+bool gdb_replay_proc_open(struct gdb_server *s, char *pkt)
+{
+	char *hex = pkt + 11, *comma = strchr(hex, ',');
+	if (!comma || (comma - hex) % 2 || comma - hex > 512)
+		return false;
+	char path[257];
+	size_t n = (size_t)(comma - hex) / 2;
+	if (!hex_decode(hex, n, (uint8_t *)path))
+		return false;
+	path[n] = '\0';
+	int pid, tid, used = 0;
+	bool maps = (sscanf(path, "/proc/%d/task/%d/maps%n", &pid, &tid, &used) == 2 ||
+		     sscanf(path, "/proc/%d/maps%n", &pid, &used) == 1) && path[used] == '\0';
+	if (!maps || pid != s->inf.pid)
+		return false;
+	/* The mappings as the recording last saw them. */
+	char tmpl[] = "/tmp/ptrev-maps-XXXXXX";
+	int fd = mkstemp(tmpl);
+	if (fd < 0)
+		return false;
+	FILE *f = fdopen(fd, "w");
+	const struct trace_data *td = s->hist->td;
+	for (size_t i = 0; f && i < td->nmmaps; i++) {
+		const struct trace_mmap *m = &td->mmaps[i];
+		bool unmapped = false;
+		for (size_t j = 0; j < td->nmunmaps && !unmapped; j++)
+			unmapped = td->munmaps[j].start <= m->start && td->munmaps[j].end >= m->end &&
+				   (td->munmaps[j].tid != m->tid || td->munmaps[j].pos >= m->pos);
+		if (unmapped)
+			continue;
+		fprintf(f, "%llx-%llx %c%c%cp %08llx 00:00 0 %s\n", (unsigned long long)m->start,
+			(unsigned long long)m->end, m->prot & 1 ? 'r' : '-', m->prot & 2 ? 'w' : '-',
+			m->prot & 4 ? 'x' : '-', (unsigned long long)m->offset, m->path);
+	}
+	if (f)
+		fclose(f);
+	/* Open it through the ordinary vFile path; unlinked at once, the
+	 * open file stays readable. */
+	struct strbuf rewritten = STRBUF_INIT;
+	strbuf_puts(&rewritten, "vFile:open:");
+	strbuf_hex(&rewritten, tmpl, strlen(tmpl));
+	strbuf_puts(&rewritten, comma);
+	bool ok = vfile_handle(&s->vfs, rewritten.data, rewritten.len, &s->reply);
+	unlink(tmpl);
+	strbuf_free(&rewritten);
+	return ok;
 }

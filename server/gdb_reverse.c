@@ -2,12 +2,14 @@
  * vCont forwards while a thread stands in the past (or always, for a saved
  * recording). PC-level: only the PC is known at a past position. */
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ptrev/gdb_history.h"
 #include "ptrev/gdb_server.h"
 #include "ptrev/gdb_signals.h"
+#include "ptrev/replayer.h"
 
 /* Addresses where gdb's breakpoints (software and hardware execution) are. */
 static size_t breakpoint_addrs(struct gdb_server *s, uint64_t **out)
@@ -80,6 +82,48 @@ static bool signal_between(struct gdb_server *s, struct gdb_hist_thread *t, uint
 	return found;
 }
 
+/* Watchpoints in the history (full state only): the nearest access to any
+ * watched range before (backwards) or after (forwards) the position.
+ * Returns 1 with *found and the point's index, 0 for none, -1 if the
+ * search cannot be done (then watchpoints are ignored, as at PC level). */
+static int watch_search(struct gdb_server *s, struct gdb_hist_thread *t, bool back,
+			uint64_t *found, size_t *which)
+{
+	int result = 0;
+	for (size_t i = 0; i < s->npoints; i++) {
+		int type = gdb_point_type(s, i);
+		if (type < 2)
+			continue;
+		if (!s->replayer && !gdb_replay_ensure_replayer(s))
+			return -1;
+		char why[256];
+		uint64_t pos;
+		int r = back ? replayer_find_prev_access(s->replayer, t->tid, t->pos, gdb_point_addr(s, i),
+							 gdb_point_len(s, i), type, &pos, why, sizeof why)
+			     : replayer_find_next_access(s->replayer, t->tid, t->pos, gdb_point_addr(s, i),
+							 gdb_point_len(s, i), type, &pos, why, sizeof why);
+		if (r < 0) {
+			fprintf(stderr, "ptrev: watchpoint in the history: %s\n", why);
+			return -1;
+		}
+		if (r == 1 && (result == 0 || (back ? pos > *found : pos < *found))) {
+			*found = pos;
+			*which = i;
+			result = 1;
+		}
+	}
+	return result;
+}
+
+static void watch_stop_reply(struct gdb_server *s, struct gdb_hist_thread *t, size_t which)
+{
+	int type = gdb_point_type(s, which);
+	char reason[64];
+	snprintf(reason, sizeof reason, "%s:%llx", type == 4 ? "awatch" : type == 3 ? "rwatch" : "watch",
+		 (unsigned long long)gdb_point_addr(s, which));
+	history_stop_reply(s, t, SIGTRAP, reason);
+}
+
 void gdb_reverse_packet(struct gdb_server *s, const char *pkt)
 {
 	/* bs/bc carry no thread: gdb names the one to move with Hc. */
@@ -110,6 +154,13 @@ void gdb_reverse_packet(struct gdb_server *s, const char *pkt)
 	uint64_t found;
 	int r = addrs && n ? history_prev_exec(t->h, t->pos, addrs, n, &found) : 0;
 	free(addrs);
+	uint64_t wpos;
+	size_t which;
+	if (watch_search(s, t, true, &wpos, &which) == 1 && (r != 1 || wpos > found)) {
+		t->pos = wpos;
+		watch_stop_reply(s, t, which);
+		return;
+	}
 	if (r == 1) {
 		t->pos = found;
 		history_stop_reply(s, t, SIGTRAP, "swbreak");
@@ -117,18 +168,6 @@ void gdb_reverse_packet(struct gdb_server *s, const char *pkt)
 		t->pos = 0;
 		history_stop_reply(s, t, SIGTRAP, "replaylog:begin");
 	}
-}
-
-/* Does the live thread (at the present) stand on one of gdb's breakpoints? */
-static bool live_pc_is_breakpoint(struct gdb_server *s, struct gdb_hist_thread *t)
-{
-	struct user_regs_struct regs;
-	if (!s->have_inferior || s->inf.exited || inferior_get_regs(&s->inf, t->tid, &regs) != 0)
-		return false;
-	for (size_t i = 0; i < s->npoints; i++)
-		if (gdb_point_is_exec(s, i) && gdb_point_addr(s, i) == regs.rip)
-			return true;
-	return false;
 }
 
 /* The end of a saved recording, reached going forwards. */
@@ -181,25 +220,27 @@ bool gdb_replay_resume(struct gdb_server *s, bool step, pid_t tid)
 	free(addrs);
 	if (r != 1)
 		found = count;
+	uint64_t wpos;
+	size_t which;
+	bool watch = watch_search(s, t, false, &wpos, &which) == 1 && wpos <= found;
 	uint64_t spos;
 	int sig;
-	if (signal_between(s, t, t->pos, found, &spos, &sig)) {
+	if (signal_between(s, t, t->pos, watch ? wpos : found, &spos, &sig)) {
 		t->pos = spos;
 		history_stop_reply(s, t, sig, NULL);
+	} else if (watch) {
+		t->pos = wpos;
+		watch_stop_reply(s, t, which);
 	} else if (r == 1) {
 		t->pos = found;
 		history_stop_reply(s, t, SIGTRAP, "swbreak");
 	} else if (s->hist->saved) {
 		end_of_history(s, t);
-	} else if (live_pc_is_breakpoint(s, t)) {
-		/* The present stands on a breakpoint: replaying forward reaches
-		 * it before the program would run on. */
-		t->pos = count;
-		history_stop_reply(s, t, SIGTRAP, "swbreak");
 	} else {
-		/* Replayed up to the present: the program goes on for real. */
+		/* Replayed up to the present: stop there, as gdb's record full
+		 * does at the end of its log; the next command runs for real. */
 		t->pos = count;
-		return false;
+		history_stop_reply(s, t, SIGTRAP, "replaylog:end");
 	}
 	return true;
 }

@@ -189,6 +189,9 @@ void gdb_server_dispatch(struct gdb_server *s, char *pkt, size_t len, bool *no_r
 			 * ours (the recorded paths, checked by build-id). */
 			s->vfs.fs_pid = 0;
 			strbuf_puts(&s->reply, "F0");
+		} else if (strncmp(pkt, "vFile:open:", 11) == 0 && !s->have_inferior && s->hist &&
+			   !s->fuzzing && gdb_replay_proc_open(s, pkt)) {
+			/* /proc/PID/maps of a saved recording's (gone) process. */
 		} else if (strncmp(pkt, "vFile:", 6) == 0) {
 			/* The fuzzer must not open or unlink real files. */
 			if (s->fuzzing || !vfile_handle(&s->vfs, pkt, len, &s->reply))

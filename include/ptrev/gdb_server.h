@@ -97,6 +97,10 @@ void gdb_points_clear(struct gdb_server *s);
 /* Point i of gdb's list: an execution breakpoint (Z0/Z1)? its address. */
 bool gdb_point_is_exec(const struct gdb_server *s, size_t i);
 uint64_t gdb_point_addr(const struct gdb_server *s, size_t i);
+int gdb_point_type(const struct gdb_server *s, size_t i);   /* Z type */
+size_t gdb_point_len(const struct gdb_server *s, size_t i); /* watched bytes */
+/* Create the replayer if it is not there yet; false if it cannot be. */
+bool gdb_replay_ensure_replayer(struct gdb_server *s);
 
 /* Reverse execution and replay (server/gdb_reverse.c, gdb_replay_state.c). */
 /* bs / bc. */
@@ -139,6 +143,10 @@ int gdb_recorded_program(struct gdb_server *s, struct strbuf *out);
 /* Memory at the current thread's past position (full state when the
  * replayer can, else read-only memory). Bytes read, or -1. */
 ssize_t gdb_replay_read_mem(struct gdb_server *s, uint64_t addr, void *buf, size_t len);
+/* vFile:open of /proc/PID[/task/TID]/maps for a saved recording: gdb reads
+ * the mappings (e.g. the vDSO's range) as from a live process; they come
+ * from the recording. Returns false for any other path. */
+bool gdb_replay_proc_open(struct gdb_server *s, char *pkt);
 /* Drop the replayer (its processes are killed). */
 void gdb_replay_free(struct gdb_server *s);
 /* The register layout: the process's, or this machine's for a saved

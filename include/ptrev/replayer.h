@@ -92,6 +92,31 @@ ssize_t replayer_read_mem(struct replayer *r, uint64_t addr, void *buf, size_t l
 /* Where the replay process stands (valid after a successful seek). */
 uint64_t replayer_position(const struct replayer *r);
 
+/* Watchpoints in the past (gdb's Z2/Z4 with bc/bs), as gdb's `record
+ * full` reports them: positions are "right after" the accessing
+ * instruction, so seeking there shows the new value. An access is an
+ * instruction of the thread that wrote (type 2) or read or wrote (type 4;
+ * 3, a read watchpoint, is watched as 4: x86 cannot watch reads alone) any
+ * byte of [addr, addr+len), found with hardware watchpoints while
+ * re-executing (at most four aligned 1/2/4/8-byte pieces: e.g. 8 bytes at
+ * any address, 32 aligned), or a recorded syscall result written there
+ * (a read() into the range: at the syscall's position + 1). Kernel writes
+ * that the event log does not hold (a signal frame) are not seen.
+ *
+ * find_prev: the largest *pos < before; find_next: the smallest
+ * *pos > from (an instruction at position >= from), up to the end of the
+ * recording. Exact, without an instruction counter (bisection by
+ * re-execution). Returns 1 found, 0 none (the start / the end of the
+ * recording reached), -1 with the reason in why (replay unavailable there,
+ * range too large, no debug registers). What the replayer shows (the last
+ * seek) is left as it was; checkpoints may be added. */
+int replayer_find_prev_access(struct replayer *r, pid_t tid, uint64_t before,
+			      uint64_t addr, size_t len, int type, uint64_t *pos,
+			      char *why, size_t whylen);
+int replayer_find_next_access(struct replayer *r, pid_t tid, uint64_t from,
+			      uint64_t addr, size_t len, int type, uint64_t *pos,
+			      char *why, size_t whylen);
+
 /* `monitor checkpoints`: one line per checkpoint, "POSITION PID\n", in
  * increasing position. */
 void replayer_checkpoints(struct replayer *r, struct strbuf *out);

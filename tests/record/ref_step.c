@@ -9,7 +9,6 @@
  * stop with an unmoved IP is a fault or a signal before the instruction;
  * the step that delivers a signal to a handler stops on the handler's first
  * instruction without completing anything. */
-#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -87,43 +86,13 @@ static int is_syscall_at(unsigned long long ip)
 	return pread(memfd, b, 2, (off_t)ip) == 2 && b[0] == 0x0f && b[1] == 0x05;
 }
 
-/* ptrev's recorders hide the vDSO from the program (so that its clock
- * reads become logged syscalls): the auxv entry AT_SYSINFO_EHDR on the new
- * program's stack becomes AT_IGNORE. --hide-vdso does the same here, by
- * walking argc, argv, envp to the auxv. Returns 0 or -1. */
-static int hide_vdso(pid_t pid)
-{
-	struct user_regs_struct r;
-	if (ptrace(PTRACE_GETREGS, pid, 0, &r) != 0)
-		return -1;
-	errno = 0;
-	unsigned long long p = r.rsp, argc = (unsigned long long)ptrace(PTRACE_PEEKDATA, pid, p, 0);
-	p += 8 * (argc + 2); /* argc, argv[], NULL */
-	while (ptrace(PTRACE_PEEKDATA, pid, p, 0) != 0 && !errno)
-		p += 8; /* envp[] */
-	for (p += 8; !errno; p += 16) {
-		long type = ptrace(PTRACE_PEEKDATA, pid, p, 0);
-		if (type == AT_NULL)
-			return -1;
-		if (type == AT_SYSINFO_EHDR)
-			return ptrace(PTRACE_POKEDATA, pid, p, (void *)(long)AT_IGNORE) == 0 ? 0 : -1;
-	}
-	return -1;
-}
-
 int main(int argc, char **argv)
 {
 	pid_t pid;
 	int st, exit_status = 0;
 	char path[64];
-	int hide = argc > 1 && strcmp(argv[1], "--hide-vdso") == 0;
-
-	if (hide) {
-		argv++;
-		argc--;
-	}
 	if (argc < 2) {
-		fprintf(stderr, "usage: ref_step [--hide-vdso] PROG [ARGS...]\n");
+		fprintf(stderr, "usage: ref_step PROG [ARGS...]\n");
 		return 2;
 	}
 	pid = fork();
@@ -142,10 +111,6 @@ int main(int argc, char **argv)
 	}
 	ptrace(PTRACE_SETOPTIONS, pid, 0,
 	       (void *)(long)(PTRACE_O_TRACECLONE | PTRACE_O_EXITKILL));
-	if (hide && hide_vdso(pid) != 0) {
-		fprintf(stderr, "ref_step: could not hide the vDSO\n");
-		return 2;
-	}
 	snprintf(path, sizeof path, "/proc/%d/mem", (int)pid);
 	memfd = open(path, O_RDONLY);
 	struct th *m = add(pid);

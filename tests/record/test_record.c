@@ -233,8 +233,7 @@ static int record_and_compare(const char *name, const char *arg,
 	}
 	/* The reference. */
 	{
-		/* `ptrev record` hides the vDSO from the program: so does ref_step. */
-		char *ref_argv[] = { (char *)ref_step, "--hide-vdso", prog, (char *)arg, NULL };
+		char *ref_argv[] = { (char *)ref_step, prog, (char *)arg, NULL };
 		snprintf(refout, sizeof refout, "%s/%s.ref", workdir, name);
 		rst = run(ref_argv, refout, NULL, NULL);
 		CHECK(WIFEXITED(rst) && WIFEXITED(st) &&
