@@ -233,7 +233,7 @@ void trace_data_free(struct trace_data *td)
 		for (size_t i = 0; i < pv->nblocks; i++)
 			free(pv->blocks[i]);
 		free(pv->blocks);
-		free(pv->pt_caps);
+		trace_pt_appender_free(&pv->pt);
 		free(pv);
 	}
 	memset(td, 0, sizeof *td);

@@ -11,10 +11,9 @@
 
 struct trace_reader_priv {
 	/* capacities of the trace_data arrays */
-	size_t meta_cap, streams_cap, mmaps_cap, munmaps_cap, code_cap;
+	size_t meta_cap, mmaps_cap, munmaps_cap, code_cap;
 	size_t syscalls_cap, signals_cap, rdtsc_cap, threads_cap, files_cap;
-	size_t *pt_caps;         /* per stream, parallel to td->streams */
-	size_t last_stream;      /* index of the last stream appended to */
+	struct trace_pt_appender pt; /* the threads' PT streams */
 	/* heap blocks that trace_data points into (CODE bytes, SYSCALL
 	 * payloads and their write tables) */
 	void **blocks;

@@ -122,40 +122,7 @@ static void parse_pt(struct trace_data *td, struct trace_reader_priv *pv, struct
 		return;
 	size_t n = dec_left(d);
 	const uint8_t *data = dec_bytes(d, n);
-	size_t s = pv->last_stream;
-	if (s >= td->nstreams || td->streams[s].tid != tid) {
-		for (s = 0; s < td->nstreams && td->streams[s].tid != tid; s++)
-			;
-		if (s == td->nstreams) {
-			size_t cap = pv->streams_cap;
-			td->streams = grow(td->streams, td->nstreams, &pv->streams_cap,
-					   sizeof *td->streams);
-			if (cap != pv->streams_cap) {
-				pv->pt_caps = realloc(pv->pt_caps,
-						      pv->streams_cap * sizeof *pv->pt_caps);
-				if (!pv->pt_caps)
-					oom();
-			}
-			td->streams[s] = (struct trace_thread_stream){.tid = tid};
-			pv->pt_caps[s] = 0;
-			td->nstreams++;
-		}
-		pv->last_stream = s;
-	}
-	struct trace_thread_stream *st = &td->streams[s];
-	if (st->pt_len + n > pv->pt_caps[s]) {
-		size_t c = pv->pt_caps[s] ? pv->pt_caps[s] : 4096;
-		while (c < st->pt_len + n)
-			c *= 2;
-		uint8_t *p = realloc(st->pt, c);
-		if (!p)
-			oom();
-		st->pt = p;
-		pv->pt_caps[s] = c;
-	}
-	if (n)
-		memcpy(st->pt + st->pt_len, data, n);
-	st->pt_len += n;
+	trace_append_pt(td, &pv->pt, tid, data, n);
 }
 
 static void range_check(struct dec *d, uint64_t start, uint64_t end)

@@ -69,39 +69,7 @@ int sw_out_pt(struct sw_out *o, pid_t tid, const void *data, size_t len)
 	if (!o->keep || !len)
 		return 0;
 	struct trace_data *td = &o->td;
-	size_t s = o->last_stream;
-	if (s >= td->nstreams || td->streams[s].tid != tid) {
-		for (s = 0; s < td->nstreams && td->streams[s].tid != tid; s++)
-			;
-		if (s == td->nstreams) {
-			size_t cap = o->streams_cap;
-			td->streams = grow(td->streams, td->nstreams, &o->streams_cap,
-					   sizeof *td->streams);
-			if (cap != o->streams_cap) {
-				o->pt_caps = realloc(o->pt_caps,
-						     o->streams_cap * sizeof *o->pt_caps);
-				if (!o->pt_caps)
-					oom();
-			}
-			td->streams[s] = (struct trace_thread_stream){ .tid = tid };
-			o->pt_caps[s] = 0;
-			td->nstreams++;
-		}
-		o->last_stream = s;
-	}
-	struct trace_thread_stream *st = &td->streams[s];
-	if (st->pt_len + len > o->pt_caps[s]) {
-		size_t c = o->pt_caps[s] ? o->pt_caps[s] : 4096;
-		while (c < st->pt_len + len)
-			c *= 2;
-		uint8_t *p = realloc(st->pt, c);
-		if (!p)
-			oom();
-		st->pt = p;
-		o->pt_caps[s] = c;
-	}
-	memcpy(st->pt + st->pt_len, data, len);
-	st->pt_len += len;
+	trace_append_pt(td, &o->pt, tid, data, len);
 	return 0;
 }
 
@@ -241,6 +209,6 @@ void sw_out_free(struct sw_out *o)
 		free((void *)td->files[i].bytes);
 	}
 	free(td->files);
-	free(o->pt_caps);
+	trace_pt_appender_free(&o->pt);
 	memset(o, 0, sizeof *o);
 }

@@ -16,10 +16,9 @@ struct sw_out {
 	struct trace_data td;
 	/* capacities of td's arrays (td.priv stays NULL: never pass td to
 	 * trace_data_free; sw_out_free releases it) */
-	size_t streams_cap, mmaps_cap, munmaps_cap, code_cap, syscalls_cap;
+	size_t mmaps_cap, munmaps_cap, code_cap, syscalls_cap;
 	size_t signals_cap, rdtsc_cap, threads_cap, meta_cap, files_cap;
-	size_t *pt_caps;
-	size_t last_stream;
+	struct trace_pt_appender pt; /* the threads' PT streams */
 };
 
 /* Each returns 0, or -1 when the writer failed (memory failures abort, as

@@ -155,6 +155,17 @@ struct trace_data;
 int trace_save(const struct trace_data *td, const char *path, const struct trace_end *end,
 	       char *err, size_t errlen);
 
+/* Appending a thread's PT to a recording being built in memory (the reader,
+ * the live recorder). The appender remembers capacities between calls. */
+struct trace_pt_appender {
+	size_t streams_cap;
+	size_t *pt_caps;      /* per stream, parallel to td->streams */
+	size_t last_stream;   /* the stream appended to last (the usual case) */
+};
+void trace_append_pt(struct trace_data *td, struct trace_pt_appender *a, pid_t tid,
+		     const void *data, size_t n);
+void trace_pt_appender_free(struct trace_pt_appender *a);
+
 /* ---- reading ---- */
 struct trace_thread_stream {
 	pid_t tid;
