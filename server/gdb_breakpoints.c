@@ -195,7 +195,8 @@ bool gdb_break_packet(struct gdb_server *s, char *pkt, size_t len)
 
 struct eval_ctx {
 	struct gdb_server *s;
-	struct amd64_regfile *rf;
+	const struct amd64_regfile *rf;
+	long (*read_mem)(struct gdb_server *s, uint64_t addr, void *buf, size_t len);
 };
 
 static int read_reg_cb(void *ctx, int regnum, uint64_t *val)
@@ -215,29 +216,54 @@ static int read_reg_cb(void *ctx, int regnum, uint64_t *val)
 static long read_mem_cb(void *ctx, uint64_t addr, void *buf, size_t len)
 {
 	struct eval_ctx *e = ctx;
-	return (long)inferior_read_mem(&e->s->inf, addr, buf, len);
+	return e->read_mem(e->s, addr, buf, len);
 }
 
-bool gdb_breakpoint_condition_met(struct gdb_server *s, pid_t tid, uint64_t addr)
+static long live_mem(struct gdb_server *s, uint64_t addr, void *buf, size_t len)
 {
-	struct gdb_point *pt = NULL;
-	for (size_t i = 0; i < s->npoints && !pt; i++)
-		if ((s->points[i].type == 0 || s->points[i].type == 1) && s->points[i].addr == addr)
-			pt = &s->points[i];
-	if (!pt || pt->nconds == 0)
+	return (long)inferior_read_mem(&s->inf, addr, buf, len);
+}
+
+static struct gdb_point *conditional_point(struct gdb_server *s, uint64_t addr)
+{
+	for (size_t i = 0; i < s->npoints; i++)
+		if ((s->points[i].type == 0 || s->points[i].type == 1) && s->points[i].addr == addr &&
+		    s->points[i].nconds > 0)
+			return &s->points[i];
+	return NULL;
+}
+
+bool gdb_breakpoint_has_condition(struct gdb_server *s, uint64_t addr)
+{
+	return conditional_point(s, addr) != NULL;
+}
+
+bool gdb_conditions_hold(struct gdb_server *s, uint64_t addr, const struct amd64_regfile *rf,
+			 long (*read_mem)(struct gdb_server *, uint64_t, void *, size_t))
+{
+	struct gdb_point *pt = conditional_point(s, addr);
+	if (!pt)
 		return true;
-	struct amd64_regfile *rf = malloc(sizeof *rf);
-	if (!rf || !gdb_read_regfile(s, tid, rf)) {
-		free(rf);
-		return true; /* cannot evaluate: stop, as gdbserver does on errors */
-	}
-	struct eval_ctx ec = {s, rf};
+	struct eval_ctx ec = {s, rf, read_mem};
 	struct agent_ctx ac = {&ec, read_reg_cb, read_mem_cb};
 	bool met = false;
 	for (size_t i = 0; i < pt->nconds && !met; i++) {
 		int64_t v;
 		met = agent_expr_eval(&pt->conds[i], &ac, &v) != 0 || v != 0;
 	}
+	return met;
+}
+
+bool gdb_breakpoint_condition_met(struct gdb_server *s, pid_t tid, uint64_t addr)
+{
+	if (!conditional_point(s, addr))
+		return true;
+	struct amd64_regfile *rf = malloc(sizeof *rf);
+	if (!rf || !gdb_read_regfile(s, tid, rf)) {
+		free(rf);
+		return true; /* cannot evaluate: stop, as gdbserver does on errors */
+	}
+	bool met = gdb_conditions_hold(s, addr, rf, live_mem);
 	free(rf);
 	return met;
 }

@@ -106,6 +106,12 @@ static bool full_regfile(struct gdb_server *s, struct gdb_hist_thread *t,
 	return true;
 }
 
+bool gdb_replay_regfile(struct gdb_server *s, struct amd64_regfile *rf)
+{
+	struct gdb_hist_thread *t = gdb_replay_thread(s);
+	return t && full_regfile(s, t, rf);
+}
+
 void gdb_replay_regs_packet(struct gdb_server *s, char *pkt, size_t len)
 {
 	struct gdb_hist_thread *t = gdb_replay_thread(s);

@@ -124,6 +124,26 @@ static void watch_stop_reply(struct gdb_server *s, struct gdb_hist_thread *t, si
 	history_stop_reply(s, t, SIGTRAP, reason);
 }
 
+static long past_mem(struct gdb_server *s, uint64_t addr, void *buf, size_t len)
+{
+	return (long)gdb_replay_read_mem(s, addr, buf, len);
+}
+
+/* gdb's condition for the breakpoint hit at t's position (gdb leaves
+ * conditions to us: ConditionalBreakpoints). Evaluated on the full state
+ * there; where only the PC is known the stop is reported, as gdbserver
+ * does when a condition cannot be evaluated. */
+static bool condition_holds(struct gdb_server *s, struct gdb_hist_thread *t)
+{
+	uint64_t pc;
+	if (!gdb_history_pc(t, &pc) || !gdb_breakpoint_has_condition(s, pc))
+		return true;
+	struct amd64_regfile *rf = malloc(sizeof *rf);
+	bool holds = !rf || !gdb_replay_regfile(s, rf) || gdb_conditions_hold(s, pc, rf, past_mem);
+	free(rf);
+	return holds;
+}
+
 void gdb_reverse_packet(struct gdb_server *s, const char *pkt)
 {
 	/* bs/bc carry no thread: gdb names the one to move with Hc. */
@@ -151,8 +171,19 @@ void gdb_reverse_packet(struct gdb_server *s, const char *pkt)
 	}
 	uint64_t *addrs;
 	size_t n = breakpoint_addrs(s, &addrs);
-	uint64_t found;
-	int r = addrs && n ? history_prev_exec(t->h, t->pos, addrs, n, &found) : 0;
+	uint64_t found, from = t->pos, here = t->pos;
+	int r;
+	/* The latest earlier hit whose condition holds. */
+	for (;;) {
+		r = addrs && n ? history_prev_exec(t->h, from, addrs, n, &found) : 0;
+		if (r != 1)
+			break;
+		t->pos = found;
+		if (condition_holds(s, t))
+			break;
+		from = found;
+	}
+	t->pos = here;
 	free(addrs);
 	uint64_t wpos;
 	size_t which;
@@ -215,8 +246,19 @@ bool gdb_replay_resume(struct gdb_server *s, bool step, pid_t tid)
 	}
 	uint64_t *addrs;
 	size_t n = breakpoint_addrs(s, &addrs);
-	uint64_t found = count;
-	int r = addrs && n ? history_next_exec(t->h, t->pos + 1, addrs, n, &found) : 0;
+	uint64_t found = count, from = t->pos + 1, here = t->pos;
+	int r;
+	/* The next hit whose condition holds. */
+	for (;;) {
+		r = addrs && n ? history_next_exec(t->h, from, addrs, n, &found) : 0;
+		if (r != 1)
+			break;
+		t->pos = found;
+		if (condition_holds(s, t))
+			break;
+		from = found + 1;
+	}
+	t->pos = here;
 	free(addrs);
 	if (r != 1)
 		found = count;

@@ -94,6 +94,14 @@ bool gdb_break_packet(struct gdb_server *s, char *pkt, size_t len);   /* Z z */
  * (true when it has none, or when one fails to evaluate)? */
 bool gdb_breakpoint_condition_met(struct gdb_server *s, pid_t tid, uint64_t addr);
 void gdb_points_clear(struct gdb_server *s);
+/* Conditions gdb gave for the breakpoint at addr, evaluated against rf and
+ * a memory reader (the live process, or a past position). */
+bool gdb_breakpoint_has_condition(struct gdb_server *s, uint64_t addr);
+bool gdb_conditions_hold(struct gdb_server *s, uint64_t addr, const struct amd64_regfile *rf,
+			 long (*read_mem)(struct gdb_server *, uint64_t, void *, size_t));
+/* Full registers at the current thread's past position (false if only the
+ * PC level is known there). */
+bool gdb_replay_regfile(struct gdb_server *s, struct amd64_regfile *rf);
 /* Point i of gdb's list: an execution breakpoint (Z0/Z1)? its address. */
 bool gdb_point_is_exec(const struct gdb_server *s, size_t i);
 uint64_t gdb_point_addr(const struct gdb_server *s, size_t i);

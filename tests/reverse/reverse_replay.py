@@ -223,6 +223,18 @@ def info_of(ptrev, path):
     return r.returncode, r.stdout + r.stderr
 
 
+def test_condition_in_the_past(ptrev, prog):
+    """Conditions gdb leaves to the server hold in the past too: evaluated
+    on the full state at each candidate hit."""
+    live = 'target remote | %s serve --stdio --record -- %s' % (ptrev, prog)
+    out = gdb([prog], [live, 'break done', 'continue', 'break hit if x == 1',
+                       'reverse-continue', 'p x', 'reverse-continue', 'p x'])
+    xs = re.findall(r'^\$\d+ = (-?\d+)$', out, re.M)
+    check(xs[:1] == ['1'], 'reverse-continue to "break hit if x == 1" stops where x is 1 (%s)' % xs)
+    check('No more reverse-execution history.' in out,
+          'no earlier hit satisfies the condition: the start of the history')
+
+
 def test_serve_output(ptrev, prog, work):
     """`ptrev serve -o FILE` saves the recording on exit, kill and disconnect."""
     exited = os.path.join(work, 'serve-exit.ptrev')
@@ -298,6 +310,7 @@ def main():
     test_mi_record_full(prog)
     test_live(ptrev, ref_step, prog)
     test_serve_output(ptrev, prog, work)
+    test_condition_in_the_past(ptrev, prog)
     print('%d failure(s)' % len(FAILURES))
     return 1 if FAILURES else 0
 
