@@ -106,6 +106,12 @@ static int watch_search(struct gdb_server *s, struct gdb_hist_thread *t, bool ba
 			fprintf(stderr, "ptrev: watchpoint in the history: %s\n", why);
 			return -1;
 		}
+		/* The replayer gives the position right after the access. Going
+		 * backwards the access is un-executed: stop before it, where the
+		 * value is still the earlier one, as record full does (gdb only
+		 * reports a write watchpoint whose value changed). */
+		if (r == 1 && back && pos > 0)
+			pos--;
 		if (r == 1 && (result == 0 || (back ? pos > *found : pos < *found))) {
 			*found = pos;
 			*which = i;
