@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""GDB/MI reverse commands, as IDEs send them, against gdb's record full.
+
+Each reverse command's *stopped record (reason, function, line) under
+`ptrev serve --record` must equal gdb's own under `record full` on the same
+program, and -list-target-features must include "reverse".
+
+usage: mi_reverse.py PTREV PROGRAM
+"""
+import os
+import re
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from full_state_diff import env  # noqa: E402
+
+COMMANDS = [
+    '-break-insert marker',
+    '-exec-continue',
+    '-exec-finish --reverse',
+    '-exec-next --reverse',
+    '-exec-step --reverse',
+    '-exec-step-instruction --reverse',
+    '-exec-finish --reverse',
+    '-break-insert depth',
+    '-exec-continue --reverse',
+    '-exec-next',
+    '-exec-step',
+]
+# Not compared: continuing back to the start of the history. record full's
+# history starts where it was switched on (main); ptrev's at the program's
+# first instruction, so the two starts differ by design.
+
+
+def stops(out):
+    """(reason, func, line) of each *stopped record, in order."""
+    result = []
+    for rec in re.findall(r'^\*stopped,(.*)$', out, re.M):
+        reason = re.search(r'reason="([^"]*)"', rec)
+        func = re.search(r'func="([^"]*)"', rec)
+        line = re.search(r'line="(\d+)"', rec)
+        result.append((reason.group(1) if reason else '', func.group(1) if func else '',
+                       line.group(1) if line else ''))
+    return result
+
+
+def run_mi(prog, setup):
+    cmds = ['-gdb-set confirm off', '-interpreter-exec console "handle SIGUSR1 nostop noprint pass"'] \
+        + setup + COMMANDS + ['-list-target-features', '-gdb-exit']
+    r = subprocess.run(['gdb', '-nx', '--interpreter=mi3', prog], input='\n'.join(cmds) + '\n',
+                       capture_output=True, text=True, timeout=600, env=env())
+    return r.stdout
+
+
+def main():
+    ptrev, prog = sys.argv[1], os.path.abspath(sys.argv[2])
+    ref = run_mi(prog, ['-interpreter-exec console "set startup-with-shell off"',
+                        '-break-insert main', '-exec-run',
+                        '-interpreter-exec console "record full"', '-break-delete'])
+    mine = run_mi(prog, ['-target-select remote | %s serve --stdio --record -- %s' % (ptrev, prog)])
+    # Drop the stops before the script (record full's run to main; the
+    # connection's own).
+    want, got = stops(ref)[1:], stops(mine)[1:]
+    bad = 0
+    for i, (w, g) in enumerate(zip(want, got)):
+        ok = w == g
+        print('%s stop %d: record full %s / ptrev %s' % ('ok  ' if ok else 'FAIL', i + 1, w, g))
+        bad += not ok
+    if len(want) != len(got) or len(want) < 8:
+        print('FAIL: %d stops under record full, %d under ptrev' % (len(want), len(got)))
+        bad += 1
+    feats = re.search(r'\^done,features=\[([^\]]*)\]', mine)
+    if not feats or '"reverse"' not in feats.group(1):
+        print('FAIL: -list-target-features lacks "reverse": %s' % (feats.group(0) if feats else None))
+        bad += 1
+    else:
+        print('ok   -list-target-features: %s' % feats.group(1))
+    return 1 if bad else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
