@@ -83,9 +83,25 @@ static int build_object(struct gdb_server *s, const char *object, const char *an
 			return xfer_libraries_svr4(s->inf.pid, read_mem_cb, s, annex, obj);
 		struct strbuf auxv = STRBUF_INIT;
 		int r = s->hist ? recorded_auxv(s, &auxv) : -ESRCH;
-		if (r == 0)
+		bool have_auxv = r == 0;
+		if (have_auxv)
 			r = xfer_libraries_svr4_auxv(auxv.data, auxv.len, replay_mem_cb, s, annex, obj);
 		strbuf_free(&auxv);
+		/* -ENOENT with the auxv at hand: no DT_DEBUG, a static program.
+		 * gdbserver (and the live branch above) answers E01, and gdb then
+		 * reads _r_debug itself. Live, gdb does that at exec, while
+		 * r_map is still 0. A recording is joined after start-up, where
+		 * a static glibc has filled _r_debug in: gdb then takes r_brk
+		 * (_dl_debug_state, in the program) for the dynamic linker's and
+		 * records the program's whole .text as "dynsym resolve code";
+		 * stepping back out of a function there (reverse-finish) then
+		 * sets a step-resume breakpoint at the caller's entry and runs
+		 * on to the start of the history. An empty list is the truth for
+		 * a static program and keeps gdb on the path it takes live. */
+		if (r == -ENOENT && have_auxv) {
+			strbuf_puts(obj, "<library-list-svr4 version=\"1.0\"></library-list-svr4>");
+			r = 0;
+		}
 		return r;
 	}
 	if (strcmp(object, "btrace") == 0) {
@@ -114,7 +130,10 @@ int gdb_recorded_siginfo(struct gdb_server *s, struct strbuf *out)
 	if (!t)
 		return -EINVAL;
 	const struct trace_data *td = s->hist->td;
-	bool at_end = !gdb_history_in_past(t);
+	/* At the end: past the last instruction, or on it when the thread
+	 * ended inside that syscall (no PC after it: the replay stands there). */
+	uint64_t count = history_insn_count(t->h);
+	bool at_end = !gdb_history_in_past(t) || (!t->end_ip_known && t->pos + 1 == count);
 	for (size_t i = td->nsignals; i-- > 0;) {
 		const struct trace_signal *g = &td->signals[i];
 		if (g->tid != t->tid)

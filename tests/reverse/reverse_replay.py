@@ -282,6 +282,33 @@ def test_serve_output(ptrev, prog, work):
           info.strip().splitlines()[-1:])
 
 
+def test_reverse_finish_saved(ptrev, prog, work):
+    """reverse-finish out of the function a saved recording ends in stops at
+    the call in main, where record full stops. (gdb joins a replay after
+    the static program's start-up, when _r_debug is filled in; answered E01
+    for libraries-svr4, it took the program's .text for the dynamic
+    linker's and ran back to the start of the history.)"""
+    trace = os.path.join(work, 'serve-done.ptrev')
+    gdb([prog], ['target remote | %s serve --stdio -o %s -- %s' % (ptrev, trace, prog),
+                 'break done', 'continue'])
+    rc, info = info_of(ptrev, trace)
+    check(rc == 0, 'serve -o: a session stopped in done is saved')
+    env = dict(os.environ, GLIBC_TUNABLES=TUNABLES)
+    ref = gdb([prog], ['break main', 'run', 'record full', 'break done', 'continue',
+                       'reverse-finish', 'p/x $pc', 'bt 1'], env=env)
+    out = gdb([prog], [replay_target(ptrev, trace), 'reverse-finish', 'p/x $pc', 'bt 1'])
+    want, got = pcs(ref), pcs(out)
+    check(len(want) == 1 and got == want,
+          'replay: reverse-finish out of done stops at the call, as record full '
+          '(%s vs %s)' % ([hex(x) for x in got], [hex(x) for x in want]))
+    # ("Run back to call of" is only printed for commands from a terminal.)
+    check(re.search(r'^#0\s+(0x[0-9a-f]+ in )?main \(', out, re.M) is not None and
+          'No more reverse-execution history' not in out,
+          'replay: reverse-finish stops in main, not at the start of the history')
+    if got != want:
+        print('--- record full\n' + ref[-1500:] + '\n--- ptrev replay\n' + out[-1500:])
+
+
 def test_mi_record_full(prog):
     """The oracle for the MI no-history stop: gdb's own record full."""
     cmds = ['-break-insert main', '-exec-run', '-interpreter-exec console "record full"',
@@ -311,6 +338,7 @@ def main():
     test_live(ptrev, ref_step, prog)
     test_serve_output(ptrev, prog, work)
     test_condition_in_the_past(ptrev, prog)
+    test_reverse_finish_saved(ptrev, prog, work)
     print('%d failure(s)' % len(FAILURES))
     return 1 if FAILURES else 0
 
