@@ -100,9 +100,32 @@ def check_assert(ptrev, trace, prog):
     return 0 if ok else 1
 
 
+def check_input_deleted(ptrev, work, prog):
+    """The program's input file is gone at replay time: the replay still
+    shows what it read (read()'s result and bytes come from the log)."""
+    path = os.path.join(work, 'input.txt')
+    with open(path, 'w') as f:
+        f.write('crash here, please\n')
+    trace = os.path.join(work, 'crash-input.ptrev')
+    r = subprocess.run([ptrev, 'record', '-o', trace, '--', prog, path], env=env(),
+                       capture_output=True, timeout=600)
+    os.unlink(path)
+    out = run_gdb(prog, ['target remote | %s replay --stdio %s' % (ptrev, trace), 'bt',
+                         'p input', 'up', 'p n'])
+    ok = (r.returncode == 139 and '"crash here, please\\n"' in out and
+          re.search(r'^\$2 = 19$', out, re.M) is not None and 'parse (' in out)
+    print(('PASS' if ok else 'FAIL') + ': input file deleted after recording: the replay '
+          'shows what the program read')
+    if not ok:
+        print(out[-2000:])
+    return 0 if ok else 1
+
+
 def main():
     ptrev, work, prog, name = sys.argv[1], sys.argv[2], os.path.abspath(sys.argv[3]), sys.argv[4]
     os.makedirs(work, exist_ok=True)
+    if name == 'input':
+        return check_input_deleted(ptrev, work, prog)
     trace = os.path.join(work, 'crash-%s.ptrev' % name)
     r = subprocess.run([ptrev, 'record', '-o', trace, '--', prog], env=env(),
                        capture_output=True, timeout=600)
