@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ptrev/cpu_id.h"
 #include "ptrev/gdb_history.h"
 #include "ptrev/gdb_server.h"
 #include "ptrev/record_startup.h"
@@ -115,21 +116,12 @@ int gdb_exec_interrupt(struct gdb_server *s)
 
 static void cpu_xml(struct strbuf *out)
 {
-	unsigned a, b, c, d;
-	char vendor[13] = "";
-	__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0), "c"(0));
-	memcpy(vendor, &b, 4);
-	memcpy(vendor + 4, &d, 4);
-	memcpy(vendor + 8, &c, 4);
-	__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(1), "c"(0));
-	unsigned family = (a >> 8) & 0xf, model = (a >> 4) & 0xf, stepping = a & 0xf;
-	if (family == 0xf)
-		family += (a >> 20) & 0xff;
-	if (family == 0x6 || family >= 0xf)
-		model += ((a >> 16) & 0xf) << 4;
+	struct cpu_id id;
+	cpu_id_read(&id);
 	strbuf_puts(out, "<cpu vendor=\"");
-	strbuf_xml_escaped(out, vendor);
-	strbuf_printf(out, "\" family=\"%u\" model=\"%u\" stepping=\"%u\"/>", family, model, stepping);
+	strbuf_xml_escaped(out, id.vendor);
+	strbuf_printf(out, "\" family=\"%u\" model=\"%u\" stepping=\"%u\"/>", id.family, id.model,
+		      id.stepping);
 }
 
 bool gdb_btrace_packet(struct gdb_server *s, char *pkt)

@@ -172,10 +172,7 @@ void gdb_replay_regs_packet(struct gdb_server *s, char *pkt, size_t len)
 		return;
 	}
 	if (regnum == AMD64_RIP_REGNUM && have_pc) {
-		uint8_t raw[8];
-		for (int i = 0; i < 8; i++)
-			raw[i] = (uint8_t)(pc >> (8 * i));
-		strbuf_hex(&s->reply, raw, 8);
+		gdb_put_reg64(&s->reply, pc);
 		return;
 	}
 	for (int i = 0; i < size; i++)
@@ -242,19 +239,7 @@ void gdb_replay_initial_stop(struct gdb_server *s)
 	const struct trace_data *td = s->hist->td;
 	if (td->complete && td->end.status_kind == 1)
 		sig = td->end.status;
-	strbuf_printf(&s->reply, "T%02x", gdb_signal_from_host(sig) & 0xff);
-	uint64_t pc;
-	if (gdb_history_pc(t, &pc)) {
-		uint8_t raw[8];
-		for (int i = 0; i < 8; i++)
-			raw[i] = (uint8_t)(pc >> (8 * i));
-		strbuf_printf(&s->reply, "%02x:", AMD64_RIP_REGNUM);
-		strbuf_hex(&s->reply, raw, 8);
-		strbuf_putc(&s->reply, ';');
-	}
-	strbuf_puts(&s->reply, "thread:");
-	gdb_format_thread_id(s, &s->reply, t->tid);
-	strbuf_putc(&s->reply, ';');
+	gdb_history_stop_reply(s, t, sig, NULL);
 }
 
 bool gdb_replay_proc_open(struct gdb_server *s, char *pkt)

@@ -252,13 +252,18 @@ void gdb_resume_and_wait(struct gdb_server *s, const char *spec)
 	gdb_stop_reply(s, &ev);
 }
 
-static void put_reg(struct strbuf *out, int regnum, uint64_t v)
+void gdb_put_reg64(struct strbuf *out, uint64_t v)
 {
 	uint8_t raw[8];
 	for (int i = 0; i < 8; i++)
 		raw[i] = (uint8_t)(v >> (8 * i));
-	strbuf_printf(out, "%02x:", regnum);
 	strbuf_hex(out, raw, 8);
+}
+
+void gdb_put_expedited(struct strbuf *out, int regnum, uint64_t v)
+{
+	strbuf_printf(out, "%02x:", regnum);
+	gdb_put_reg64(out, v);
 	strbuf_putc(out, ';');
 }
 
@@ -285,9 +290,9 @@ void gdb_stop_reply(struct gdb_server *s, const struct stop_event *ev)
 		strbuf_puts(out, "hwbreak:;");
 	struct user_regs_struct regs;
 	if (inferior_get_regs(&s->inf, ev->tid, &regs) == 0) {
-		put_reg(out, AMD64_RBP_REGNUM, regs.rbp);
-		put_reg(out, AMD64_RSP_REGNUM, regs.rsp);
-		put_reg(out, AMD64_RIP_REGNUM, regs.rip);
+		gdb_put_expedited(out, AMD64_RBP_REGNUM, regs.rbp);
+		gdb_put_expedited(out, AMD64_RSP_REGNUM, regs.rsp);
+		gdb_put_expedited(out, AMD64_RIP_REGNUM, regs.rip);
 	}
 	strbuf_puts(out, "thread:");
 	gdb_format_thread_id(s, out, ev->tid);

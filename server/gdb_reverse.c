@@ -34,8 +34,8 @@ struct gdb_hist_thread *gdb_replay_thread(struct gdb_server *s)
 
 /* Stop reply for a thread standing in the history. reason: "swbreak",
  * "replaylog:begin", "replaylog:end", or NULL. */
-static void history_stop_reply(struct gdb_server *s, struct gdb_hist_thread *t,
-			       int hostsig, const char *reason)
+void gdb_history_stop_reply(struct gdb_server *s, struct gdb_hist_thread *t,
+			    int hostsig, const char *reason)
 {
 	struct strbuf *out = &s->reply;
 	strbuf_printf(out, "T%02x", gdb_signal_from_host(hostsig) & 0xff);
@@ -46,14 +46,8 @@ static void history_stop_reply(struct gdb_server *s, struct gdb_hist_thread *t,
 		strbuf_printf(out, "%s;", reason);
 	}
 	uint64_t pc;
-	if (gdb_history_pc(t, &pc)) {
-		uint8_t raw[8];
-		for (int i = 0; i < 8; i++)
-			raw[i] = (uint8_t)(pc >> (8 * i));
-		strbuf_printf(out, "%02x:", AMD64_RIP_REGNUM);
-		strbuf_hex(out, raw, 8);
-		strbuf_putc(out, ';');
-	}
+	if (gdb_history_pc(t, &pc))
+		gdb_put_expedited(out, AMD64_RIP_REGNUM, pc);
 	strbuf_puts(out, "thread:");
 	gdb_format_thread_id(s, out, t->tid);
 	strbuf_putc(out, ';');
@@ -127,7 +121,7 @@ static void watch_stop_reply(struct gdb_server *s, struct gdb_hist_thread *t, si
 	char reason[64];
 	snprintf(reason, sizeof reason, "%s:%llx", type == 4 ? "awatch" : type == 3 ? "rwatch" : "watch",
 		 (unsigned long long)gdb_point_addr(s, which));
-	history_stop_reply(s, t, SIGTRAP, reason);
+	gdb_history_stop_reply(s, t, SIGTRAP, reason);
 }
 
 static long past_mem(struct gdb_server *s, uint64_t addr, void *buf, size_t len)
@@ -167,12 +161,12 @@ void gdb_reverse_packet(struct gdb_server *s, const char *pkt)
 		return;
 	}
 	if (t->pos == 0) {
-		history_stop_reply(s, t, SIGTRAP, "replaylog:begin");
+		gdb_history_stop_reply(s, t, SIGTRAP, "replaylog:begin");
 		return;
 	}
 	if (pkt[1] == 's') {
 		t->pos--;
-		history_stop_reply(s, t, SIGTRAP, NULL);
+		gdb_history_stop_reply(s, t, SIGTRAP, NULL);
 		return;
 	}
 	uint64_t *addrs;
@@ -200,10 +194,10 @@ void gdb_reverse_packet(struct gdb_server *s, const char *pkt)
 	}
 	if (r == 1) {
 		t->pos = found;
-		history_stop_reply(s, t, SIGTRAP, "swbreak");
+		gdb_history_stop_reply(s, t, SIGTRAP, "swbreak");
 	} else {
 		t->pos = 0;
-		history_stop_reply(s, t, SIGTRAP, "replaylog:begin");
+		gdb_history_stop_reply(s, t, SIGTRAP, "replaylog:begin");
 	}
 }
 
@@ -215,7 +209,7 @@ static void end_of_history(struct gdb_server *s, struct gdb_hist_thread *t)
 	 * that last instruction, as the replay does at the start. */
 	if (!t->end_ip_known && t->pos > 0)
 		t->pos--;
-	history_stop_reply(s, t, SIGTRAP, "replaylog:end");
+	gdb_history_stop_reply(s, t, SIGTRAP, "replaylog:end");
 }
 
 bool gdb_replay_resume(struct gdb_server *s, bool step, pid_t tid)
@@ -243,11 +237,11 @@ bool gdb_replay_resume(struct gdb_server *s, bool step, pid_t tid)
 		int sig;
 		t->pos++;
 		if (signal_between(s, t, t->pos - 1, t->pos, &spos, &sig))
-			history_stop_reply(s, t, sig, NULL);
+			gdb_history_stop_reply(s, t, sig, NULL);
 		else if (t->pos == count && s->hist->saved)
 			end_of_history(s, t);
 		else
-			history_stop_reply(s, t, SIGTRAP, NULL);
+			gdb_history_stop_reply(s, t, SIGTRAP, NULL);
 		return true;
 	}
 	uint64_t *addrs;
@@ -275,20 +269,20 @@ bool gdb_replay_resume(struct gdb_server *s, bool step, pid_t tid)
 	int sig;
 	if (signal_between(s, t, t->pos, watch ? wpos : found, &spos, &sig)) {
 		t->pos = spos;
-		history_stop_reply(s, t, sig, NULL);
+		gdb_history_stop_reply(s, t, sig, NULL);
 	} else if (watch) {
 		t->pos = wpos;
 		watch_stop_reply(s, t, which);
 	} else if (r == 1) {
 		t->pos = found;
-		history_stop_reply(s, t, SIGTRAP, "swbreak");
+		gdb_history_stop_reply(s, t, SIGTRAP, "swbreak");
 	} else if (s->hist->saved) {
 		end_of_history(s, t);
 	} else {
 		/* Replayed up to the present: stop there, as gdb's record full
 		 * does at the end of its log; the next command runs for real. */
 		t->pos = count;
-		history_stop_reply(s, t, SIGTRAP, "replaylog:end");
+		gdb_history_stop_reply(s, t, SIGTRAP, "replaylog:end");
 	}
 	return true;
 }

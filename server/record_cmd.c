@@ -7,7 +7,6 @@
 #include "ptrev/record_startup.h"
 #include "ptrev/recorder.h"
 
-#include <cpuid.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ptrev/cpu_id.h"
 #include "ptrev/pt_backend.h"
 #include "ptrev/pt_encoder.h"
 
@@ -75,29 +75,17 @@ static int find_program(const char *prog, char *out, size_t len)
 
 static void write_cpu_meta(record_meta_fn put, void *w)
 {
-	unsigned a, b, c, d;
-	char vendor[13] = "", num[32];
-	unsigned family, model, stepping;
+	struct cpu_id id;
+	char num[32];
 
-	if (!__get_cpuid(0, &a, &b, &c, &d))
+	if (cpu_id_read(&id) != 0)
 		return;
-	memcpy(vendor, &b, 4);
-	memcpy(vendor + 4, &d, 4);
-	memcpy(vendor + 8, &c, 4);
-	__get_cpuid(1, &a, &b, &c, &d);
-	stepping = a & 0xf;
-	model = (a >> 4) & 0xf;
-	family = (a >> 8) & 0xf;
-	if (family == 0xf)
-		family += (a >> 20) & 0xff;
-	if (family == 0x6 || family >= 0xf)
-		model += ((a >> 16) & 0xf) << 4;
-	put(w, "cpu_vendor", vendor);
-	snprintf(num, sizeof num, "%u", family);
+	put(w, "cpu_vendor", id.vendor);
+	snprintf(num, sizeof num, "%u", id.family);
 	put(w, "cpu_family", num);
-	snprintf(num, sizeof num, "%u", model);
+	snprintf(num, sizeof num, "%u", id.model);
 	put(w, "cpu_model", num);
-	snprintf(num, sizeof num, "%u", stepping);
+	snprintf(num, sizeof num, "%u", id.stepping);
 	put(w, "cpu_stepping", num);
 }
 

@@ -119,6 +119,10 @@ bool gdb_replay_resume(struct gdb_server *s, bool step, pid_t tid);
 /* Does the current thread stand in the past (or in a saved recording)? */
 bool gdb_replay_in_past(struct gdb_server *s);
 struct gdb_hist_thread *gdb_replay_thread(struct gdb_server *s);
+/* The stop reply for thread t standing in the history: the signal, the
+ * reason ("swbreak", "replaylog:begin", "watch:ADDR", ... or NULL), rip. */
+void gdb_history_stop_reply(struct gdb_server *s, struct gdb_hist_thread *t,
+			    int hostsig, const char *reason);
 /* Registers and memory at a past position: the PC, read-only memory. */
 void gdb_replay_regs_packet(struct gdb_server *s, char *pkt, size_t len);
 void gdb_replay_mem_packet(struct gdb_server *s, char *pkt, size_t len);
@@ -164,6 +168,10 @@ const struct amd64_layout *gdb_layout(struct gdb_server *s);
 /* Resume per a vCont action list (or legacy c/s/C/S) and wait for the next
  * stop, leaving its stop reply in s->reply (server/gdb_resume.c). */
 void gdb_resume_and_wait(struct gdb_server *s, const char *actions);
+/* A 64-bit register value as the protocol sends it (8 bytes, little-endian
+ * hex), and as an expedited "NN:value;" pair of a stop reply. */
+void gdb_put_reg64(struct strbuf *out, uint64_t v);
+void gdb_put_expedited(struct strbuf *out, int regnum, uint64_t v);
 /* Append the stop reply for ev (T/W/X). */
 void gdb_stop_reply(struct gdb_server *s, const struct stop_event *ev);
 
