@@ -1,6 +1,7 @@
-/* Appending a thread's PT to a recording held in memory: shared by the file
- * reader (chunks from PT records) and the live recorder (bytes as the
- * encoder emits them). */
+/* Appending a thread's PT, and runs of the thread schedule, to a recording
+ * held in memory: shared by the file reader (chunks from PT records, runs
+ * from SCHED records) and the live recorder (bytes as the encoder emits
+ * them, runs as it switches threads), so both build the same trace_data. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,4 +61,25 @@ void trace_pt_appender_free(struct trace_pt_appender *a)
 {
 	free(a->pt_caps);
 	memset(a, 0, sizeof *a);
+}
+
+void trace_append_sched(struct trace_data *td, size_t *cap, const struct trace_sched_run *run)
+{
+	if (run->count == 0)
+		return; /* no instructions: nothing to order */
+	if (td->nsched) {
+		/* A run that picks up where the same thread's last one stopped
+		 * is the same stretch of execution, split only by where the
+		 * recorder happened to flush (or a record boundary). */
+		struct trace_sched_run *last = &td->sched[td->nsched - 1];
+		if (last->tid == run->tid && last->pos + last->count == run->pos) {
+			last->count += run->count;
+			return;
+		}
+	}
+	if (td->nsched == *cap) {
+		*cap = *cap ? 2 * *cap : 16;
+		td->sched = xrealloc(td->sched, *cap * sizeof *td->sched);
+	}
+	td->sched[td->nsched++] = *run;
 }

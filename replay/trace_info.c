@@ -140,8 +140,9 @@ static bool has_tid(const pid_t *tids, size_t n, pid_t tid)
 	return false;
 }
 
-/* Every thread that started or left a trace, in order of appearance. */
-static void threads_line(FILE *out, const struct trace_data *td)
+/* Every thread that started or left a trace, in order of appearance.
+ * Returns how many there are. */
+static size_t threads_line(FILE *out, const struct trace_data *td)
 {
 	size_t max = td->nthreads + td->nstreams, n = 0;
 	pid_t *tids = malloc((max ? max : 1) * sizeof *tids);
@@ -158,6 +159,18 @@ static void threads_line(FILE *out, const struct trace_data *td)
 		fprintf(out, "%s%d", i ? ", " : " (", (int)tids[i]);
 	fputs(n ? ")\n" : "\n", out);
 	free(tids);
+	return n;
+}
+
+/* The SCHED runs are merged, so each boundary between two of them is a
+ * switch from one thread to another. Several threads without a schedule
+ * (pt backend, older recordings) have no global order to count in. */
+static void switches_line(FILE *out, const struct trace_data *td, size_t nthreads)
+{
+	if (td->nsched)
+		fprintf(out, "thread switches: %zu\n", td->nsched - 1);
+	else if (nthreads > 1)
+		fputs("thread switches: not recorded\n", out);
 }
 
 static void status_line(FILE *out, const struct trace_data *td)
@@ -228,7 +241,7 @@ void trace_info_print(FILE *out, const char *path, const struct trace_data *td)
 	cpu_line(out, td);
 	meta_line(out, td, "start time", "start_time");
 	meta_line(out, td, "ptrev version", "ptrev_version");
-	threads_line(out, td);
+	switches_line(out, td, threads_line(out, td));
 	if (td->complete)
 		fprintf(out, "instructions: %" PRIu64 "\n", e->instructions);
 	else

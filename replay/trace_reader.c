@@ -228,6 +228,7 @@ void trace_data_free(struct trace_data *td)
 	free(td->rdtsc);
 	free(td->threads);
 	free(td->files);
+	free(td->sched);
 	struct trace_reader_priv *pv = td->priv;
 	if (pv) {
 		for (size_t i = 0; i < pv->nblocks; i++)

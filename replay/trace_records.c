@@ -367,6 +367,40 @@ static void parse_file(struct trace_data *td, struct trace_reader_priv *pv, stru
 	free(path);
 }
 
+/* Runs of the thread schedule. The count is checked against the length
+ * exactly, so nothing after it needs a bounds check; all runs are
+ * validated before any is added. */
+static void parse_sched(struct trace_data *td, struct trace_reader_priv *pv, struct dec *d)
+{
+	uint32_t n = dec_u32(d);
+	if (d->bad)
+		return;
+	if (n == 0 || dec_left(d) != (uint64_t)n * TRACE_SCHED_RUN_LEN) {
+		dec_fail(d, "claims %u runs but %zu bytes follow (%d per run, at least one run)",
+			 n, dec_left(d), TRACE_SCHED_RUN_LEN);
+		return;
+	}
+	size_t first = d->off;
+	for (uint32_t i = 0; i < n && !d->bad; i++) {
+		tid_field(d, false);
+		uint64_t pos = dec_u64(d), count = dec_u64(d);
+		if (!d->bad && pos + count < pos)
+			dec_fail(d, "run %u (%llu instructions from %llu) wraps around", i,
+				 (unsigned long long)count, (unsigned long long)pos);
+	}
+	if (d->bad)
+		return;
+	struct dec r;
+	dec_init(&r, d->p + first, d->len - first);
+	for (uint32_t i = 0; i < n; i++) {
+		struct trace_sched_run run;
+		run.tid = (pid_t)dec_u32(&r);
+		run.pos = dec_u64(&r);
+		run.count = dec_u64(&r);
+		trace_append_sched(td, &pv->sched_cap, &run);
+	}
+}
+
 int trace_parse_record(struct trace_data *td, uint32_t type,
 		       const uint8_t *payload, size_t len, char *why, size_t whylen)
 {
@@ -385,6 +419,7 @@ int trace_parse_record(struct trace_data *td, uint32_t type,
 	case TRACE_REC_THREAD: parse_thread(td, pv, &d); break;
 	case TRACE_REC_END: parse_end(td, &d); break;
 	case TRACE_REC_FILE: parse_file(td, pv, &d); break;
+	case TRACE_REC_SCHED: parse_sched(td, pv, &d); break;
 	default: return 1;
 	}
 	if (!d.bad && dec_left(&d))

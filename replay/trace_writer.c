@@ -329,6 +329,29 @@ int trace_write_thread(struct trace_writer *w, const struct trace_thread *t)
 	return finish(w, TRACE_REC_THREAD);
 }
 
+int trace_write_sched(struct trace_writer *w, const struct trace_sched_run *runs, size_t n)
+{
+	/* Bounded so a record (and the buffer that builds it) stays small
+	 * however long the schedule; longer ones take several records. */
+	if (n == 0 || n > TRACE_SCHED_MAX_RUNS)
+		return fail(w, "SCHED record of %zu runs is not 1-%d runs", n,
+			    TRACE_SCHED_MAX_RUNS);
+	for (size_t i = 0; i < n; i++)
+		if (runs[i].pos + runs[i].count < runs[i].pos)
+			return fail(w, "SCHED run of thread %d (%llu instructions from %llu) wraps around",
+				    (int)runs[i].tid, (unsigned long long)runs[i].count,
+				    (unsigned long long)runs[i].pos);
+	begin(w);
+	enc_reserve(&w->rec, 4 + n * TRACE_SCHED_RUN_LEN);
+	enc_u32(&w->rec, (uint32_t)n);
+	for (size_t i = 0; i < n; i++) {
+		enc_u32(&w->rec, (uint32_t)runs[i].tid);
+		enc_u64(&w->rec, runs[i].pos);
+		enc_u64(&w->rec, runs[i].count);
+	}
+	return finish(w, TRACE_REC_SCHED);
+}
+
 int trace_write_file(struct trace_writer *w, const struct trace_file_copy *f)
 {
 	size_t pl = strlen(f->path);

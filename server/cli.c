@@ -226,17 +226,8 @@ static int cmd_replay(int argc, char **argv)
 	srv.hist_saved_initial = true;
 	const char *pid = trace_meta(&td, "pid");
 	srv.inf.pid = pid ? (pid_t)atoi(pid) : hist.threads[0].tid;
-	srv.g_tid = hist.threads[0].tid;
-	/* Where each thread ends: at the instruction it was about to run
-	 * (a crash), or on its last instruction when it ended in a syscall
-	 * (exit), so that gdb has a PC to show. */
-	for (size_t i = 0; i < hist.nthreads; i++) {
-		struct gdb_hist_thread *t = &hist.threads[i];
-		uint64_t n = history_insn_count(t->h);
-		t->pos = n;
-		if (!t->end_ip_known && n > 0)
-			t->pos = n - 1;
-	}
+	/* Where the recording ended; the thread that ended it is current. */
+	srv.g_tid = gdb_history_to_end(&hist)->tid;
 	fprintf(stderr, "Replaying %s (%zu thread%s)\n", file, hist.nthreads,
 		hist.nthreads == 1 ? "" : "s");
 	int rc = serve_connection(&srv, stdio, listen);

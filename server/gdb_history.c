@@ -1,5 +1,6 @@
 /* Building and keeping up the per-thread histories the server replays. */
 #include "ptrev/gdb_history.h"
+#include "ptrev/history_schedule.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +68,14 @@ int gdb_history_sync(struct gdb_history *gh)
 {
 	if (!gh->saved && refresh_image(gh) != 0)
 		return -1;
+	bool was_at_end = gdb_history_sched_at_end(gh);
+	/* Threads the live program created since (their streams appear). */
+	for (size_t i = 0; !gh->saved && i < gh->td->nstreams; i++) {
+		char err[64];
+		if (!gdb_history_thread(gh, gh->td->streams[i].tid) &&
+		    add_thread(gh, gh->td->streams[i].tid, err, sizeof err) != 0)
+			return -1;
+	}
 	for (size_t i = 0; i < gh->nthreads; i++) {
 		struct gdb_hist_thread *t = &gh->threads[i];
 		const struct trace_thread_stream *st = stream_of(gh->td, t->tid);
@@ -82,6 +91,7 @@ int gdb_history_sync(struct gdb_history *gh)
 		t->end_ip_known = history_resume_ip(t->h, &ip) == 1;
 		t->end_ip = t->end_ip_known ? ip : 0;
 	}
+	gdb_history_sched_sync(gh, was_at_end);
 	return 0;
 }
 
@@ -119,6 +129,7 @@ int gdb_history_open(struct gdb_history *gh, const struct trace_data *td, bool s
 
 void gdb_history_close(struct gdb_history *gh)
 {
+	sched_map_free(gh->sched);
 	for (size_t i = 0; i < gh->nthreads; i++)
 		history_free(gh->threads[i].h);
 	free(gh->threads);
@@ -153,4 +164,9 @@ bool gdb_history_pc(struct gdb_hist_thread *t, uint64_t *pc)
 		return true;
 	}
 	return false;
+}
+
+bool gdb_history_pc_of(struct gdb_history *gh, struct gdb_hist_thread *t, uint64_t *pc)
+{
+	return gdb_history_pc(t, pc) || gdb_history_end_pc(gh, t, pc);
 }

@@ -121,7 +121,7 @@ void gdb_replay_regs_packet(struct gdb_server *s, char *pkt, size_t len)
 		strbuf_puts(&s->reply, "E01");
 		return;
 	}
-	bool have_pc = gdb_history_pc(t, &pc);
+	bool have_pc = gdb_history_pc_of(s->hist, t, &pc);
 	if (pkt[0] == 'G' || pkt[0] == 'P') {
 		strbuf_puts(&s->reply, "E01"); /* the past cannot be changed */
 		return;

@@ -196,10 +196,12 @@ void gdb_resume_and_wait(struct gdb_server *s, const char *spec)
 		for (int j = 0; j < n && tid == 0; j++)
 			if (acts[j].kind == 's' && acts[j].tid > 0)
 				tid = acts[j].tid;
-		bool step = false;
-		for (int j = 0; j < n; j++)
+		bool step = false, all = false;
+		for (int j = 0; j < n; j++) {
 			step |= acts[j].kind == 's';
-		if (gdb_replay_resume(s, step, tid))
+			all |= acts[j].tid == -1;
+		}
+		if (gdb_replay_resume(s, step, tid, all))
 			return;
 		if (!live) {
 			strbuf_puts(&s->reply, "E01");

@@ -1,6 +1,9 @@
 /* Moving through the recorded history: bs and bc backwards, and s, c and
- * vCont forwards while a thread stands in the past (or always, for a saved
- * recording). PC-level: only the PC is known at a past position. */
+ * vCont forwards while the program stands in the past (or always, for a
+ * saved recording). With the recording's schedule every thread moves with
+ * the one gdb steps, and continuing in either direction stops at the
+ * nearest breakpoint or signal of any thread, reported in that thread
+ * (gdb_history.h); without one, only the thread gdb names moves. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +12,7 @@
 #include "ptrev/gdb_history.h"
 #include "ptrev/gdb_server.h"
 #include "ptrev/gdb_signals.h"
+#include "ptrev/history_schedule.h"
 #include "ptrev/replayer.h"
 
 /* Addresses where gdb's breakpoints (software and hardware execution) are. */
@@ -46,7 +50,7 @@ void gdb_history_stop_reply(struct gdb_server *s, struct gdb_hist_thread *t,
 		strbuf_printf(out, "%s;", reason);
 	}
 	uint64_t pc;
-	if (gdb_history_pc(t, &pc))
+	if (gdb_history_pc_of(s->hist, t, &pc))
 		gdb_put_expedited(out, AMD64_RIP_REGNUM, pc);
 	strbuf_puts(out, "thread:");
 	gdb_format_thread_id(s, out, t->tid);
@@ -55,25 +59,6 @@ void gdb_history_stop_reply(struct gdb_server *s, struct gdb_hist_thread *t,
 	s->last.kind = STOP_SIGNAL;
 	s->last.sig = hostsig;
 	s->last.tid = t->tid;
-}
-
-/* The first recorded signal delivery to t in (from, to]: its position. */
-static bool signal_between(struct gdb_server *s, struct gdb_hist_thread *t, uint64_t from,
-			   uint64_t to, uint64_t *pos, int *sig)
-{
-	bool found = false;
-	const struct trace_data *td = s->hist->td;
-	for (size_t i = 0; i < td->nsignals; i++) {
-		const struct trace_signal *g = &td->signals[i];
-		if (g->tid != t->tid || g->pos <= from || g->pos > to)
-			continue;
-		if (!found || g->pos < *pos) {
-			*pos = g->pos;
-			*sig = g->signo;
-			found = true;
-		}
-	}
-	return found;
 }
 
 /* Watchpoints in the history (full state only): the nearest access to any
@@ -139,15 +124,139 @@ static bool condition_holds(struct gdb_server *s, struct gdb_hist_thread *t)
 	if (!gdb_history_pc(t, &pc) || !gdb_breakpoint_has_condition(s, pc))
 		return true;
 	struct amd64_regfile *rf = malloc(sizeof *rf);
+	pid_t current = s->g_tid;
+	s->g_tid = t->tid; /* the state read is the current thread's */
 	bool holds = !rf || !gdb_replay_regfile(s, rf) || gdb_conditions_hold(s, pc, rf, past_mem);
+	s->g_tid = current;
 	free(rf);
 	return holds;
 }
 
+/* Where the program stands, to come back to after looking around. */
+static uint64_t here(struct gdb_server *s, struct gdb_hist_thread *t)
+{
+	return s->hist->global ? s->hist->gpos : t->pos;
+}
+
+static void back_to(struct gdb_server *s, struct gdb_hist_thread *t, uint64_t where)
+{
+	if (s->hist->global)
+		gdb_history_set_global(s->hist, where);
+	else
+		t->pos = where;
+}
+
+/* The threads a continue moves: every thread with a global order when gdb
+ * resumes them all (also those that do not exist here: they ended before,
+ * or begin later), else only t. */
+static bool moves(struct gdb_server *s, struct gdb_hist_thread *t, struct gdb_hist_thread *x,
+		  bool all)
+{
+	return x == t || (s->hist->global && all);
+}
+
+/* The latest breakpoint hit whose condition holds, of any thread that
+ * moves, before the current position: *who stops at its position *pos. */
+static bool prev_hit(struct gdb_server *s, struct gdb_hist_thread *t, bool all,
+		     struct gdb_hist_thread **who, uint64_t *pos)
+{
+	uint64_t *addrs, best = 0, start = here(s, t);
+	size_t n = breakpoint_addrs(s, &addrs);
+	bool any = false;
+	for (size_t i = 0; addrs && n && i < s->hist->nthreads; i++) {
+		struct gdb_hist_thread *x = &s->hist->threads[i];
+		if (!moves(s, t, x, all))
+			continue;
+		uint64_t from = x->pos, found;
+		while (history_prev_exec(x->h, from, addrs, n, &found) == 1) {
+			uint64_t g = gdb_history_global_of(s->hist, x, found);
+			if (any && g <= best)
+				break; /* another thread's hit is later */
+			gdb_history_move(s->hist, x, found);
+			bool holds = condition_holds(s, x);
+			back_to(s, t, start);
+			if (holds) {
+				any = true;
+				best = g;
+				*who = x;
+				*pos = found;
+				break;
+			}
+			from = found;
+		}
+	}
+	free(addrs);
+	return any;
+}
+
+/* The next breakpoint hit whose condition holds, of any thread that moves,
+ * after the current position; t (which gdb resumes off its stop) does not
+ * hit the one it stands at. */
+static bool next_hit(struct gdb_server *s, struct gdb_hist_thread *t, bool all,
+		     struct gdb_hist_thread **who, uint64_t *pos)
+{
+	uint64_t *addrs, best = 0, start = here(s, t);
+	size_t n = breakpoint_addrs(s, &addrs);
+	bool any = false;
+	for (size_t i = 0; addrs && n && i < s->hist->nthreads; i++) {
+		struct gdb_hist_thread *x = &s->hist->threads[i];
+		if (!moves(s, t, x, all))
+			continue;
+		uint64_t from = x == t ? x->pos + 1 : x->pos, found;
+		while (history_next_exec(x->h, from, addrs, n, &found) == 1) {
+			uint64_t g = gdb_history_global_of(s->hist, x, found);
+			if (any && g >= best)
+				break;
+			gdb_history_move(s->hist, x, found);
+			bool holds = condition_holds(s, x);
+			back_to(s, t, start);
+			if (holds) {
+				any = true;
+				best = g;
+				*who = x;
+				*pos = found;
+				break;
+			}
+			from = found + 1;
+		}
+	}
+	free(addrs);
+	return any;
+}
+
+/* The first recorded signal delivery, to a thread that moves, after the
+ * current position and no later than global index limit: t's own at its
+ * position is the stop gdb resumes from. */
+static bool next_signal(struct gdb_server *s, struct gdb_hist_thread *t, bool all, uint64_t limit,
+			struct gdb_hist_thread **who, uint64_t *pos, int *sig)
+{
+	const struct trace_data *td = s->hist->td;
+	uint64_t best = 0;
+	bool any = false;
+	for (size_t i = 0; i < td->nsignals; i++) {
+		const struct trace_signal *g = &td->signals[i];
+		struct gdb_hist_thread *x = gdb_history_thread(s->hist, g->tid);
+		if (!x || !moves(s, t, x, all) || g->pos < x->pos || (x == t && g->pos == t->pos) ||
+		    g->pos > history_insn_count(x->h))
+			continue;
+		uint64_t at = gdb_history_global_of(s->hist, x, g->pos);
+		if (at > limit || (any && at >= best))
+			continue;
+		any = true;
+		best = at;
+		*who = x;
+		*pos = g->pos;
+		*sig = g->signo;
+	}
+	return any;
+}
+
 void gdb_reverse_packet(struct gdb_server *s, const char *pkt)
 {
-	/* bs/bc carry no thread: gdb names the one to move with Hc. */
+	/* bs/bc carry no thread: gdb names the one to move with Hc, or
+	 * Hc0/-1 for "the current one, the others as they please". */
 	struct gdb_hist_thread *t = s->hist && s->c_tid > 0 ? gdb_history_thread(s->hist, s->c_tid) : NULL;
+	bool all = s->c_tid <= 0;
 	if (!t)
 		t = gdb_replay_thread(s);
 	if (!t || (strcmp(pkt, "bs") != 0 && strcmp(pkt, "bc") != 0)) {
@@ -160,59 +269,99 @@ void gdb_reverse_packet(struct gdb_server *s, const char *pkt)
 		strbuf_puts(&s->reply, "E01");
 		return;
 	}
-	if (t->pos == 0) {
+	if (t->pos == 0 && (pkt[1] == 's' || !s->hist->global || !all || s->hist->gpos == 0)) {
 		gdb_history_stop_reply(s, t, SIGTRAP, "replaylog:begin");
 		return;
 	}
 	if (pkt[1] == 's') {
-		t->pos--;
+		gdb_history_move(s->hist, t, t->pos - 1);
 		gdb_history_stop_reply(s, t, SIGTRAP, NULL);
 		return;
 	}
-	uint64_t *addrs;
-	size_t n = breakpoint_addrs(s, &addrs);
-	uint64_t found, from = t->pos, here = t->pos;
-	int r;
-	/* The latest earlier hit whose condition holds. */
-	for (;;) {
-		r = addrs && n ? history_prev_exec(t->h, from, addrs, n, &found) : 0;
-		if (r != 1)
-			break;
-		t->pos = found;
-		if (condition_holds(s, t))
-			break;
-		from = found;
-	}
-	t->pos = here;
-	free(addrs);
-	uint64_t wpos;
+	struct gdb_hist_thread *who = t;
+	uint64_t found = 0, wpos;
+	bool hit = prev_hit(s, t, all, &who, &found);
 	size_t which;
-	if (watch_search(s, t, true, &wpos, &which) == 1 && (r != 1 || wpos > found)) {
-		t->pos = wpos;
+	if (watch_search(s, t, true, &wpos, &which) == 1 &&
+	    (!hit || gdb_history_global_of(s->hist, t, wpos) > gdb_history_global_of(s->hist, who, found))) {
+		gdb_history_move(s->hist, t, wpos);
 		watch_stop_reply(s, t, which);
 		return;
 	}
-	if (r == 1) {
-		t->pos = found;
-		gdb_history_stop_reply(s, t, SIGTRAP, "swbreak");
-	} else {
-		t->pos = 0;
-		gdb_history_stop_reply(s, t, SIGTRAP, "replaylog:begin");
+	if (hit) {
+		gdb_history_move(s->hist, who, found);
+		gdb_history_stop_reply(s, who, SIGTRAP, "swbreak");
+		return;
 	}
+	/* The start of the history: reported in the thread that was there. */
+	if (s->hist->global && all) {
+		pid_t first;
+		uint64_t pos;
+		gdb_history_set_global(s->hist, 0);
+		if (sched_map_at(s->hist->sched, 0, &first, &pos) && gdb_history_thread(s->hist, first))
+			t = gdb_history_thread(s->hist, first);
+	} else {
+		gdb_history_move(s->hist, t, 0);
+	}
+	gdb_history_stop_reply(s, t, SIGTRAP, "replaylog:begin");
 }
 
 /* The end of a saved recording, reached going forwards. */
 static void end_of_history(struct gdb_server *s, struct gdb_hist_thread *t)
 {
-	t->pos = history_insn_count(t->h);
-	/* A thread that ended in a syscall (exit) has no PC after it: stand on
-	 * that last instruction, as the replay does at the start. */
-	if (!t->end_ip_known && t->pos > 0)
-		t->pos--;
+	if (s->hist->global) {
+		/* Everything ran: reported in the thread that ended it. */
+		t = gdb_history_to_end(s->hist);
+	} else {
+		t->pos = history_insn_count(t->h);
+		/* A thread that ended in a syscall (exit) has no PC after it:
+		 * stand on that last instruction, as the replay does at the
+		 * start. */
+		if (!t->end_ip_known && t->pos > 0)
+			t->pos--;
+	}
 	gdb_history_stop_reply(s, t, SIGTRAP, "replaylog:end");
 }
 
-bool gdb_replay_resume(struct gdb_server *s, bool step, pid_t tid)
+/* The live present, reached going forwards: stop there, as gdb's record
+ * full does at the end of its log; the next command runs for real. */
+static void present(struct gdb_server *s, struct gdb_hist_thread *t)
+{
+	if (s->hist->global)
+		gdb_history_set_global(s->hist, sched_map_total(s->hist->sched));
+	else
+		t->pos = history_insn_count(t->h);
+	/* A thread that has ended by now cannot be the one stopped there. */
+	for (size_t i = 0; !gdb_thread_exists(s, t->tid) && i < s->inf.nthreads; i++) {
+		struct gdb_hist_thread *live = gdb_history_thread(s->hist, s->inf.threads[i].tid);
+		if (live)
+			t = live;
+	}
+	gdb_history_stop_reply(s, t, SIGTRAP, "replaylog:end");
+}
+
+/* A recorded signal delivered to t right before its instruction pos? */
+static bool signal_at(struct gdb_server *s, struct gdb_hist_thread *t, uint64_t pos, int *sig)
+{
+	const struct trace_data *td = s->hist->td;
+	for (size_t i = 0; i < td->nsignals; i++) {
+		if (td->signals[i].tid == t->tid && td->signals[i].pos == pos) {
+			*sig = td->signals[i].signo;
+			return true;
+		}
+	}
+	return false;
+}
+
+static void reach_end(struct gdb_server *s, struct gdb_hist_thread *t)
+{
+	if (s->hist->saved)
+		end_of_history(s, t);
+	else
+		present(s, t);
+}
+
+bool gdb_replay_resume(struct gdb_server *s, bool step, pid_t tid, bool all)
 {
 	if (!s->hist)
 		return false;
@@ -226,63 +375,45 @@ bool gdb_replay_resume(struct gdb_server *s, bool step, pid_t tid)
 		return true;
 	}
 	uint64_t count = history_insn_count(t->h);
-	if (t->pos >= count && !s->hist->saved)
+	if (gdb_history_at_end(s->hist, t) && !s->hist->saved)
 		return false; /* at the live end: run the program for real */
-	if (t->pos >= count) {
-		end_of_history(s, t);
+	if (gdb_history_at_end(s->hist, t) || (t->pos >= count && step)) {
+		/* Nothing more of t in the history: the rest runs up to the end. */
+		reach_end(s, t);
 		return true;
 	}
 	if (step) {
-		uint64_t spos;
 		int sig;
-		t->pos++;
-		if (signal_between(s, t, t->pos - 1, t->pos, &spos, &sig))
+		gdb_history_step(s->hist, t);
+		if (signal_at(s, t, t->pos, &sig))
 			gdb_history_stop_reply(s, t, sig, NULL);
-		else if (t->pos == count && s->hist->saved)
+		else if (t->pos == count && s->hist->saved && !s->hist->global)
 			end_of_history(s, t);
 		else
 			gdb_history_stop_reply(s, t, SIGTRAP, NULL);
 		return true;
 	}
-	uint64_t *addrs;
-	size_t n = breakpoint_addrs(s, &addrs);
-	uint64_t found = count, from = t->pos + 1, here = t->pos;
-	int r;
-	/* The next hit whose condition holds. */
-	for (;;) {
-		r = addrs && n ? history_next_exec(t->h, from, addrs, n, &found) : 0;
-		if (r != 1)
-			break;
-		t->pos = found;
-		if (condition_holds(s, t))
-			break;
-		from = found + 1;
-	}
-	t->pos = here;
-	free(addrs);
-	if (r != 1)
-		found = count;
-	uint64_t wpos;
-	size_t which;
-	bool watch = watch_search(s, t, false, &wpos, &which) == 1 && wpos <= found;
-	uint64_t spos;
+	struct gdb_hist_thread *who = t, *swho = t;
+	uint64_t found = 0, wpos, spos;
 	int sig;
-	if (signal_between(s, t, t->pos, watch ? wpos : found, &spos, &sig)) {
-		t->pos = spos;
-		gdb_history_stop_reply(s, t, sig, NULL);
+	bool hit = next_hit(s, t, all, &who, &found);
+	uint64_t limit = hit ? gdb_history_global_of(s->hist, who, found) : UINT64_MAX;
+	size_t which;
+	bool watch = watch_search(s, t, false, &wpos, &which) == 1 &&
+		     gdb_history_global_of(s->hist, t, wpos) <= limit;
+	if (watch)
+		limit = gdb_history_global_of(s->hist, t, wpos);
+	if (next_signal(s, t, all, limit, &swho, &spos, &sig)) {
+		gdb_history_move(s->hist, swho, spos);
+		gdb_history_stop_reply(s, swho, sig, NULL);
 	} else if (watch) {
-		t->pos = wpos;
+		gdb_history_move(s->hist, t, wpos);
 		watch_stop_reply(s, t, which);
-	} else if (r == 1) {
-		t->pos = found;
-		gdb_history_stop_reply(s, t, SIGTRAP, "swbreak");
-	} else if (s->hist->saved) {
-		end_of_history(s, t);
+	} else if (hit) {
+		gdb_history_move(s->hist, who, found);
+		gdb_history_stop_reply(s, who, SIGTRAP, "swbreak");
 	} else {
-		/* Replayed up to the present: stop there, as gdb's record full
-		 * does at the end of its log; the next command runs for real. */
-		t->pos = count;
-		gdb_history_stop_reply(s, t, SIGTRAP, "replaylog:end");
+		reach_end(s, t);
 	}
 	return true;
 }

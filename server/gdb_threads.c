@@ -96,7 +96,14 @@ size_t gdb_thread_ids(struct gdb_server *s, pid_t **out)
 {
 	size_t n = 0;
 	*out = NULL;
-	if (s->have_inferior && !s->inf.exited) {
+	/* In the past, with thread switches known, the threads that existed
+	 * there: not those created later, nor those that had ended. */
+	if (s->hist && s->hist->global && (s->hist->saved || !gdb_history_sched_at_end(s->hist))) {
+		*out = malloc((s->hist->nthreads ? s->hist->nthreads : 1) * sizeof **out);
+		for (size_t i = 0; *out && i < s->hist->nthreads; i++)
+			if (gdb_history_thread_exists(s->hist, &s->hist->threads[i]))
+				(*out)[n++] = s->hist->threads[i].tid;
+	} else if (s->have_inferior && !s->inf.exited) {
 		*out = malloc((s->inf.nthreads ? s->inf.nthreads : 1) * sizeof **out);
 		for (size_t i = 0; *out && i < s->inf.nthreads; i++)
 			(*out)[n++] = s->inf.threads[i].tid;

@@ -136,7 +136,7 @@ int sw_complete_step(struct sw_thread *t, const struct user_regs_struct *now)
 		ptenc_set_time(t->enc, __rdtsc());
 	}
 	t->insns++;
-	return 0;
+	return sw_sched_note(t, t->insns - 1);
 }
 
 void sw_set_pending(struct sw_thread *t, enum stop_kind kind, int sig)
@@ -171,7 +171,7 @@ static enum stop_kind breakpoint_at(const struct inferior *inf, uint64_t ip)
  * back for its step (counted, as several threads may step it). Another
  * thread reaching it meanwhile still stops: breakpoints are checked before
  * every instruction, not found by executing int3. */
-static void lift_int3(struct sw_thread *t)
+void sw_lift_int3(struct sw_thread *t)
 {
 	struct sw_rec *r = t->rec;
 	uint64_t ip = t->regs.rip;
@@ -213,7 +213,7 @@ static void restore_int3(struct sw_thread *t)
 	t->lifted = 0;
 }
 
-static int step_thread(struct sw_thread *t)
+int sw_step_thread(struct sw_thread *t)
 {
 	int sig = t->deliver;
 
@@ -283,8 +283,10 @@ int sw_advance(struct sw_thread *t)
 {
 	struct sw_rec *r = t->rec;
 
-	if (t->gone || t->has_pending || !t->resumed || r->stopping)
+	if (t->gone || t->has_pending || !t->resumed || r->stopping) {
+		sw_sched_release(t);
 		return 0;
+	}
 	if (!t->deliver)
 		predict_restart(t);
 	if (!t->deliver && !(t->exempt && t->regs.rip == t->reported_ip)) {
@@ -293,12 +295,11 @@ int sw_advance(struct sw_thread *t)
 		enum stop_kind k = breakpoint_at(r->inf, t->regs.rip);
 		if (k != STOP_NONE) {
 			sw_set_pending(t, k, SIGTRAP);
+			sw_sched_release(t);
 			return 0;
 		}
 	}
-	if (r->inf->nbps)
-		lift_int3(t);
-	return step_thread(t);
+	return sw_sched_run(t);
 }
 
 int sw_resume(struct sw_thread *t, const struct user_regs_struct *now, bool after_step)
@@ -323,6 +324,8 @@ static int thread_gone(struct sw_thread *t, int st)
 	int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 
 	t->inflight = false;
+	t->ready = false;
+	sw_sched_release(t);
 	if (!t->started)
 		return sw_thread_finish(t, 0, code);
 	if (t->delivering && WIFSIGNALED(st)) {
@@ -335,6 +338,8 @@ static int thread_gone(struct sw_thread *t, int st)
 			if (is_exit_syscall(t) && log_syscall(t, 0) < 0)
 				return -1;
 			t->insns++;
+			if (sw_sched_note(t, t->insns - 1) < 0)
+				return -1;
 		}
 		return sw_thread_finish(t, 0, code);
 	}

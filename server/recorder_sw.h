@@ -5,6 +5,7 @@
  *                         decide to step again or stop; sw_backend_record
  *   recorder_sw_thread.c  per-thread state and the classification cache
  *   recorder_sw_signal.c  signal stops: delivery, handlers, rdtsc emulation
+ *   recorder_sw_sched.c   one thread on the CPU at a time; the SCHED runs
  *   sw_trace_out.c        where records go (file and/or memory) */
 #ifndef PTREV_SERVER_RECORDER_SW_H
 #define PTREV_SERVER_RECORDER_SW_H
@@ -52,6 +53,7 @@ struct sw_thread {
 	uint64_t reported_ip;  /* has not executed anything since */
 	bool exempt;           /* first instruction of a resume off a stop */
 	uint64_t lifted;       /* int3 lifted for this thread's step (0 none) */
+	bool ready;            /* waits for the CPU (sw_rec.cpu) to step */
 };
 
 /* One classification cache entry: valid when gen matches. */
@@ -98,7 +100,22 @@ struct sw_rec {
 	pid_t self;            /* getpid(), for synthetic siginfo */
 	struct stop_event exit_ev; /* the process's end, once proc_gone */
 	uint64_t t0_ns;        /* CLOCK_MONOTONIC at the start */
+
+	/* One thread executes user-space instructions at a time, so that all
+	 * threads' instructions have one true order, logged as SCHED runs
+	 * (syscalls run beside it: they may block in the kernel). */
+	struct sw_thread *cpu; /* stepping a user-space instruction, or NULL */
+	uint32_t slice;        /* steps cpu made since it got the CPU */
+	size_t rr_next;        /* where the round robin looks next */
+	struct trace_sched_run run; /* the run being extended (count 0: none) */
+	struct trace_sched_run *runs; /* finished runs not yet written */
+	size_t nruns, runs_cap;
 };
+
+/* Steps a thread makes before another ready thread gets the CPU. */
+#define SW_QUANTUM 1000
+/* Finished runs kept before they are written as one SCHED record. */
+#define SW_SCHED_BATCH 512
 
 /* The engine is the recorder's state (sw_engine.h). */
 struct sw_engine {
@@ -139,6 +156,28 @@ int sw_open_memfd(struct sw_rec *r);
 int sw_on_status(struct sw_rec *r, pid_t tid, int st);
 /* Make ev the thread's pending event. */
 void sw_set_pending(struct sw_thread *t, enum stop_kind kind, int sig);
+
+/* ---- the CPU and the schedule (recorder_sw_sched.c) ---- */
+/* Step t (standing at a boundary, breakpoints checked) when it may have
+ * the CPU; else it waits, ready. A syscall steps at once. 0/-1. */
+int sw_sched_run(struct sw_thread *t);
+/* t stops stepping (an event, not resumed, stopping, gone): give the CPU
+ * back if it has it. */
+void sw_sched_release(struct sw_thread *t);
+/* Give a free CPU to the next ready thread (round robin) and step it.
+ * 0/-1. */
+int sw_sched_dispatch(struct sw_rec *r);
+/* Forget who waits (everything stopped for a report). */
+void sw_sched_reset(struct sw_rec *r);
+/* t completed its instruction pos: extend the schedule. 0/-1. */
+int sw_sched_note(struct sw_thread *t, uint64_t pos);
+/* Write the schedule so far (and close the current run), so that the
+ * recording holds the order of every instruction executed. 0/-1. */
+int sw_sched_flush(struct sw_rec *r);
+/* Lift our int3 at t's IP for its step (recorder_sw.c). */
+void sw_lift_int3(struct sw_thread *t);
+/* Issue the single-step (recorder_sw.c). 0/-1. */
+int sw_step_thread(struct sw_thread *t);
 
 /* ---- signals (recorder_sw_signal.c) ---- */
 /* The thread stopped with signal sig (not the step's SIGTRAP), registers

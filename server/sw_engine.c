@@ -4,7 +4,7 @@
  * returned. Threads are single-stepped anyway, so stopping one is simply
  * not stepping it again; a thread blocked in a syscall gets a SIGSTOP that
  * is absorbed (never recorded, never reported). The per-status work is in
- * recorder_sw.c. */
+ * recorder_sw.c, who steps when in recorder_sw_sched.c. */
 #include "recorder_sw.h"
 
 #include <errno.h>
@@ -291,7 +291,7 @@ static int flush_streams(struct sw_rec *r)
 			return -1;
 		}
 	}
-	return 0;
+	return sw_sched_flush(r);
 }
 
 static struct sw_thread *pick_pending(struct sw_rec *r)
@@ -335,6 +335,7 @@ static int report(struct sw_rec *r, struct sw_thread *t, struct stop_event *ev)
 	t->reported_ip = t->regs.rip;
 	for (size_t i = 0; i < r->nthreads; i++)
 		r->threads[i]->resumed = false;
+	sw_sched_reset(r);
 	for (size_t i = 0; i < r->inf->nthreads; i++)
 		r->inf->threads[i].running = false;
 	it = inferior_thread(r->inf, t->tid);
@@ -391,6 +392,10 @@ int sw_engine_wait(struct sw_engine *e, struct stop_event *ev, bool block)
 		}
 		if (t)
 			return report(r, t, ev);
+		if (sw_sched_dispatch(r) < 0) {
+			r->failed = true;
+			return -1;
+		}
 		for (size_t i = 0; i < r->nthreads && !any; i++)
 			any = r->threads[i]->inflight && !r->threads[i]->gone;
 		if (!any) /* nothing resumed: nothing can happen */
@@ -454,6 +459,8 @@ int sw_engine_finish(struct sw_engine *e, struct trace_end *end, bool write_end,
 			}
 		}
 	}
+	if (sw_sched_flush(r) < 0)
+		rc = -1;
 	r->end.duration_ns = now_ns() - r->t0_ns;
 	if (end)
 		*end = r->end;
@@ -477,6 +484,7 @@ void sw_engine_free(struct sw_engine *e)
 	sideband_free(r->sb);
 	free(r->icache);
 	free(r->early);
+	free(r->runs);
 	if (r->memfd >= 0)
 		close(r->memfd);
 	sw_out_free(&r->out);

@@ -169,6 +169,19 @@ int sw_out_file(struct sw_out *o, const struct trace_file_copy *f)
 	return 0;
 }
 
+int sw_out_sched(struct sw_out *o, const struct trace_sched_run *runs, size_t n)
+{
+	for (size_t i = 0; o->w && i < n; i += TRACE_SCHED_MAX_RUNS) {
+		size_t k = n - i < TRACE_SCHED_MAX_RUNS ? n - i : TRACE_SCHED_MAX_RUNS;
+		if (trace_write_sched(o->w, runs + i, k) < 0)
+			return -1;
+	}
+	if (o->keep)
+		for (size_t i = 0; i < n; i++)
+			trace_append_sched(&o->td, &o->sched_cap, &runs[i]);
+	return 0;
+}
+
 int sw_out_end(struct sw_out *o, const struct trace_end *e)
 {
 	if (o->w && trace_write_end(o->w, e) < 0)
@@ -209,6 +222,7 @@ void sw_out_free(struct sw_out *o)
 		free((void *)td->files[i].bytes);
 	}
 	free(td->files);
+	free(td->sched);
 	trace_pt_appender_free(&o->pt);
 	memset(o, 0, sizeof *o);
 }

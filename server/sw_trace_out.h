@@ -18,6 +18,7 @@ struct sw_out {
 	 * trace_data_free; sw_out_free releases it) */
 	size_t mmaps_cap, munmaps_cap, code_cap, syscalls_cap;
 	size_t signals_cap, rdtsc_cap, threads_cap, meta_cap, files_cap;
+	size_t sched_cap;
 	struct trace_pt_appender pt; /* the threads' PT streams */
 };
 
@@ -33,6 +34,10 @@ int sw_out_signal(struct sw_out *o, const struct trace_signal *s);
 int sw_out_rdtsc(struct sw_out *o, const struct trace_rdtsc *r);
 int sw_out_thread(struct sw_out *o, const struct trace_thread *t);
 int sw_out_file(struct sw_out *o, const struct trace_file_copy *f);
+/* Runs of the thread schedule, in order: as many SCHED records as it
+ * takes (n may exceed TRACE_SCHED_MAX_RUNS), merged into td.sched as the
+ * reader merges them. n == 0 writes nothing. */
+int sw_out_sched(struct sw_out *o, const struct trace_sched_run *runs, size_t n);
 int sw_out_end(struct sw_out *o, const struct trace_end *e);
 void sw_out_free(struct sw_out *o);
 

@@ -113,9 +113,10 @@ bool gdb_replay_ensure_replayer(struct gdb_server *s);
 /* Reverse execution and replay (server/gdb_reverse.c, gdb_replay_state.c). */
 /* bs / bc. */
 void gdb_reverse_packet(struct gdb_server *s, const char *pkt);
-/* Forward s/c through the history for thread tid (0: the current one).
- * Returns false when the thread is at the live end: run for real. */
-bool gdb_replay_resume(struct gdb_server *s, bool step, pid_t tid);
+/* Forward s/c through the history for thread tid (0: the current one);
+ * all: the other threads run too (they may stop it). Returns false when
+ * the program is at the live end: run for real. */
+bool gdb_replay_resume(struct gdb_server *s, bool step, pid_t tid, bool all);
 /* Does the current thread stand in the past (or in a saved recording)? */
 bool gdb_replay_in_past(struct gdb_server *s);
 struct gdb_hist_thread *gdb_replay_thread(struct gdb_server *s);

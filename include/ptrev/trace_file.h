@@ -27,6 +27,7 @@ enum trace_record_type {
 	TRACE_REC_THREAD = 9,   /* a thread started or exited */
 	TRACE_REC_END = 10,     /* summary; last record of a complete file */
 	TRACE_REC_FILE = 11,    /* a copy of a mapped binary (chunk of it) */
+	TRACE_REC_SCHED = 12,   /* the global order of the threads' instructions */
 };
 
 struct trace_mmap {
@@ -107,6 +108,20 @@ struct trace_thread {
 	int exit_code;
 };
 
+/* Thread switches: the recorder runs one thread's user-space instructions
+ * at a time, so all threads' instructions form one global order. A run is
+ * `count` consecutive instructions of thread tid, starting at its
+ * instruction pos; the runs in file order are that global order. A thread's
+ * runs are contiguous (each starts where its previous one ended); a run
+ * that continues the previous run of the same thread is merged into it.
+ * Recordings without SCHED records (the pt backend, older files) carry no
+ * global order: each thread's history stands alone. */
+struct trace_sched_run {
+	pid_t tid;
+	uint64_t pos;
+	uint64_t count;
+};
+
 struct trace_end {
 	int status_kind;      /* 0 exited, 1 killed by signal, 2 recorder stopped */
 	int status;           /* exit code or signal number */
@@ -132,6 +147,9 @@ int trace_write_signal(struct trace_writer *w, const struct trace_signal *s);
 int trace_write_rdtsc(struct trace_writer *w, const struct trace_rdtsc *r);
 int trace_write_thread(struct trace_writer *w, const struct trace_thread *t);
 int trace_write_end(struct trace_writer *w, const struct trace_end *e);
+/* n runs in one SCHED record (n >= 1; at most TRACE_SCHED_MAX_RUNS). */
+#define TRACE_SCHED_MAX_RUNS 4096
+int trace_write_sched(struct trace_writer *w, const struct trace_sched_run *runs, size_t n);
 /* A file's copy (f->len ignored, f->size bytes written), split into
  * FILE records of bounded size that follow each other. */
 int trace_write_file(struct trace_writer *w, const struct trace_file_copy *f);
@@ -165,6 +183,10 @@ struct trace_pt_appender {
 void trace_append_pt(struct trace_data *td, struct trace_pt_appender *a, pid_t tid,
 		     const void *data, size_t n);
 void trace_pt_appender_free(struct trace_pt_appender *a);
+/* Append one run to td->sched (capacity in *cap, kept between calls),
+ * merged into the last run when it continues it (same thread, pos right
+ * after it). Used by the reader and the live recorder alike. */
+void trace_append_sched(struct trace_data *td, size_t *cap, const struct trace_sched_run *run);
 
 /* ---- reading ---- */
 struct trace_thread_stream {
@@ -200,6 +222,8 @@ struct trace_data {
 	size_t nskipped;      /* records of unknown type, skipped (valid CRC) */
 	size_t nfiles;        /* copies of mapped binaries (FILE records) */
 	struct trace_file_copy *files;
+	size_t nsched;        /* the global order of instructions (SCHED */
+	struct trace_sched_run *sched; /* records), merged; 0 if none */
 };
 
 /* Read and validate the whole file. On error returns -1 with a message

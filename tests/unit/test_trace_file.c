@@ -8,12 +8,16 @@
  * repaired (run this under ASan+UBSan); a write failure leaving whole
  * records only; `ptrev info` output, complete and incomplete; copies
  * of binaries (FILE records) split in chunks, read back, found by path
- * and build-id, saved again, cut short by a killed recorder. */
+ * and build-id, saved again, cut short by a killed recorder; the thread
+ * schedule (SCHED records) merged across records, saved, mirrored by the
+ * sw recorder's sink, refused when malformed. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include "ptrev/trace_file.h"
 #include "ptrev/trace_info.h"
+
+#include "../../server/sw_trace_out.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -157,6 +161,19 @@ static const struct trace_rdtsc sample_rdtsc = {100, 55, 0x123456789abcdefull, 7
 static const struct trace_thread sample_thread_start = {101, 100, 500, false, 0};
 static const struct trace_thread sample_thread_exit = {101, 0, 900, true, -3};
 static const struct trace_end sample_end = {1, SIGSEGV, 123456, 3, 2500000000ull, 5, 1};
+static const struct trace_sched_run sample_sched[3] = {{100, 0, 3}, {101, 0, 2}, {100, 3, 4}};
+
+/* Runs compared field by field (the struct has padding). */
+static bool same_sched(const struct trace_sched_run *a, size_t na,
+		       const struct trace_sched_run *b, size_t nb)
+{
+	if (na != nb)
+		return false;
+	for (size_t i = 0; i < na; i++)
+		if (a[i].tid != b[i].tid || a[i].pos != b[i].pos || a[i].count != b[i].count)
+			return false;
+	return true;
+}
 
 /* Writes the sample; boundaries[] gets the file size after each record. */
 static int write_sample(const char *path, bool with_end, bool with_unknown,
@@ -199,6 +216,7 @@ static int write_sample(const char *path, bool with_end, bool with_unknown,
 	REC(trace_write_munmap(w, &u));
 	REC(trace_write_thread(w, &sample_thread_start));
 	REC(trace_write_pt(w, 101, pt_a, 4));
+	REC(trace_write_sched(w, sample_sched, 3));
 	struct trace_signal sg = sample_signal();
 	REC(trace_write_signal(w, &sg));
 	REC(trace_write_rdtsc(w, &sample_rdtsc));
@@ -268,6 +286,7 @@ static void check_sample(const struct trace_data *td, bool with_end)
 	}
 	if (with_end)
 		CHECK(!memcmp(&td->end, &sample_end, sizeof sample_end), "end differs");
+	CHECK(same_sched(td->sched, td->nsched, sample_sched, 3), "sample schedule differs");
 }
 
 static void test_crc(void)
@@ -708,6 +727,8 @@ static void test_fuzz(void)
 				sink += strlen(td.mmaps[i].path);
 			for (size_t i = 0; i < td.nmeta; i++)
 				sink += strlen(td.meta_keys[i]) + strlen(td.meta_values[i]);
+			for (size_t i = 0; i < td.nsched; i++)
+				sink += (unsigned)(td.sched[i].pos + td.sched[i].count);
 			trace_data_free(&td);
 		} else {
 			bad++;
@@ -801,6 +822,7 @@ static void test_info(void)
 		 "start time: 2024-05-01T12:00:00Z\n"
 		 "ptrev version: 0.1.0\n"
 		 "threads: 2 (4321, 4322)\n"
+		 "thread switches: not recorded\n"
 		 "instructions: unknown (recording incomplete: the recorder stopped before the program ended)\n"
 		 "psb packets: 3\n"
 		 "psb period: 4096\n"
@@ -906,6 +928,8 @@ static void test_files(void)
 	if (rc == 0) {
 		CHECK(td.nfiles == 4 && td.nskipped == 0, "nfiles %zu skipped %zu", td.nfiles,
 		      td.nskipped);
+		CHECK(td.nsched == 0 && td.sched == NULL, "no SCHED records, nsched %zu",
+		      td.nsched);
 		for (size_t i = 0; i < td.nfiles && i < 4; i++) {
 			const struct trace_file_copy *r = &td.files[i];
 			CHECK(!strcmp(r->path, f[i].path) && r->size == f[i].size &&
@@ -1012,7 +1036,8 @@ static void test_info_exit_status(void)
 	      strstr(out, "\nbackend: unknown\n") && strstr(out, "\narguments: (none)\n") &&
 	      strstr(out, "\nthreads: 0\n") && strstr(out, "\ninstructions: 0\n") &&
 	      strstr(out, "\ncpu: GenuineIntel/6/85/4\n") &&
-	      strstr(out, "\nbits per instruction: unknown\n"), "info:\n%s", out);
+	      strstr(out, "\nbits per instruction: unknown\n") &&
+	      !strstr(out, "thread switches"), "info:\n%s", out);
 	free(out);
 	free(err);
 
@@ -1029,6 +1054,223 @@ static void test_info_exit_status(void)
 	free(err);
 	char *argv_bad[] = {"info", NULL};
 	CHECK(trace_info_main(1, argv_bad) == 2, "usage error");
+}
+
+/* ---- the thread schedule (SCHED records) ---- */
+
+/* Merging as trace_append_sched does it, on a recording in memory. */
+static void test_sched_merge(void)
+{
+	struct trace_data td;
+	memset(&td, 0, sizeof td);
+	size_t cap = 0;
+	const struct trace_sched_run in[] = {
+		{7, 0, 0},    /* empty: ignored */
+		{7, 0, 5},
+		{7, 5, 2},    /* continues: merged */
+		{7, 9, 1},    /* same thread, not right after: kept apart */
+		{8, 0, 3},
+		{8, 3, 0},    /* empty: ignored, and does not stop the next merge */
+		{8, 3, 4},
+		{7, 10, 1},
+	};
+	for (size_t i = 0; i < sizeof in / sizeof *in; i++)
+		trace_append_sched(&td, &cap, &in[i]);
+	const struct trace_sched_run want[] = {{7, 0, 7}, {7, 9, 1}, {8, 0, 7}, {7, 10, 1}};
+	CHECK(same_sched(td.sched, td.nsched, want, 4), "merged to %zu runs", td.nsched);
+	/* Many runs: the array grows and keeps them all. */
+	for (uint64_t i = 0; i < 1000; i++) {
+		struct trace_sched_run r = {(pid_t)(20 + (i & 1)), 1000 + i / 2, 1};
+		trace_append_sched(&td, &cap, &r);
+	}
+	CHECK(td.nsched == 1004 && cap >= td.nsched && td.sched[1003].tid == 21 &&
+	      td.sched[1003].pos == 1499, "grown to %zu runs", td.nsched);
+	free(td.sched);
+}
+
+/* Runs written in several records come back merged across them; the
+ * writer refuses an empty or oversized record. */
+static void test_sched_file(void)
+{
+	const char *p = tmp("sched.ptrev");
+	struct trace_writer *w = trace_writer_open(p, errbuf, sizeof errbuf);
+	trace_write_meta(w, "backend", "sw");
+	struct trace_thread t0 = {100, 0, 0, false, 0}, t1 = {101, 100, 10, false, 0};
+	trace_write_thread(w, &t0);
+	trace_write_thread(w, &t1);
+	/* 100's second run continues its first, but 101 ran in between. */
+	const struct trace_sched_run r1[] = {{100, 0, 10}, {101, 0, 5}, {100, 10, 3}};
+	/* The first run continues the last one of r1: merged across records. */
+	const struct trace_sched_run r2[] = {{100, 13, 7}, {101, 5, 0}, {101, 5, 4}};
+	const struct trace_sched_run r3[] = {{101, 9, 1}};
+	CHECK(trace_write_sched(w, r1, 3) == 0, "r1: %s", trace_writer_error(w));
+	trace_write_pt(w, 100, pt_a, 4); /* other records between SCHED records */
+	CHECK(trace_write_sched(w, r2, 3) == 0, "r2: %s", trace_writer_error(w));
+	CHECK(trace_write_sched(w, r3, 1) == 0, "r3: %s", trace_writer_error(w));
+	CHECK(count_records(p, TRACE_REC_SCHED, 0, NULL) == 3, "SCHED records");
+	/* The record with r3 is 16 + 4 + 20 bytes. */
+	uint64_t before = 0, after = 0;
+	count_records(p, TRACE_REC_SCHED, 2, &before);
+	count_records(p, TRACE_REC_SCHED, 3, &after);
+	CHECK(after - before == 16 + 4 + 20, "SCHED record of one run is %llu bytes",
+	      (unsigned long long)(after - before));
+	trace_writer_close(w, errbuf, sizeof errbuf);
+
+	struct trace_data td;
+	int rc = trace_read_file(p, &td, errbuf, sizeof errbuf);
+	CHECK(rc == 0, "read: %s", errbuf);
+	const struct trace_sched_run want[] = {{100, 0, 10}, {101, 0, 5}, {100, 10, 10},
+					       {101, 5, 5}};
+	if (rc == 0) {
+		CHECK(same_sched(td.sched, td.nsched, want, 4), "read back %zu runs", td.nsched);
+		CHECK(td.nskipped == 0, "skipped %zu", td.nskipped);
+		trace_data_free(&td);
+	}
+	int orc;
+	char *err, *out = run_info(p, &orc, &err);
+	CHECK(orc == 0 && out && strstr(out, "\nthreads: 2 (100, 101)\nthread switches: 3\n"),
+	      "info:\n%s", out);
+	free(out);
+	free(err);
+
+	/* A single thread with a schedule: no switches. */
+	const char *q = tmp("sched-one.ptrev");
+	w = trace_writer_open(q, errbuf, sizeof errbuf);
+	trace_write_thread(w, &t0);
+	const struct trace_sched_run one[] = {{100, 0, 10}, {100, 10, 5}};
+	trace_write_sched(w, one, 2);
+	trace_writer_close(w, errbuf, sizeof errbuf);
+	out = run_info(q, &orc, &err);
+	CHECK(orc == 0 && out && strstr(out, "\nthread switches: 0\n"), "info:\n%s", out);
+	free(out);
+	free(err);
+
+	/* Refused: no runs, more than a record may hold. */
+	q = tmp("sched-rejects.ptrev");
+	w = trace_writer_open(q, errbuf, sizeof errbuf);
+	CHECK(trace_write_sched(w, r1, 0) < 0, "0 runs accepted");
+	const char *why = trace_writer_error(w);
+	CHECK(why && strstr(why, "SCHED record of 0 runs"), "reason: %s", why ? why : "none");
+	struct trace_sched_run *many = calloc(TRACE_SCHED_MAX_RUNS + 1, sizeof *many);
+	for (size_t i = 0; i <= TRACE_SCHED_MAX_RUNS; i++)
+		many[i] = (struct trace_sched_run){(pid_t)(1 + (i & 1)), i / 2, 1};
+	CHECK(trace_write_sched(w, many, TRACE_SCHED_MAX_RUNS + 1) < 0, "4097 runs accepted");
+	const struct trace_sched_run wraps = {5, UINT64_MAX - 1, 2};
+	CHECK(trace_write_sched(w, &wraps, 1) < 0, "a run past 2^64 accepted");
+	CHECK(trace_write_sched(w, many, TRACE_SCHED_MAX_RUNS) == 0, "4096 runs refused");
+	CHECK(trace_writer_close(w, errbuf, sizeof errbuf) < 0 && strstr(errbuf, "SCHED"),
+	      "close after a rejected write: %s", errbuf);
+	rc = trace_read_file(q, &td, errbuf, sizeof errbuf);
+	CHECK(rc == 0 && td.nsched == TRACE_SCHED_MAX_RUNS, "4096 runs: %s", errbuf);
+	if (rc == 0)
+		trace_data_free(&td);
+	free(many);
+}
+
+/* Alternating threads: no run merges, so n runs in, n runs out. */
+static struct trace_sched_run *alternating(size_t n)
+{
+	struct trace_sched_run *r = calloc(n, sizeof *r);
+	for (size_t i = 0; i < n; i++)
+		r[i] = (struct trace_sched_run){(pid_t)(300 + (i & 1)), 3 * (i / 2), 3};
+	return r;
+}
+
+/* monitor save writes the schedule back, in records of bounded size. */
+static void test_sched_save(void)
+{
+	size_t n = TRACE_SCHED_MAX_RUNS * 2 + 5;
+	struct trace_sched_run *runs = alternating(n);
+	struct trace_data td;
+	memset(&td, 0, sizeof td);
+	size_t cap = 0;
+	for (size_t i = 0; i < n; i++)
+		trace_append_sched(&td, &cap, &runs[i]);
+	const char *p = tmp("sched-saved.ptrev");
+	CHECK(trace_save(&td, p, &sample_end, errbuf, sizeof errbuf) == 0, "save: %s", errbuf);
+	CHECK(count_records(p, TRACE_REC_SCHED, 0, NULL) == 3, "%d SCHED records",
+	      count_records(p, TRACE_REC_SCHED, 0, NULL));
+	struct trace_data back;
+	int rc = trace_read_file(p, &back, errbuf, sizeof errbuf);
+	CHECK(rc == 0, "read saved: %s", errbuf);
+	if (rc == 0) {
+		CHECK(back.complete && same_sched(back.sched, back.nsched, runs, n),
+		      "saved schedule: %zu runs of %zu", back.nsched, n);
+		/* And once more from what was read. */
+		const char *q = tmp("sched-saved2.ptrev");
+		CHECK(trace_save(&back, q, NULL, errbuf, sizeof errbuf) == 0, "save: %s", errbuf);
+		struct trace_data again;
+		rc = trace_read_file(q, &again, errbuf, sizeof errbuf);
+		CHECK(rc == 0 && same_sched(again.sched, again.nsched, runs, n),
+		      "saved twice: %s", errbuf);
+		if (rc == 0)
+			trace_data_free(&again);
+		trace_data_free(&back);
+	}
+	free(td.sched);
+	free(runs);
+}
+
+/* The sw recorder's sink: the file and the live copy hold the same
+ * schedule, split into records as needed. */
+static void test_sched_sw_out(void)
+{
+	const char *p = tmp("sched-sw.ptrev");
+	struct sw_out o;
+	memset(&o, 0, sizeof o);
+	o.w = trace_writer_open(p, errbuf, sizeof errbuf);
+	o.keep = true;
+	size_t n = TRACE_SCHED_MAX_RUNS + 10;
+	struct trace_sched_run *runs = alternating(n);
+	CHECK(sw_out_sched(&o, runs, 0) == 0, "no runs");
+	CHECK(count_records(p, TRACE_REC_SCHED, 0, NULL) == 0, "no runs: a record written");
+	CHECK(sw_out_sched(&o, runs, n) == 0, "sched: %s", trace_writer_error(o.w));
+	/* Continues the last run: merged live as the reader merges it. */
+	struct trace_sched_run more = runs[n - 1];
+	more.pos += more.count;
+	CHECK(sw_out_sched(&o, &more, 1) == 0, "sched: %s", trace_writer_error(o.w));
+	CHECK(count_records(p, TRACE_REC_SCHED, 0, NULL) == 3, "%d SCHED records",
+	      count_records(p, TRACE_REC_SCHED, 0, NULL));
+	CHECK(o.td.nsched == n && o.td.sched[n - 1].count == 6, "live: %zu runs", o.td.nsched);
+	trace_writer_close(o.w, errbuf, sizeof errbuf);
+	o.w = NULL;
+	struct trace_data td;
+	int rc = trace_read_file(p, &td, errbuf, sizeof errbuf);
+	CHECK(rc == 0 && same_sched(td.sched, td.nsched, o.td.sched, o.td.nsched),
+	      "file and live schedules differ: %s", errbuf);
+	if (rc == 0)
+		trace_data_free(&td);
+	/* Memory only. */
+	CHECK(sw_out_sched(&o, runs, 2) == 0 && o.td.nsched == n + 2, "memory only");
+	sw_out_free(&o);
+	free(runs);
+}
+
+static void test_sched_malformed(void)
+{
+	uint8_t pl[64];
+	memset(pl, 0, sizeof pl);
+	/* 2 runs claimed, 1 present */
+	put32(pl, 2);
+	put32(pl + 4, 5);
+	expect_malformed(TRACE_REC_SCHED, pl, 4 + 20,
+			 "malformed SCHED record 2 at offset 0x31: claims 2 runs but 20 bytes follow");
+	/* a byte too many */
+	expect_malformed(TRACE_REC_SCHED, pl, 4 + 40 + 1, "malformed SCHED record 2");
+	/* no runs */
+	put32(pl, 0);
+	expect_malformed(TRACE_REC_SCHED, pl, 4, "malformed SCHED record 2 at offset 0x31: claims 0 runs");
+	/* too short for the count */
+	expect_malformed(TRACE_REC_SCHED, pl, 3, "malformed SCHED record 2");
+	/* thread 0 */
+	put32(pl, 1);
+	put32(pl + 4, 0);
+	expect_malformed(TRACE_REC_SCHED, pl, 24, "malformed SCHED record 2 at offset 0x31: thread id 0");
+	/* pos + count past 2^64 */
+	put32(pl + 4, 5);
+	memset(pl + 8, 0xff, 8);
+	put32(pl + 16, 2);
+	expect_malformed(TRACE_REC_SCHED, pl, 24, "malformed SCHED record 2 at offset 0x31: run 0");
 }
 
 int main(void)
@@ -1054,6 +1296,11 @@ int main(void)
 	test_info_exit_status();
 	test_files();
 	test_files_malformed();
+	test_sched_merge();
+	test_sched_file();
+	test_sched_save();
+	test_sched_sw_out();
+	test_sched_malformed();
 	char cmd[128];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 	if (system(cmd) != 0)

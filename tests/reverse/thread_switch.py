@@ -1,0 +1,266 @@
+#!/usr/bin/env python3
+"""Thread switches in the history, moving both ways.
+
+rev_threads has two workers draw tickets from a shared atomic counter:
+bump_a only ever runs in worker A, bump_b in worker B, bump_s in B's
+SIGUSR1 handler (A sends the signal). The program itself records which
+function drew each ticket, so the string it prints is the true global order
+of the bumps, whatever the recorder's scheduler did. That is the oracle:
+
+ - reverse-continue from the end, with breakpoints on the three functions,
+   stops at every bump in exactly the reverse of that order, each time in
+   the thread that made it (A: the second thread created, B: the first),
+   then says "No more reverse-execution history";
+ - continue from the start stops at them in order, and at the SIGUSR1
+   delivery to B right before bump_s;
+ - mixing directions and selecting another thread in between keeps one
+   position for the whole program (the next stop follows from the order);
+ - reverse-stepi stays in the thread gdb steps;
+ - `info threads` at the start shows only the main thread (the workers do
+   not exist yet) and at a bump both workers;
+ - the same live, while recording (`serve --record`), against the order
+   read from the program's memory at the present, then running on for real.
+
+usage: thread_switch.py PTREV PROGRAM WORKDIR
+"""
+import os
+import re
+import subprocess
+import sys
+
+FUNCS = {'a': 'bump_a', 'b': 'bump_b', 's': 'bump_s'}
+
+
+def run_gdb(prog, lines):
+    cmd = ['gdb', '-nx', '-batch', '-ex', 'set pagination off', '-ex', 'set trace-commands on']
+    for line in lines:
+        cmd += ['-ex', line]
+    r = subprocess.run(cmd + [prog], capture_output=True, text=True, timeout=600,
+                       stdin=subprocess.DEVNULL)
+    return r.stdout + r.stderr
+
+
+def commands(text):
+    """The output of each traced command, in order: [(command, output)]."""
+    out, cmd, buf = [], None, []
+    for line in text.splitlines():
+        if line.startswith('+'):
+            if cmd is not None and cmd.startswith('reverse-') and line.endswith(' '):
+                continue  # gdb traces the command a reverse one runs, e.g. "+continue "
+            if cmd is not None:
+                out.append((cmd, '\n'.join(buf)))
+            cmd, buf = line[1:], []
+        elif cmd is not None:
+            buf.append(line)
+    if cmd is not None:
+        out.append((cmd, '\n'.join(buf)))
+    return out
+
+
+def stop_of(output):
+    """('a'|'b'|'s'|'begin'|'end'|'sig'|None, tid or None) for one command's output."""
+    tid = None
+    m = re.search(r'Switching to Thread \d+\.(\d+)\]', output)
+    if m:
+        tid = int(m.group(1))
+    if 'received signal SIGUSR1' in output:
+        return 'sig', tid
+    if 'No more reverse-execution history' in output:
+        return ('begin' if '_start' in output else 'end'), tid
+    for k, f in FUNCS.items():
+        if re.search(r'hit Breakpoint \d+, %s \(' % f, output):
+            return k, tid
+    return None, tid
+
+
+class Checker:
+    def __init__(self):
+        self.bad = 0
+
+    def check(self, ok, what):
+        if not ok:
+            print('FAIL: ' + what)
+            self.bad += 1
+
+
+def follow(c, what, outs, expected, tids, start_tid):
+    """outs: command outputs; expected: list of stop kinds. The thread
+    reported must be the one that made each bump (gdb prints a switch only
+    when it changes, so the current thread is tracked)."""
+    cur = start_tid
+    for i, ((cmd, out), want) in enumerate(zip(outs, expected)):
+        kind, tid = stop_of(out)
+        if tid is not None:
+            cur = tid
+        c.check(kind == want, '%s #%d (%s): stopped at %r, expected %r\n%s' %
+                (what, i, cmd, kind, want, out))
+        if want in tids and kind == want:
+            c.check(cur == tids[want], '%s #%d: %s in thread %s, expected %s' %
+                    (what, i, FUNCS.get(want, 'SIGUSR1'), cur, tids[want]))
+
+
+def worker_tids(ptrev, trace):
+    info = subprocess.run([ptrev, 'info', trace], capture_output=True, text=True).stdout
+    m = re.search(r'threads: 3 \((\d+), (\d+), (\d+)\)', info)
+    if not m or not re.search(r'thread switches: [1-9]', info):
+        print('FAIL: ptrev info shows no thread switches:\n' + info)
+        return None
+    pid, b, a = (int(x) for x in m.groups())
+    return pid, {'a': a, 'b': b, 's': b}
+
+
+def breaks():
+    return ['break bump_a', 'break bump_b', 'break bump_s']
+
+
+def events_of(order):
+    """The stops going forwards: each bump, and the signal delivery right
+    before bump_s."""
+    ev = []
+    for k in order:
+        if k == 's':
+            ev.append('sig')
+        ev.append(k)
+    return ev
+
+
+class Model:
+    """Where the program stands among the events: at event i (about to make
+    it), -1 at the start, len at the end. reverse-continue goes to the
+    previous bump (signals do not stop it), continue to the next event."""
+
+    def __init__(self, order):
+        self.ev = events_of(order)
+        self.i = len(self.ev)
+
+    def back(self):
+        j = self.i - 1
+        while j >= 0 and self.ev[j] == 'sig':
+            j -= 1
+        self.i = max(j, -1)
+        return 'begin' if j < 0 else self.ev[j]
+
+    def fwd(self):
+        self.i = min(self.i + 1, len(self.ev))
+        return 'end' if self.i == len(self.ev) else self.ev[self.i]
+
+
+def stops(outs, names):
+    return [o for o in outs if o[0] in names]
+
+
+def saved_session(c, ptrev, prog, trace, order, pid, tids):
+    n = len(order)
+    lines = ['target remote | %s replay --stdio %s' % (ptrev, trace)] + breaks()
+    lines += ['reverse-continue'] * (n + 1) + ['info threads'] + ['continue'] * (n + 2)
+    text = run_gdb(prog, lines)
+    outs = stops(commands(text), ('reverse-continue', 'continue', 'info threads'))
+    m = Model(order)
+    follow(c, 'saved reverse-continue', outs[:n + 1], [m.back() for _ in range(n + 1)], tids,
+           pid)
+    at_start = outs[n + 1][1]
+    c.check(len(re.findall(r'Thread \d+\.\d+', at_start)) == 1,
+            'info threads at the start should list only the main thread:\n' + at_start)
+    m.i = -1
+    follow(c, 'saved continue', outs[n + 2:], [m.fwd() for _ in range(n + 2)],
+           {**tids, 'sig': tids['s']}, pid)
+    if c.bad:
+        print(text)
+
+
+def mixed_session(c, ptrev, prog, trace, order, pid, tids):
+    """From the end: back 5, forward 2, select the main thread, back 3,
+    reverse-stepi twice in the worker that stopped, forward 1."""
+    lines = ['target remote | %s replay --stdio %s' % (ptrev, trace)] + breaks()
+    lines += ['reverse-continue'] * 5 + ['continue'] * 2 + ['thread 1'] + ['reverse-continue'] * 3
+    lines += ['reverse-stepi', 'reverse-stepi', 'thread', 'info threads', 'continue']
+    text = run_gdb(prog, lines)
+    outs = stops(commands(text), ('reverse-continue', 'continue', 'reverse-stepi', 'thread',
+                                  'info threads'))
+    m = Model(order)
+    expected = [m.back() for _ in range(5)] + [m.fwd() for _ in range(2)]
+    expected += [m.back() for _ in range(3)]
+    follow(c, 'mixed', outs[:10], expected, {**tids, 'sig': tids['s']}, pid)
+    last = expected[-1]
+    if last not in tids:
+        c.check(False, 'mixed: the schedule ended at %r, expected a bump' % last)
+        return
+    for cmd, out in outs[10:12]:
+        c.check('Switching' not in out, 'reverse-stepi switched threads:\n' + out)
+    cur = outs[12][1]
+    c.check('Thread %d.%d' % (pid, tids[last]) in cur,
+            'after reverse-stepi the current thread should be %d:\n%s' % (tids[last], cur))
+    infos = outs[13][1]
+    c.check(len(re.findall(r'Thread \d+\.\d+', infos)) == 3,
+            'both workers exist at a bump:\n' + infos)
+    kind, _ = stop_of(outs[14][1])
+    c.check(kind == last, 'continue after reverse-stepi should reach the same bump %r again, '
+            'got %r\n%s' % (last, kind, outs[14][1]))
+    if c.bad:
+        print(text)
+
+
+def live_session(c, ptrev, prog):
+    """While recording: run to the end of main's joins, read the order from
+    memory, go back through every bump, forward to the present, run on."""
+    lines = ['handle SIGUSR1 nostop noprint pass',
+             'target remote | %s serve --stdio --record -- %s' % (ptrev, prog),
+             'break joined', 'continue', 'printf "ORDER=%s\\n", order',
+             'delete'] + breaks()
+    lines += ['reverse-continue'] * 30
+    text = run_gdb(prog, lines)
+    m = re.search(r'ORDER=([abs]+)', text)
+    if not m:
+        c.check(False, 'live: no order read:\n' + text)
+        return
+    order = m.group(1)
+    n = len(order)
+    outs = [o for o in commands(text) if o[0] == 'reverse-continue'][:n + 1]
+    pm = re.search(r'Thread (\d+)\.\d+', text)
+    pid = int(pm.group(1)) if pm else 0
+    # Threads: B's tid is lower (created first) in this run too.
+    tids_seen = sorted({int(t) for t in re.findall(r'Thread \d+\.(\d+)\]', text)} - {pid})
+    if len(tids_seen) != 2:
+        c.check(False, 'live: expected switches to two workers, saw %s\n%s' % (tids_seen, text))
+        return
+    b, a = tids_seen
+    follow(c, 'live reverse-continue', outs, list(reversed(order)) + ['begin'],
+           {'a': a, 'b': b, 's': b}, pid)
+    # Forward to the present and on for real.
+    lines = lines[:6] + breaks() + ['reverse-continue'] * 3 + ['continue'] * 3 + ['delete',
+            'continue', 'continue']
+    text2 = run_gdb(prog, lines)
+    c.check('No more reverse-execution history' in text2 and 'exited normally' in text2,
+            'live: forward replay should reach the present, then the program runs to its exit:\n'
+            + text2)
+    if c.bad:
+        print(text)
+
+
+def main():
+    ptrev, prog, work = sys.argv[1:4]
+    os.makedirs(work, exist_ok=True)
+    trace = os.path.join(work, 'rev_threads.ptrev')
+    r = subprocess.run([ptrev, 'record', '-o', trace, prog], capture_output=True, text=True)
+    m = re.search(r'order ([abs]+)', r.stdout)
+    if r.returncode != 0 or not m:
+        print('FAIL: recording: rc %d\n%s%s' % (r.returncode, r.stdout, r.stderr))
+        return 1
+    order = m.group(1)
+    print('order', order)
+    ids = worker_tids(ptrev, trace)
+    if not ids:
+        return 1
+    pid, tids = ids
+    c = Checker()
+    if not re.search(r'a.*b.*a|b.*a.*b', order):
+        print('note: the bumps did not interleave this time: ' + order)
+    saved_session(c, ptrev, prog, trace, order, pid, tids)
+    mixed_session(c, ptrev, prog, trace, order, pid, tids)
+    live_session(c, ptrev, prog)
+    print('%d failures' % c.bad)
+    return 1 if c.bad else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
