@@ -155,10 +155,12 @@ static bool moves(struct gdb_server *s, struct gdb_hist_thread *t, struct gdb_hi
 	return x == t || (s->hist->global && all);
 }
 
-/* The latest breakpoint hit whose condition holds, of any thread that
- * moves, before the current position: *who stops at its position *pos. */
-static bool prev_hit(struct gdb_server *s, struct gdb_hist_thread *t, bool all,
-		     struct gdb_hist_thread **who, uint64_t *pos)
+/* The nearest breakpoint hit whose condition holds, of any thread that
+ * moves: the latest before the current position (back), or the first
+ * after it; going forwards t (which gdb resumes off its stop) does not hit
+ * the one it stands at. *who stops there at its position *pos. */
+static bool nearest_hit(struct gdb_server *s, struct gdb_hist_thread *t, bool all, bool back,
+			struct gdb_hist_thread **who, uint64_t *pos)
 {
 	uint64_t *addrs, best = 0, start = here(s, t);
 	size_t n = breakpoint_addrs(s, &addrs);
@@ -167,11 +169,12 @@ static bool prev_hit(struct gdb_server *s, struct gdb_hist_thread *t, bool all,
 		struct gdb_hist_thread *x = &s->hist->threads[i];
 		if (!moves(s, t, x, all))
 			continue;
-		uint64_t from = x->pos, found;
-		while (history_prev_exec(x->h, from, addrs, n, &found) == 1) {
+		uint64_t from = back || x != t ? x->pos : x->pos + 1, found;
+		while ((back ? history_prev_exec(x->h, from, addrs, n, &found)
+			     : history_next_exec(x->h, from, addrs, n, &found)) == 1) {
 			uint64_t g = gdb_history_global_of(s->hist, x, found);
-			if (any && g <= best)
-				break; /* another thread's hit is later */
+			if (any && (back ? g <= best : g >= best))
+				break; /* another thread's hit is nearer */
 			gdb_history_move(s->hist, x, found);
 			bool holds = condition_holds(s, x);
 			back_to(s, t, start);
@@ -182,42 +185,7 @@ static bool prev_hit(struct gdb_server *s, struct gdb_hist_thread *t, bool all,
 				*pos = found;
 				break;
 			}
-			from = found;
-		}
-	}
-	free(addrs);
-	return any;
-}
-
-/* The next breakpoint hit whose condition holds, of any thread that moves,
- * after the current position; t (which gdb resumes off its stop) does not
- * hit the one it stands at. */
-static bool next_hit(struct gdb_server *s, struct gdb_hist_thread *t, bool all,
-		     struct gdb_hist_thread **who, uint64_t *pos)
-{
-	uint64_t *addrs, best = 0, start = here(s, t);
-	size_t n = breakpoint_addrs(s, &addrs);
-	bool any = false;
-	for (size_t i = 0; addrs && n && i < s->hist->nthreads; i++) {
-		struct gdb_hist_thread *x = &s->hist->threads[i];
-		if (!moves(s, t, x, all))
-			continue;
-		uint64_t from = x == t ? x->pos + 1 : x->pos, found;
-		while (history_next_exec(x->h, from, addrs, n, &found) == 1) {
-			uint64_t g = gdb_history_global_of(s->hist, x, found);
-			if (any && g >= best)
-				break;
-			gdb_history_move(s->hist, x, found);
-			bool holds = condition_holds(s, x);
-			back_to(s, t, start);
-			if (holds) {
-				any = true;
-				best = g;
-				*who = x;
-				*pos = found;
-				break;
-			}
-			from = found + 1;
+			from = back ? found : found + 1;
 		}
 	}
 	free(addrs);
@@ -280,7 +248,7 @@ void gdb_reverse_packet(struct gdb_server *s, const char *pkt)
 	}
 	struct gdb_hist_thread *who = t;
 	uint64_t found = 0, wpos;
-	bool hit = prev_hit(s, t, all, &who, &found);
+	bool hit = nearest_hit(s, t, all, true, &who, &found);
 	size_t which;
 	if (watch_search(s, t, true, &wpos, &which) == 1 &&
 	    (!hit || gdb_history_global_of(s->hist, t, wpos) > gdb_history_global_of(s->hist, who, found))) {
@@ -396,7 +364,7 @@ bool gdb_replay_resume(struct gdb_server *s, bool step, pid_t tid, bool all)
 	struct gdb_hist_thread *who = t, *swho = t;
 	uint64_t found = 0, wpos, spos;
 	int sig;
-	bool hit = next_hit(s, t, all, &who, &found);
+	bool hit = nearest_hit(s, t, all, false, &who, &found);
 	uint64_t limit = hit ? gdb_history_global_of(s->hist, who, found) : UINT64_MAX;
 	size_t which;
 	bool watch = watch_search(s, t, false, &wpos, &which) == 1 &&

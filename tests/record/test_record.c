@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ptrev/history_schedule.h"
 #include "ptrev/trace_file.h"
 
 static int failures;
@@ -268,6 +269,28 @@ static int record_and_compare(const char *name, const char *arg,
 		CHECK(td->end.instructions == total, "%s: END says %llu "
 		      "instructions, stepped %zu", name,
 		      (unsigned long long)td->end.instructions, total);
+	}
+	/* The schedule places every instruction of every thread exactly once,
+	 * each thread's runs following on from each other from its first. */
+	{
+		struct sched_map *m = sched_map_new();
+		size_t bad = 0;
+		for (size_t i = 0; m && i < td->nsched; i++)
+			bad += sched_map_add(m, &td->sched[i]) != 0;
+		CHECK(m && bad == 0, "%s: %zu schedule runs out of order", name, bad);
+		for (int k = 0; m && k < dec.n; k++) {
+			uint64_t start = 1;
+			CHECK(sched_map_thread_start(m, (pid_t)dec.t[k].tid, &start) && start == 0 &&
+			      sched_map_thread_end(m, (pid_t)dec.t[k].tid) == dec.t[k].n,
+			      "%s: thread %ld: the schedule holds %llu of its %zu instructions",
+			      name, dec.t[k].tid,
+			      (unsigned long long)sched_map_thread_end(m, (pid_t)dec.t[k].tid),
+			      dec.t[k].n);
+		}
+		if (m)
+			printf("%s: %zu schedule runs, %llu instructions\n", name, td->nsched,
+			       (unsigned long long)sched_map_total(m));
+		sched_map_free(m);
 	}
 out:
 	hist_free(&ref);
