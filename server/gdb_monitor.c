@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "ptrev/gdb_history.h"
+#include "ptrev/history_schedule.h"
 #include "ptrev/gdb_server.h"
 #include "ptrev/hex.h"
 #include "ptrev/replayer.h"
@@ -27,10 +28,15 @@ static void cmd_when(struct gdb_server *s, struct strbuf *out)
 	}
 	gdb_history_sync(s->hist);
 	uint64_t n = history_insn_count(t->h);
+	bool end = gdb_history_at_end(s->hist, t);
 	strbuf_printf(out, "Current instruction: %llu of %llu (thread %d)%s\n",
 		      (unsigned long long)t->pos, (unsigned long long)n, (int)t->tid,
-		      t->pos < n ? "" : s->hist->saved ? ", at the end of the recording"
-						      : ", the present");
+		      !end ? "" : s->hist->saved ? ", at the end of the recording"
+						 : ", the present");
+	if (s->hist->global)
+		strbuf_printf(out, "All threads: instruction %llu of %llu\n",
+			      (unsigned long long)s->hist->gpos,
+			      (unsigned long long)sched_map_total(s->hist->sched));
 }
 
 static void cmd_save(struct gdb_server *s, const char *path, struct strbuf *out)

@@ -152,8 +152,13 @@ def stops(outs, names):
 def saved_session(c, ptrev, prog, trace, order, pid, tids):
     n = len(order)
     lines = ['target remote | %s replay --stdio %s' % (ptrev, trace)] + breaks()
-    lines += ['reverse-continue'] * (n + 1) + ['info threads'] + ['continue'] * (n + 2)
+    lines += ['reverse-continue'] * (n + 1) + ['info threads', 'monitor when']
+    lines += ['continue'] * (n + 2) + ['monitor when']
     text = run_gdb(prog, lines)
+    # gdb prints what a monitor command says on stderr: in order there.
+    at = re.findall(r'All threads: instruction (\d+) of (\d+)', text)
+    c.check(len(at) == 2 and at[0][0] == '0' and at[1][0] == at[1][1] and int(at[1][1]) > 0,
+            'monitor when should show the global position at the start and the end: %s' % at)
     outs = stops(commands(text), ('reverse-continue', 'continue', 'info threads'))
     m = Model(order)
     follow(c, 'saved reverse-continue', outs[:n + 1], [m.back() for _ in range(n + 1)], tids,
