@@ -21,7 +21,7 @@ static bool schedule_covers(const struct gdb_history *gh)
 {
 	pid_t *tids;
 	size_t n = sched_map_threads(gh->sched, &tids);
-	bool ok = n >= 2; /* one thread needs no order */
+	bool ok = true;
 	for (size_t i = 0; ok && i < n; i++)
 		ok = gdb_history_thread((struct gdb_history *)gh, tids[i]) != NULL;
 	free(tids);
@@ -52,9 +52,18 @@ void gdb_history_sched_sync(struct gdb_history *gh, bool was_at_end)
 		gh->sched_fed++;
 	}
 	bool covers = !gh->sched_broken && gh->sched && schedule_covers(gh);
-	if (gh->global && !covers)
-		fprintf(stderr, "ptrev: the schedule does not cover every thread's history; "
-			"thread switches unknown from here: each thread moves alone\n");
+	if (!covers && gh->sched && !gh->sched_warned && gh->nthreads > 1) {
+		/* A recorder killed before it wrote the last runs, say. */
+		fprintf(stderr, "ptrev: the recording's schedule does not cover every thread's "
+			"history (%llu instructions scheduled); thread switches unknown: each "
+			"thread moves alone\n", (unsigned long long)sched_map_total(gh->sched));
+		gh->sched_warned = true;
+	}
+	pid_t *tids;
+	size_t nsched = covers ? sched_map_threads(gh->sched, &tids) : 0;
+	if (covers)
+		free(tids);
+	covers = covers && nsched >= 2; /* one thread needs no order */
 	bool newly = covers && !gh->global;
 	gh->global = covers;
 	if (covers)

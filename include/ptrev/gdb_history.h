@@ -48,6 +48,7 @@ struct gdb_history {
 	struct sched_map *sched;
 	size_t sched_fed;    /* td->sched runs added to sched */
 	bool sched_broken;   /* a run contradicted the others: never global */
+	bool sched_warned;   /* told the user the order is unknown */
 	bool global;         /* the schedule covers every thread's history */
 	uint64_t gpos;
 };

@@ -19,7 +19,9 @@ of the bumps, whatever the recorder's scheduler did. That is the oracle:
  - `info threads` at the start shows only the main thread (the workers do
    not exist yet) and at a bump both workers;
  - the same live, while recording (`serve --record`), against the order
-   read from the program's memory at the present, then running on for real.
+   read from the program's memory at the present, then running on for real;
+ - a recording whose schedule is missing or cut short moves each thread
+   alone and never invents an order.
 
 usage: thread_switch.py PTREV PROGRAM WORKDIR
 """
@@ -242,6 +244,57 @@ def live_session(c, ptrev, prog):
         print(text)
 
 
+def crc32c(data):
+    crc = 0xFFFFFFFF
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xFFFFFFFF
+
+
+def rewrite_schedule(src, dst, keep):
+    """A copy of the recording whose SCHED records keep only the first
+    `keep` runs in all (0: no schedule at all), as a recorder killed before
+    it wrote the rest would leave it (docs/trace-format.md)."""
+    import struct
+    data = open(src, 'rb').read()
+    out, off, left = [data[:16]], 16, keep
+    while off + 16 <= len(data):
+        rtype, length = struct.unpack_from('<II', data, off)
+        payload = data[off + 16:off + 16 + length]
+        off += 16 + length
+        if rtype == 12:
+            n = struct.unpack_from('<I', payload)[0]
+            n = min(n, left)
+            left -= n
+            if n == 0:
+                continue
+            payload = struct.pack('<I', n) + payload[4:4 + 20 * n]
+        head = struct.pack('<III', rtype, len(payload), crc32c(payload))
+        out.append(head + struct.pack('<I', crc32c(head)) + payload)
+    open(dst, 'wb').write(b''.join(out))
+
+
+def degraded_sessions(c, ptrev, prog, trace, work):
+    """Without a schedule covering every thread, each thread moves alone
+    (never an invented order): the main thread, current at the end, never
+    bumps, so reverse-continue goes to its start; a partial schedule says
+    so on stderr."""
+    for keep, what in ((0, 'no schedule'), (5, 'a partial schedule')):
+        copy = os.path.join(work, 'sched%d.ptrev' % keep)
+        rewrite_schedule(trace, copy, keep)
+        text = run_gdb(prog, ['target remote | %s replay --stdio %s' % (ptrev, copy)] +
+                       breaks() + ['reverse-continue'])
+        outs = stops(commands(text), ('reverse-continue',))
+        c.check(bool(outs) and stop_of(outs[0][1])[0] == 'begin',
+                '%s: reverse-continue should move the main thread alone to its start:\n%s'
+                % (what, text))
+        warned = 'does not cover every thread' in text
+        c.check(warned == (keep > 0), '%s: warning on stderr %s expected:\n%s'
+                % (what, 'not' if keep == 0 else '', text))
+
+
 def main():
     ptrev, prog, work = sys.argv[1:4]
     os.makedirs(work, exist_ok=True)
@@ -262,6 +315,7 @@ def main():
         print('note: the bumps did not interleave this time: ' + order)
     saved_session(c, ptrev, prog, trace, order, pid, tids)
     mixed_session(c, ptrev, prog, trace, order, pid, tids)
+    degraded_sessions(c, ptrev, prog, trace, work)
     live_session(c, ptrev, prog)
     print('%d failures' % c.bad)
     return 1 if c.bad else 0
