@@ -272,6 +272,31 @@ static bool is_fault(const struct trace_signal *g)
 		g->signo == SIGFPE);
 }
 
+/* The kernel's frame for the handler of g, as recorded: put it in place of
+ * the replay's own. Its XSAVE area is partly left unwritten (components in
+ * their initial state) or written depending on the CPU's state tracking,
+ * which a replay does not reproduce; the program may read any of it. */
+static int restore_sigframe(struct replayer *r, struct rp_proc *p, const struct trace_signal *g,
+			    uint64_t rsp)
+{
+	const struct trace_data *td = r->td;
+	for (size_t i = 0; i < td->nsigframes; i++) {
+		const struct trace_sigframe *f = &td->sigframes[i];
+		if (f->tid != g->tid || f->pos != g->pos)
+			continue;
+		if (f->addr != rsp)
+			return rp_fail(r, "replay diverged at position %llu: the frame of signal "
+				       "%d is at %#llx, at %#llx in the recording",
+				       (unsigned long long)g->pos, g->signo,
+				       (unsigned long long)rsp, (unsigned long long)f->addr);
+		if (pwrite(p->memfd, f->bytes, f->len, (off_t)f->addr) != (ssize_t)f->len)
+			return rp_fail(r, "cannot write the recorded signal frame at %#llx in "
+				       "the replay process", (unsigned long long)f->addr);
+		return 0;
+	}
+	return 0; /* an older recording: the replay's own frame */
+}
+
 /* p stands at g->pos with the signal not yet delivered: deliver it as the
  * recording saw it, stopping at the handler's first instruction. */
 static int deliver(struct replayer *r, struct rp_proc *p, const struct trace_signal *g)
@@ -318,7 +343,8 @@ static int deliver(struct replayer *r, struct rp_proc *p, const struct trace_sig
 			       (unsigned long long)g->pos, g->signo,
 			       (unsigned long long)regs.rip,
 			       (unsigned long long)g->handler_ip);
-	if (rp_check_ip(r, g->pos, regs.rip, "signal handler") < 0)
+	if (rp_check_ip(r, g->pos, regs.rip, "signal handler") < 0 ||
+	    restore_sigframe(r, p, g, regs.rsp) < 0)
 		return -1;
 	if (g->pos > r->validated_to)
 		r->validated_to = g->pos;

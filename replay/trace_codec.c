@@ -112,6 +112,7 @@ const char *trace_type_name(uint32_t type)
 	case TRACE_REC_END: return "END";
 	case TRACE_REC_FILE: return "FILE";
 	case TRACE_REC_SCHED: return "SCHED";
+	case TRACE_REC_SIGFRAME: return "SIGFRAME";
 	}
 	return NULL;
 }

@@ -229,6 +229,7 @@ void trace_data_free(struct trace_data *td)
 	free(td->threads);
 	free(td->files);
 	free(td->sched);
+	free(td->sigframes); /* their bytes are blocks, freed below */
 	struct trace_reader_priv *pv = td->priv;
 	if (pv) {
 		for (size_t i = 0; i < pv->nblocks; i++)

@@ -13,10 +13,10 @@ struct trace_reader_priv {
 	/* capacities of the trace_data arrays */
 	size_t meta_cap, mmaps_cap, munmaps_cap, code_cap;
 	size_t syscalls_cap, signals_cap, rdtsc_cap, threads_cap, files_cap;
-	size_t sched_cap;
+	size_t sched_cap, sigframes_cap;
 	struct trace_pt_appender pt; /* the threads' PT streams */
 	/* heap blocks that trace_data points into (CODE bytes, SYSCALL
-	 * payloads and their write tables) */
+	 * payloads and their write tables, SIGFRAME bytes) */
 	void **blocks;
 	size_t nblocks, blocks_cap;
 	/* the bytes of the last FILE copy: its block and that block's size */

@@ -401,6 +401,29 @@ static void parse_sched(struct trace_data *td, struct trace_reader_priv *pv, str
 	}
 }
 
+/* The bytes of a signal frame, kept in a reader-owned block (as CODE
+ * bytes are) so they live as long as td. */
+static void parse_sigframe(struct trace_data *td, struct trace_reader_priv *pv, struct dec *d)
+{
+	pid_t tid = tid_field(d, false);
+	uint64_t pos = dec_u64(d), addr = dec_u64(d);
+	size_t n = dec_left(d);
+	const uint8_t *p = dec_bytes(d, n);
+	if (!d->bad && (n == 0 || n > TRACE_SIGFRAME_MAX))
+		dec_fail(d, "frame of %zu bytes is not 1-%d bytes", n, TRACE_SIGFRAME_MAX);
+	if (!d->bad && addr + (n - 1) < addr)
+		dec_fail(d, "%zu bytes at 0x%llx wrap around the address space", n,
+			 (unsigned long long)addr);
+	if (d->bad)
+		return;
+	struct trace_sigframe *f = PUSH(td, pv, sigframes, nsigframes, sigframes_cap);
+	f->tid = tid;
+	f->pos = pos;
+	f->addr = addr;
+	f->len = n;
+	f->bytes = keep(pv, p, n);
+}
+
 int trace_parse_record(struct trace_data *td, uint32_t type,
 		       const uint8_t *payload, size_t len, char *why, size_t whylen)
 {
@@ -420,6 +443,7 @@ int trace_parse_record(struct trace_data *td, uint32_t type,
 	case TRACE_REC_END: parse_end(td, &d); break;
 	case TRACE_REC_FILE: parse_file(td, pv, &d); break;
 	case TRACE_REC_SCHED: parse_sched(td, pv, &d); break;
+	case TRACE_REC_SIGFRAME: parse_sigframe(td, pv, &d); break;
 	default: return 1;
 	}
 	if (!d.bad && dec_left(&d))

@@ -307,6 +307,27 @@ int trace_write_signal(struct trace_writer *w, const struct trace_signal *s)
 	return finish(w, TRACE_REC_SIGNAL);
 }
 
+int trace_write_sigframe(struct trace_writer *w, const struct trace_sigframe *f)
+{
+	/* Refuse what the reader would refuse, so a recording never holds a
+	 * record that makes the whole file unreadable. */
+	if (f->tid <= 0)
+		return fail(w, "SIGFRAME of thread %d: not a valid thread id", (int)f->tid);
+	if (f->len == 0 || f->len > TRACE_SIGFRAME_MAX)
+		return fail(w, "SIGFRAME of %zu bytes is not 1-%d bytes", f->len,
+			    TRACE_SIGFRAME_MAX);
+	if (f->addr + (f->len - 1) < f->addr)
+		return fail(w, "SIGFRAME of %zu bytes at 0x%llx wraps around the address space",
+			    f->len, (unsigned long long)f->addr);
+	begin(w);
+	enc_reserve(&w->rec, TRACE_SIGFRAME_FIXED_LEN + f->len);
+	enc_u32(&w->rec, (uint32_t)f->tid);
+	enc_u64(&w->rec, f->pos);
+	enc_u64(&w->rec, f->addr);
+	enc_bytes(&w->rec, f->bytes, f->len);
+	return finish(w, TRACE_REC_SIGFRAME);
+}
+
 int trace_write_rdtsc(struct trace_writer *w, const struct trace_rdtsc *r)
 {
 	begin(w);

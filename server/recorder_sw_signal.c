@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
@@ -161,6 +162,52 @@ int sw_signal_stop(struct sw_thread *t, int sig, struct user_regs_struct *now)
 	return sw_resume(t, now, false);
 }
 
+/* The x86-64 kernel's rt_sigframe at the handler's rsp: return address
+ * (8), its ucontext (flags 8, link 8, stack 24, sigcontext 256, mask 8)
+ * and the siginfo (128); the sigcontext's fpstate pointer (at 184 in it)
+ * leads to the FPU area above, whose fxsave software bytes (at 464) give
+ * the XSAVE area's size. */
+#define SIGFRAME_LEN 440
+#define SIGFRAME_FPSTATE (8 + 40 + 184)
+#define FPX_SW_BYTES 464
+
+/* Log the frame the kernel wrote for the handler t just entered, so that a
+ * replay can put exactly these bytes in place (trace_file.h). */
+static int log_sigframe(struct sw_thread *t, uint64_t rsp)
+{
+	uint8_t head[SIGFRAME_LEN];
+	uint64_t fp, end = rsp + SIGFRAME_LEN;
+	struct trace_sigframe f = {0};
+	uint8_t *buf;
+	int rc;
+
+	if (sw_read_mem(t->rec, rsp, head, sizeof head) != (long)sizeof head)
+		return 0; /* unreadable: the replay makes its own */
+	memcpy(&fp, head + SIGFRAME_FPSTATE, sizeof fp);
+	if (fp >= end && fp - rsp < TRACE_SIGFRAME_MAX) {
+		uint32_t sw[2] = {0, 0};
+		uint64_t fp_end = fp + 512; /* fxsave only */
+		if (sw_read_mem(t->rec, fp + FPX_SW_BYTES, sw, sizeof sw) == (long)sizeof sw &&
+		    sw[0] == FP_XSTATE_MAGIC1 && sw[1] > 512) /* <signal.h> */
+			fp_end = fp + sw[1];
+		if (fp_end - rsp <= TRACE_SIGFRAME_MAX)
+			end = fp_end;
+	}
+	buf = malloc(end - rsp);
+	if (!buf || sw_read_mem(t->rec, rsp, buf, end - rsp) != (long)(end - rsp)) {
+		free(buf);
+		return 0;
+	}
+	f.tid = t->tid;
+	f.pos = t->sig.pos;
+	f.addr = rsp;
+	f.bytes = buf;
+	f.len = end - rsp;
+	rc = sw_out_sigframe(&t->rec->out, &f);
+	free(buf);
+	return rc;
+}
+
 int sw_delivered_stop(struct sw_thread *t, struct user_regs_struct *now)
 {
 	siginfo_t si;
@@ -177,7 +224,7 @@ int sw_delivered_stop(struct sw_thread *t, struct user_regs_struct *now)
 			return -1;
 		}
 		ptenc_set_time(t->enc, __rdtsc());
-		if (write_signal(t, now->rip) < 0)
+		if (write_signal(t, now->rip) < 0 || log_sigframe(t, now->rsp) < 0)
 			return -1;
 		return sw_resume(t, now, true);
 	}

@@ -182,6 +182,18 @@ int sw_out_sched(struct sw_out *o, const struct trace_sched_run *runs, size_t n)
 	return 0;
 }
 
+int sw_out_sigframe(struct sw_out *o, const struct trace_sigframe *f)
+{
+	if (o->w && trace_write_sigframe(o->w, f) < 0)
+		return -1;
+	if (o->keep) {
+		struct trace_sigframe *k = PUSH(o, sigframes, nsigframes, sigframes_cap);
+		*k = *f;
+		k->bytes = dup_bytes(f->bytes, f->len);
+	}
+	return 0;
+}
+
 int sw_out_end(struct sw_out *o, const struct trace_end *e)
 {
 	if (o->w && trace_write_end(o->w, e) < 0)
@@ -223,6 +235,9 @@ void sw_out_free(struct sw_out *o)
 	}
 	free(td->files);
 	free(td->sched);
+	for (size_t i = 0; i < td->nsigframes; i++)
+		free((void *)td->sigframes[i].bytes);
+	free(td->sigframes);
 	trace_pt_appender_free(&o->pt);
 	memset(o, 0, sizeof *o);
 }

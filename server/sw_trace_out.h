@@ -18,7 +18,7 @@ struct sw_out {
 	 * trace_data_free; sw_out_free releases it) */
 	size_t mmaps_cap, munmaps_cap, code_cap, syscalls_cap;
 	size_t signals_cap, rdtsc_cap, threads_cap, meta_cap, files_cap;
-	size_t sched_cap;
+	size_t sched_cap, sigframes_cap;
 	struct trace_pt_appender pt; /* the threads' PT streams */
 };
 
@@ -38,6 +38,9 @@ int sw_out_file(struct sw_out *o, const struct trace_file_copy *f);
  * takes (n may exceed TRACE_SCHED_MAX_RUNS), merged into td.sched as the
  * reader merges them. n == 0 writes nothing. */
 int sw_out_sched(struct sw_out *o, const struct trace_sched_run *runs, size_t n);
+/* A signal frame; td keeps its own copy of the bytes (the caller's buffer
+ * may go away as soon as this returns). */
+int sw_out_sigframe(struct sw_out *o, const struct trace_sigframe *f);
 int sw_out_end(struct sw_out *o, const struct trace_end *e);
 void sw_out_free(struct sw_out *o);
 

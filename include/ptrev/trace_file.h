@@ -28,6 +28,7 @@ enum trace_record_type {
 	TRACE_REC_END = 10,     /* summary; last record of a complete file */
 	TRACE_REC_FILE = 11,    /* a copy of a mapped binary (chunk of it) */
 	TRACE_REC_SCHED = 12,   /* the global order of the threads' instructions */
+	TRACE_REC_SIGFRAME = 13, /* the frame the kernel wrote for a signal handler */
 };
 
 struct trace_mmap {
@@ -92,6 +93,21 @@ struct trace_signal {
 	uint64_t handler_ip;  /* where execution continued (0 = default action) */
 };
 
+/* The signal frame the kernel wrote on the stack when it entered a
+ * handler (siginfo, ucontext, the FPU/XSAVE area), byte for byte: parts of
+ * the XSAVE area are left unwritten or written depending on the CPU's state
+ * tracking, so a replay puts these bytes in place rather than trusting its
+ * own delivery. At most one per SIGNAL record with a handler (same tid and
+ * pos); none where the recorder could not read it. */
+#define TRACE_SIGFRAME_MAX 65536
+struct trace_sigframe {
+	pid_t tid;
+	uint64_t pos;         /* the SIGNAL's position */
+	uint64_t addr;        /* lowest address: the handler's rsp at entry */
+	const uint8_t *bytes; /* owned by the reader / caller */
+	size_t len;           /* 1..TRACE_SIGFRAME_MAX */
+};
+
 struct trace_rdtsc {
 	pid_t tid;
 	uint64_t pos;         /* position of the rdtsc/rdtscp instruction */
@@ -144,6 +160,7 @@ int trace_write_munmap(struct trace_writer *w, const struct trace_munmap *m);
 int trace_write_code(struct trace_writer *w, const struct trace_code *c);
 int trace_write_syscall(struct trace_writer *w, const struct trace_syscall *s);
 int trace_write_signal(struct trace_writer *w, const struct trace_signal *s);
+int trace_write_sigframe(struct trace_writer *w, const struct trace_sigframe *f);
 int trace_write_rdtsc(struct trace_writer *w, const struct trace_rdtsc *r);
 int trace_write_thread(struct trace_writer *w, const struct trace_thread *t);
 int trace_write_end(struct trace_writer *w, const struct trace_end *e);
@@ -224,6 +241,8 @@ struct trace_data {
 	struct trace_file_copy *files;
 	size_t nsched;        /* the global order of instructions (SCHED */
 	struct trace_sched_run *sched; /* records), merged; 0 if none */
+	size_t nsigframes;    /* SIGFRAME records, in file order */
+	struct trace_sigframe *sigframes;
 };
 
 /* Read and validate the whole file. On error returns -1 with a message

@@ -369,6 +369,23 @@ static void case_signal(void)
 	}
 	CHECK(usr1 && alrm, "SIGNAL records with handlers: SIGUSR1 %d, SIGALRM %d",
 	      usr1, alrm);
+	/* Each handler's frame is logged: the kernel's rt_sigframe (440
+	 * bytes) and the FPU area above it that its sigcontext points to. */
+	for (size_t i = 0; i < td.nsignals; i++) {
+		const struct trace_signal *g = &td.signals[i];
+		const struct trace_sigframe *f = NULL;
+		if (!g->handler_ip)
+			continue;
+		for (size_t j = 0; j < td.nsigframes; j++)
+			if (td.sigframes[j].tid == g->tid && td.sigframes[j].pos == g->pos)
+				f = &td.sigframes[j];
+		uint64_t fp = 0;
+		if (f && f->len >= 440)
+			memcpy(&fp, f->bytes + 8 + 40 + 184, sizeof fp);
+		CHECK(f && fp >= f->addr + 440 && fp + 512 <= f->addr + f->len,
+		      "signal %d at %llu: no SIGFRAME holding its FPU area (%zu bytes)",
+		      g->signo, (unsigned long long)g->pos, f ? f->len : 0);
+	}
 	trace_data_free(&td);
 }
 

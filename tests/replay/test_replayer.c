@@ -366,6 +366,15 @@ static long ref_run(const char *path, char *const argv[], const uint8_t at_rando
 			regs = now; /* at the handler: nothing completed */
 			delivering = false;
 			at_handler = true;
+			/* The kernel's signal frame is an input too: whether it
+			 * writes parts of the XSAVE area depends on the CPU's
+			 * state tracking, so take the recorded one. */
+			for (size_t i = 0; i < td->nsigframes; i++) {
+				const struct trace_sigframe *f = &td->sigframes[i];
+				if (f->pos == pos && f->addr == now.rsp &&
+				    pwrite(memfd, f->bytes, f->len, (off_t)f->addr) != (ssize_t)f->len)
+					return -1;
+			}
 			continue;
 		}
 		delivering = false;

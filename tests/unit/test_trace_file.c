@@ -10,7 +10,9 @@
  * of binaries (FILE records) split in chunks, read back, found by path
  * and build-id, saved again, cut short by a killed recorder; the thread
  * schedule (SCHED records) merged across records, saved, mirrored by the
- * sw recorder's sink, refused when malformed. */
+ * sw recorder's sink, refused when malformed; signal frames (SIGFRAME
+ * records) read back byte for byte, saved, refused by the writer and the
+ * reader when out of bounds, copied by the sw recorder's sink. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -162,6 +164,22 @@ static const struct trace_thread sample_thread_start = {101, 100, 500, false, 0}
 static const struct trace_thread sample_thread_exit = {101, 0, 900, true, -3};
 static const struct trace_end sample_end = {1, SIGSEGV, 123456, 3, 2500000000ull, 5, 1};
 static const struct trace_sched_run sample_sched[3] = {{100, 0, 3}, {101, 0, 2}, {100, 3, 4}};
+static uint8_t sample_frame_bytes[40];
+
+static struct trace_sigframe sample_sigframe(void)
+{
+	for (size_t i = 0; i < sizeof sample_frame_bytes; i++)
+		sample_frame_bytes[i] = (uint8_t)(0xf0 ^ i);
+	return (struct trace_sigframe){101, 77, 0x7ffe1000, sample_frame_bytes,
+				       sizeof sample_frame_bytes};
+}
+
+/* Frames compared field by field (the struct has padding). */
+static bool same_sigframe(const struct trace_sigframe *a, const struct trace_sigframe *b)
+{
+	return a->tid == b->tid && a->pos == b->pos && a->addr == b->addr && a->len == b->len &&
+	       a->bytes && !memcmp(a->bytes, b->bytes, b->len);
+}
 
 /* Runs compared field by field (the struct has padding). */
 static bool same_sched(const struct trace_sched_run *a, size_t na,
@@ -219,6 +237,8 @@ static int write_sample(const char *path, bool with_end, bool with_unknown,
 	REC(trace_write_sched(w, sample_sched, 3));
 	struct trace_signal sg = sample_signal();
 	REC(trace_write_signal(w, &sg));
+	struct trace_sigframe sf = sample_sigframe();
+	REC(trace_write_sigframe(w, &sf));
 	REC(trace_write_rdtsc(w, &sample_rdtsc));
 	REC(trace_write_pt(w, 100, pt_a + 4, 2));
 	REC(trace_write_thread(w, &sample_thread_exit));
@@ -287,6 +307,8 @@ static void check_sample(const struct trace_data *td, bool with_end)
 	if (with_end)
 		CHECK(!memcmp(&td->end, &sample_end, sizeof sample_end), "end differs");
 	CHECK(same_sched(td->sched, td->nsched, sample_sched, 3), "sample schedule differs");
+	struct trace_sigframe sf = sample_sigframe();
+	CHECK(td->nsigframes == 1 && same_sigframe(&td->sigframes[0], &sf), "sigframe differs");
 }
 
 static void test_crc(void)
@@ -729,6 +751,9 @@ static void test_fuzz(void)
 				sink += strlen(td.meta_keys[i]) + strlen(td.meta_values[i]);
 			for (size_t i = 0; i < td.nsched; i++)
 				sink += (unsigned)(td.sched[i].pos + td.sched[i].count);
+			for (size_t i = 0; i < td.nsigframes; i++)
+				for (size_t k = 0; k < td.sigframes[i].len; k++)
+					sink += td.sigframes[i].bytes[k];
 			trace_data_free(&td);
 		} else {
 			bad++;
@@ -1273,6 +1298,218 @@ static void test_sched_malformed(void)
 	expect_malformed(TRACE_REC_SCHED, pl, 24, "malformed SCHED record 2 at offset 0x31: run 0");
 }
 
+/* ---- signal frames (SIGFRAME records) ---- */
+
+/* n bytes that differ from frame to frame (seed) and from byte to byte. */
+static uint8_t *frame_bytes(size_t n, unsigned seed)
+{
+	uint8_t *b = malloc(n);
+	for (size_t i = 0; i < n; i++)
+		b[i] = (uint8_t)(i * 131 + (i >> 8) * 7 + seed);
+	return b;
+}
+
+/* Frames of different sizes, the largest allowed and one ending at the
+ * very top of the address space, come back byte for byte; monitor save
+ * writes them again. */
+static void test_sigframe_file(void)
+{
+	uint8_t *small = frame_bytes(1000, 1), *big = frame_bytes(TRACE_SIGFRAME_MAX, 2);
+	const uint8_t top_byte = 0x5a;
+	const struct trace_sigframe frames[3] = {
+		{100, 77, 0x7ffc0000, small, 1000},
+		{101, 5, 0x7ffd0000, big, TRACE_SIGFRAME_MAX},
+		{100, 900, UINT64_MAX, &top_byte, 1},
+	};
+	const char *p = tmp("sigframe.ptrev");
+	struct trace_writer *w = trace_writer_open(p, errbuf, sizeof errbuf);
+	trace_write_meta(w, "backend", "sw");
+	for (int i = 0; i < 3; i++)
+		CHECK(trace_write_sigframe(w, &frames[i]) == 0, "frame %d: %s", i,
+		      trace_writer_error(w));
+	CHECK(trace_writer_close(w, errbuf, sizeof errbuf) == 0, "close: %s", errbuf);
+	CHECK(count_records(p, TRACE_REC_SIGFRAME, 0, NULL) == 3, "SIGFRAME records");
+	/* 16 header + tid, pos, addr (20) + the bytes. */
+	uint64_t before = 0, after = 0;
+	count_records(p, TRACE_REC_SIGFRAME, 1, &before);
+	count_records(p, TRACE_REC_SIGFRAME, 2, &after);
+	CHECK(after - before == 16 + 20 + TRACE_SIGFRAME_MAX, "record of the biggest frame is %llu bytes",
+	      (unsigned long long)(after - before));
+
+	struct trace_data td;
+	int rc = trace_read_file(p, &td, errbuf, sizeof errbuf);
+	CHECK(rc == 0, "read: %s", errbuf);
+	if (rc != 0)
+		goto out;
+	CHECK(td.nsigframes == 3 && td.nskipped == 0, "%zu frames, %zu skipped", td.nsigframes,
+	      td.nskipped);
+	for (size_t i = 0; i < td.nsigframes && i < 3; i++)
+		CHECK(same_sigframe(&td.sigframes[i], &frames[i]), "frame %zu differs", i);
+
+	/* Saved and read back: the same frames, in the same order. */
+	const char *q = tmp("sigframe-saved.ptrev");
+	CHECK(trace_save(&td, q, &sample_end, errbuf, sizeof errbuf) == 0, "save: %s", errbuf);
+	trace_data_free(&td);
+	struct trace_data back;
+	rc = trace_read_file(q, &back, errbuf, sizeof errbuf);
+	CHECK(rc == 0, "read saved: %s", errbuf);
+	if (rc == 0) {
+		CHECK(back.complete && back.nsigframes == 3, "saved: %zu frames", back.nsigframes);
+		for (size_t i = 0; i < back.nsigframes && i < 3; i++)
+			CHECK(same_sigframe(&back.sigframes[i], &frames[i]), "saved frame %zu differs", i);
+		trace_data_free(&back);
+	}
+	/* The sample, with its one frame among every other record, saved. */
+	const char *r = tmp("sigframe-sample.ptrev");
+	int nb;
+	write_sample(r, true, false, NULL, &nb);
+	rc = trace_read_file(r, &td, errbuf, sizeof errbuf);
+	CHECK(rc == 0, "read sample: %s", errbuf);
+	if (rc == 0) {
+		CHECK(trace_save(&td, q, &td.end, errbuf, sizeof errbuf) == 0, "save: %s", errbuf);
+		trace_data_free(&td);
+		rc = trace_read_file(q, &td, errbuf, sizeof errbuf);
+		CHECK(rc == 0, "read saved sample: %s", errbuf);
+		if (rc == 0) {
+			check_sample(&td, true);
+			trace_data_free(&td);
+		}
+	}
+out:
+	free(small);
+	free(big);
+}
+
+/* The writer refuses a frame the reader would refuse, says why, and goes
+ * on writing valid records. */
+static void test_sigframe_rejects(void)
+{
+	const char *q = tmp("sigframe-rejects.ptrev");
+	struct trace_writer *w = trace_writer_open(q, errbuf, sizeof errbuf);
+	uint8_t *big = frame_bytes(TRACE_SIGFRAME_MAX + 1, 3);
+	struct trace_sigframe f = {100, 7, 0x7ffc0000, big, 0};
+	CHECK(trace_write_sigframe(w, &f) < 0, "0 bytes accepted");
+	const char *why = trace_writer_error(w);
+	CHECK(why && strstr(why, "SIGFRAME of 0 bytes is not 1-65536 bytes"), "reason: %s",
+	      why ? why : "none");
+	f.len = TRACE_SIGFRAME_MAX + 1;
+	CHECK(trace_write_sigframe(w, &f) < 0, "65537 bytes accepted");
+	f.len = 3;
+	f.addr = UINT64_MAX - 1; /* the third byte would be at 2^64 */
+	CHECK(trace_write_sigframe(w, &f) < 0, "a frame past 2^64 accepted");
+	f.addr = 0x7ffc0000;
+	f.tid = 0;
+	CHECK(trace_write_sigframe(w, &f) < 0, "thread 0 accepted");
+	f.tid = -5;
+	CHECK(trace_write_sigframe(w, &f) < 0, "thread -5 accepted");
+	f.tid = 100;
+	CHECK(trace_write_sigframe(w, &f) == 0, "valid after invalid");
+	CHECK(trace_writer_close(w, errbuf, sizeof errbuf) < 0 &&
+	      strstr(errbuf, "SIGFRAME of 0 bytes"), "close reports the first error: %s", errbuf);
+	struct trace_data td;
+	int rc = trace_read_file(q, &td, errbuf, sizeof errbuf);
+	CHECK(rc == 0 && td.nsigframes == 1 && same_sigframe(&td.sigframes[0], &f),
+	      "only the valid frame: %s", errbuf);
+	if (rc == 0)
+		trace_data_free(&td);
+	/* Each rejection on a fresh writer, with its own reason. */
+	const struct {
+		struct trace_sigframe f;
+		const char *want;
+	} bad[] = {
+		{{100, 7, 0x1000, big, TRACE_SIGFRAME_MAX + 1}, "SIGFRAME of 65537 bytes is not 1-65536"},
+		{{100, 7, UINT64_MAX - 1, big, 3}, "wraps around the address space"},
+		{{0, 7, 0x1000, big, 3}, "SIGFRAME of thread 0"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		w = trace_writer_open(q, errbuf, sizeof errbuf);
+		CHECK(trace_write_sigframe(w, &bad[i].f) < 0, "case %zu accepted", i);
+		why = trace_writer_error(w);
+		CHECK(why && strstr(why, bad[i].want), "case %zu: '%s' want '%s'", i,
+		      why ? why : "none", bad[i].want);
+		trace_writer_close(w, errbuf, sizeof errbuf);
+		CHECK(count_records(q, TRACE_REC_SIGFRAME, 0, NULL) == 0, "case %zu written", i);
+	}
+	free(big);
+}
+
+/* The sw recorder's sink: the record in the file, and a copy of the bytes
+ * in memory that outlives the caller's buffer. */
+static void test_sigframe_sw_out(void)
+{
+	const char *p = tmp("sigframe-sw.ptrev");
+	struct sw_out o;
+	memset(&o, 0, sizeof o);
+	o.w = trace_writer_open(p, errbuf, sizeof errbuf);
+	o.keep = true;
+	uint8_t *buf = frame_bytes(700, 4), *want = frame_bytes(700, 4);
+	struct trace_sigframe f = {321, 42, 0x7ffc1230, buf, 700};
+	CHECK(sw_out_sigframe(&o, &f) == 0, "sigframe: %s", trace_writer_error(o.w));
+	/* The caller reuses its buffer for a smaller second frame at once. */
+	memset(buf, 0xee, 700);
+	struct trace_sigframe g = {322, 43, 0x7ffd0000, buf, 300};
+	CHECK(sw_out_sigframe(&o, &g) == 0, "sigframe: %s", trace_writer_error(o.w));
+	free(buf);
+	struct trace_sigframe fw = f, gw = g;
+	fw.bytes = want;
+	uint8_t ee[300];
+	memset(ee, 0xee, sizeof ee);
+	gw.bytes = ee;
+	CHECK(o.td.nsigframes == 2 && same_sigframe(&o.td.sigframes[0], &fw) &&
+	      same_sigframe(&o.td.sigframes[1], &gw), "live: %zu frames", o.td.nsigframes);
+	CHECK(o.td.nsigframes == 2 && o.td.sigframes[0].bytes != want, "live bytes not a copy");
+	/* A frame the writer refuses is not kept either. */
+	struct trace_sigframe empty = {321, 44, 0x1000, ee, 0};
+	CHECK(sw_out_sigframe(&o, &empty) < 0 && o.td.nsigframes == 2, "empty frame accepted");
+	trace_writer_close(o.w, errbuf, sizeof errbuf);
+	o.w = NULL;
+	CHECK(count_records(p, TRACE_REC_SIGFRAME, 0, NULL) == 2, "SIGFRAME records in the file");
+	struct trace_data td;
+	int rc = trace_read_file(p, &td, errbuf, sizeof errbuf);
+	CHECK(rc == 0 && td.nsigframes == 2 && same_sigframe(&td.sigframes[0], &fw) &&
+	      same_sigframe(&td.sigframes[1], &gw), "file and live frames differ: %s", errbuf);
+	if (rc == 0)
+		trace_data_free(&td);
+	/* Memory only. */
+	CHECK(sw_out_sigframe(&o, &fw) == 0 && o.td.nsigframes == 3 &&
+	      same_sigframe(&o.td.sigframes[2], &fw), "memory only");
+	/* Neither writer nor copy: nothing kept. */
+	struct sw_out none;
+	memset(&none, 0, sizeof none);
+	CHECK(sw_out_sigframe(&none, &fw) == 0 && none.td.nsigframes == 0, "kept without keep");
+	sw_out_free(&none);
+	sw_out_free(&o); /* frees the copies: ASan reports a leak otherwise */
+	free(want);
+}
+
+static void test_sigframe_malformed(void)
+{
+	uint8_t *pl = calloc(1, 20 + TRACE_SIGFRAME_MAX + 1);
+	put32(pl, 100);
+	/* too short for tid, pos and addr */
+	expect_malformed(TRACE_REC_SIGFRAME, pl, 19,
+			 "malformed SIGFRAME record 2 at offset 0x31: needs 8 more bytes");
+	/* no frame bytes */
+	expect_malformed(TRACE_REC_SIGFRAME, pl, 20,
+			 "malformed SIGFRAME record 2 at offset 0x31: frame of 0 bytes is not 1-65536 bytes");
+	/* one byte too many */
+	expect_malformed(TRACE_REC_SIGFRAME, pl, 20 + TRACE_SIGFRAME_MAX + 1,
+			 "malformed SIGFRAME record 2 at offset 0x31: frame of 65537 bytes");
+	/* the last byte past 2^64 */
+	memset(pl + 12, 0xff, 8);
+	expect_malformed(TRACE_REC_SIGFRAME, pl, 22,
+			 "malformed SIGFRAME record 2 at offset 0x31: 2 bytes at 0xffffffffffffffff wrap around");
+	memset(pl + 12, 0, 8);
+	/* thread 0 and a negative thread */
+	put32(pl, 0);
+	expect_malformed(TRACE_REC_SIGFRAME, pl, 24,
+			 "malformed SIGFRAME record 2 at offset 0x31: thread id 0 is not valid");
+	put32(pl, 0xffffffffu);
+	expect_malformed(TRACE_REC_SIGFRAME, pl, 24,
+			 "malformed SIGFRAME record 2 at offset 0x31: thread id -1 is not valid");
+	free(pl);
+}
+
 int main(void)
 {
 	strcpy(dir, "/tmp/ptrev-trace-XXXXXX");
@@ -1301,6 +1538,10 @@ int main(void)
 	test_sched_save();
 	test_sched_sw_out();
 	test_sched_malformed();
+	test_sigframe_file();
+	test_sigframe_rejects();
+	test_sigframe_sw_out();
+	test_sigframe_malformed();
 	char cmd[128];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
