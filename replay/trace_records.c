@@ -171,14 +171,20 @@ static void parse_munmap(struct trace_data *td, struct trace_reader_priv *pv, st
 		*PUSH(td, pv, munmaps, nmunmaps, munmaps_cap) = m;
 }
 
+/* n bytes at addr must not run past the end of the address space. */
+static void check_range(struct dec *d, uint64_t addr, size_t n)
+{
+	if (!d->bad && n && addr + (n - 1) < addr)
+		dec_fail(d, "%zu bytes at 0x%llx wrap around the address space", n,
+			 (unsigned long long)addr);
+}
+
 static void parse_code(struct trace_data *td, struct trace_reader_priv *pv, struct dec *d)
 {
 	uint64_t addr = dec_u64(d);
 	size_t n = dec_left(d);
 	const uint8_t *p = dec_bytes(d, n);
-	if (!d->bad && n && addr + (n - 1) < addr)
-		dec_fail(d, "%zu bytes at 0x%llx wrap around the address space", n,
-			 (unsigned long long)addr);
+	check_range(d, addr, n);
 	if (d->bad)
 		return;
 	struct trace_code *c = PUSH(td, pv, code, ncode, code_cap);
@@ -411,9 +417,7 @@ static void parse_sigframe(struct trace_data *td, struct trace_reader_priv *pv, 
 	const uint8_t *p = dec_bytes(d, n);
 	if (!d->bad && (n == 0 || n > TRACE_SIGFRAME_MAX))
 		dec_fail(d, "frame of %zu bytes is not 1-%d bytes", n, TRACE_SIGFRAME_MAX);
-	if (!d->bad && addr + (n - 1) < addr)
-		dec_fail(d, "%zu bytes at 0x%llx wrap around the address space", n,
-			 (unsigned long long)addr);
+	check_range(d, addr, n);
 	if (d->bad)
 		return;
 	struct trace_sigframe *f = PUSH(td, pv, sigframes, nsigframes, sigframes_cap);
