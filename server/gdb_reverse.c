@@ -329,6 +329,31 @@ static void reach_end(struct gdb_server *s, struct gdb_hist_thread *t)
 		present(s, t);
 }
 
+/* Stepping t while the others run (vCont;s:T;c): they execute what they
+ * did before t's next instruction, and a breakpoint or recorded signal of
+ * theirs there stops the step in that thread, as it would live. */
+static bool others_stop_first(struct gdb_server *s, struct gdb_hist_thread *t)
+{
+	uint64_t mine = gdb_history_global_of(s->hist, t, t->pos), found, spos;
+	struct gdb_hist_thread *who = t, *swho = t;
+	int sig;
+	if (mine <= s->hist->gpos)
+		return false; /* t's instruction is next: nobody runs before it */
+	bool hit = nearest_hit(s, t, true, false, &who, &found) && who != t &&
+		   gdb_history_global_of(s->hist, who, found) < mine;
+	uint64_t limit = hit ? gdb_history_global_of(s->hist, who, found) : mine - 1;
+	if (next_signal(s, t, true, limit, &swho, &spos, &sig) && swho != t) {
+		gdb_history_move(s->hist, swho, spos);
+		gdb_history_stop_reply(s, swho, sig, NULL);
+		return true;
+	}
+	if (!hit)
+		return false;
+	gdb_history_move(s->hist, who, found);
+	gdb_history_stop_reply(s, who, SIGTRAP, "swbreak");
+	return true;
+}
+
 bool gdb_replay_resume(struct gdb_server *s, bool step, pid_t tid, bool all)
 {
 	if (!s->hist)
@@ -352,6 +377,8 @@ bool gdb_replay_resume(struct gdb_server *s, bool step, pid_t tid, bool all)
 	}
 	if (step) {
 		int sig;
+		if (all && s->hist->global && others_stop_first(s, t))
+			return true;
 		gdb_history_step(s->hist, t);
 		if (signal_at(s, t, t->pos, &sig))
 			gdb_history_stop_reply(s, t, sig, NULL);

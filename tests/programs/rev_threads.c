@@ -1,10 +1,11 @@
 /* Thread switches in the history: two workers take turns at a shared
  * counter with an atomic fetch-and-add, each in its own function (bump_a
  * only ever runs in worker A, bump_b in worker B, bump_s in B's SIGUSR1
- * handler, which A sends it half-way). order[k] is the function that drew
- * ticket k, so the string the program prints at the end is the true global
- * order of the bumps, whatever the scheduler did: the oracle for where
- * reverse-continue and continue must stop, and in which thread. */
+ * handler, which A sends it half-way and waits for). order[k] is the
+ * function that drew ticket k, so the string the program prints at the end
+ * is the true global order of the bumps, whatever the scheduler did: the
+ * oracle for where reverse-continue and continue must stop, and in which
+ * thread. */
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -65,8 +66,13 @@ static void *worker_a(void *arg)
 	for (int i = 0; i < BUMPS; i++) {
 		spin(60);
 		bump_a();
-		if (i == BUMPS / 2)
+		if (i == BUMPS / 2) {
+			/* Wait for the handler, so that nothing comes between
+			 * the signal's delivery and bump_s. */
 			pthread_kill(thread_b, SIGUSR1);
+			while (!__atomic_load_n(&got_signal, __ATOMIC_SEQ_CST))
+				sched_yield();
+		}
 	}
 	return NULL;
 }

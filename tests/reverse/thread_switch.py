@@ -15,7 +15,9 @@ of the bumps, whatever the recorder's scheduler did. That is the oracle:
    delivery to B right before bump_s;
  - mixing directions and selecting another thread in between keeps one
    position for the whole program (the next stop follows from the order);
- - reverse-stepi stays in the thread gdb steps;
+ - reverse-stepi stays in the thread gdb steps; stepi in one worker stops
+   at the other's next bump (or the signal) that runs before its next
+   instruction, in that thread;
  - `info threads` at the start shows only the main thread (the workers do
    not exist yet) and at a bump both workers;
  - the same live, while recording (`serve --record`), against the order
@@ -244,6 +246,45 @@ def live_session(c, ptrev, prog):
         print(text)
 
 
+def stepping_session(c, ptrev, prog, trace, order, pid, tids):
+    """stepi in one worker while the others run (gdb sends vCont;s:T;c):
+    the other worker's bump, executed before the stepping thread's next
+    instruction, stops the stepping there, in that thread, as it would
+    live (a step landing on a breakpoint of its own stops it too)."""
+    ev = events_of(order)
+    owner = {'a': 'a', 'b': 'b', 's': 'b', 'sig': 'b'}
+    pick = None
+    for k in range(len(ev) - 1):
+        me = owner[ev[k]]
+        nxt = ev[k + 1]
+        # The next stop is the other thread's bump, and the stepping
+        # thread is still alive then (a bump of its own comes later).
+        if ev[k] != 'sig' and nxt != 'sig' and owner[nxt] != me and \
+                any(owner[ev[e]] == me and ev[e] != 'sig' for e in range(k + 2, len(ev))):
+            pick = k
+    if pick is None:
+        print('note: no bump is followed by another thread\'s while its own thread lives on: '
+              + order)
+        return
+    k = pick
+    back = sum(1 for e in range(k, len(ev)) if ev[e] != 'sig')
+    lines = ['target remote | %s replay --stdio %s' % (ptrev, trace)] + breaks()
+    lines += ['reverse-continue'] * back + ['stepi 100000', 'thread']
+    text = run_gdb(prog, lines)
+    outs = stops(commands(text), ('reverse-continue', 'stepi 100000', 'thread'))
+    kind, _ = stop_of(outs[back - 1][1])
+    c.check(kind == ev[k], 'stepping: reverse-continue x%d should stop at %r, got %r'
+            % (back, ev[k], kind))
+    kind, _ = stop_of(outs[back][1])
+    want = ev[k + 1]
+    c.check(kind == want, 'stepping from %r (event %d): stepi should stop at the other '
+            'thread\'s %r, got %r\n%s' % (ev[k], k, want, kind, outs[back][1]))
+    c.check('Thread %d.%d' % (pid, tids[want]) in outs[back + 1][1],
+            'stepping: the stop should be in thread %d:\n%s' % (tids[want], outs[back + 1][1]))
+    if c.bad:
+        print(text)
+
+
 def crc32c(data):
     crc = 0xFFFFFFFF
     for b in data:
@@ -315,6 +356,7 @@ def main():
         print('note: the bumps did not interleave this time: ' + order)
     saved_session(c, ptrev, prog, trace, order, pid, tids)
     mixed_session(c, ptrev, prog, trace, order, pid, tids)
+    stepping_session(c, ptrev, prog, trace, order, pid, {**tids, 'sig': tids['s']})
     degraded_sessions(c, ptrev, prog, trace, work)
     live_session(c, ptrev, prog)
     print('%d failures' % c.bad)
