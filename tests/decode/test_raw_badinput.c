@@ -11,14 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "../check.h"
 
 static char *const *cmd;
 static char tmp[] = "/tmp/ptrev-rawbad-XXXXXX";
 static char good_pt[600], good_bin[700], unzip_pt[600], unzip_pages[1300];
-static int failures;
-
-#define CHECK(cond, ...) do { if (!(cond)) { printf("FAIL: " __VA_ARGS__); \
-	printf("\n"); failures++; } } while (0)
 
 static char *tmp_path(const char *name)
 {

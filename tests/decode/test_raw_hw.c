@@ -10,13 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../check.h"
 
 static char *const *cmd;
 static char hw[512];
-static int failures;
-
-#define CHECK(cond, ...) do { if (!(cond)) { printf("FAIL: " __VA_ARGS__); \
-	printf("\n"); failures++; } } while (0)
 
 struct hw_case {
 	const char *name;

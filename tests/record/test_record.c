@@ -22,12 +22,8 @@
 #include "ptrev/history_schedule.h"
 #include "ptrev/trace_file.h"
 
-static int failures;
+#include "../check.h"
 static const char *ptrev, *ref_step, *progdir, *workdir;
-
-#define CHECK(cond, ...) do { if (!(cond)) { failures++; \
-	printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); \
-	printf("\n"); } } while (0)
 
 /* Run argv with stdout/stderr to files (NULL: /dev/null); returns the
  * wait status. argv[0] "ptrev" means our ptrev. If pid_out, do not wait:

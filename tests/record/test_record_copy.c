@@ -24,12 +24,8 @@
 #include "ptrev/trace_image.h"
 #include "ptrev/trace_file.h"
 
-static int failures;
+#include "../check.h"
 static const char *ptrev, *workdir;
-
-#define CHECK(cond, ...) do { if (!(cond)) { failures++; \
-	printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); \
-	printf("\n"); } } while (0)
 
 static char *slurp(const char *path, size_t *len)
 {

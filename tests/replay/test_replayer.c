@@ -40,9 +40,7 @@
 #include "ptrev/replayer.h"
 #include "ptrev/trace_file.h"
 
-static int failures;
-#define CHECK(c, ...) do { if (!(c)) { failures++; printf("FAIL %s:%d: ", \
-	__FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
+#include "../check.h"
 
 static char *test_env[] = { "PATH=/usr/bin:/bin", "REPTEST=1", "LC_ALL=C", NULL };
 

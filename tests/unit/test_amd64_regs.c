@@ -27,21 +27,11 @@
 
 #include "ptrev/amd64_regs.h"
 #include "ptrev/strbuf.h"
+#include "../check.h"
 
 #ifndef NT_X86_XSTATE
 #define NT_X86_XSTATE 0x202
 #endif
-
-static int failures;
-#define CHECK(cond, ...)                                                       \
-	do {                                                                   \
-		if (!(cond)) {                                                 \
-			failures++;                                            \
-			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);   \
-			fprintf(stderr, __VA_ARGS__);                          \
-			fputc('\n', stderr);                                   \
-		}                                                              \
-	} while (0)
 
 /* gdb's numbering for the registers every layout has. */
 enum {

@@ -22,16 +22,12 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "../check.h"
 
 extern char **environ;
 
-static int failures;
 static const char *progdir;
 static char refstep[PATH_MAX];
-
-#define CHECK(cond, ...) do { if (!(cond)) { failures++; \
-	printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); \
-	printf("\n"); } } while (0)
 
 /* ---- instruction lists per thread, threads in creation order ---------- */
 struct ilist {

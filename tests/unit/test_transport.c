@@ -12,16 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-static int failures;
-
-#define CHECK(cond)                                                         \
-	do {                                                                \
-		if (!(cond)) {                                              \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__,     \
-				__LINE__, #cond);                           \
-			failures++;                                         \
-		}                                                           \
-	} while (0)
+#include "../check.h"
 
 /* The port of a "HOST:PORT" / "[HOST]:PORT" string, or -1. */
 static int port_of(const char *bound)

@@ -23,18 +23,7 @@
 
 #include "ptrev/rsp.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                                   \
-	do {                                                               \
-		if (!(cond)) {                                             \
-			failures++;                                        \
-			fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__,      \
-				__LINE__, #cond);                          \
-			fprintf(stderr, __VA_ARGS__);                      \
-			fputc('\n', stderr);                               \
-		}                                                          \
-	} while (0)
+#include "../check.h"
 
 static struct vfile_state vs;
 static struct strbuf reply = STRBUF_INIT;
