@@ -16,8 +16,9 @@ static uint64_t count_of(const struct gdb_hist_thread *t)
 }
 
 /* Does the schedule place every instruction of every thread we have, and
- * only those? Then the order is known everywhere; else not at all. */
-static bool schedule_covers(const struct gdb_history *gh)
+ * only those? Then the order is known everywhere; else not at all. *nsched:
+ * how many threads it orders. */
+static bool schedule_covers(const struct gdb_history *gh, size_t *nsched)
 {
 	pid_t *tids;
 	size_t n = sched_map_threads(gh->sched, &tids);
@@ -25,6 +26,7 @@ static bool schedule_covers(const struct gdb_history *gh)
 	for (size_t i = 0; ok && i < n; i++)
 		ok = gdb_history_thread((struct gdb_history *)gh, tids[i]) != NULL;
 	free(tids);
+	*nsched = n;
 	for (size_t i = 0; ok && i < gh->nthreads; i++) {
 		const struct gdb_hist_thread *t = &gh->threads[i];
 		uint64_t start = 0;
@@ -51,7 +53,8 @@ void gdb_history_sched_sync(struct gdb_history *gh, bool was_at_end)
 		}
 		gh->sched_fed++;
 	}
-	bool covers = !gh->sched_broken && gh->sched && schedule_covers(gh);
+	size_t nsched = 0;
+	bool covers = !gh->sched_broken && gh->sched && schedule_covers(gh, &nsched);
 	if (!covers && gh->sched && !gh->sched_warned && gh->nthreads > 1) {
 		/* A recorder killed before it wrote the last runs, say. */
 		fprintf(stderr, "ptrev: the recording's schedule does not cover every thread's "
@@ -59,10 +62,6 @@ void gdb_history_sched_sync(struct gdb_history *gh, bool was_at_end)
 			"thread moves alone\n", (unsigned long long)sched_map_total(gh->sched));
 		gh->sched_warned = true;
 	}
-	pid_t *tids;
-	size_t nsched = covers ? sched_map_threads(gh->sched, &tids) : 0;
-	if (covers)
-		free(tids);
 	covers = covers && nsched >= 2; /* one thread needs no order */
 	bool newly = covers && !gh->global;
 	gh->global = covers;
@@ -143,17 +142,19 @@ struct gdb_hist_thread *gdb_history_to_end(struct gdb_history *gh)
 			report = gdb_history_thread(gh, last);
 		return report ? report : &gh->threads[0];
 	}
-	/* Each thread alone: at the instruction it was about to run (a
-	 * crash), or on its last one when it ended in a syscall (exit), so
-	 * that gdb has a PC to show. */
-	for (size_t i = 0; i < gh->nthreads; i++) {
-		struct gdb_hist_thread *t = &gh->threads[i];
-		uint64_t n = count_of(t);
-		t->pos = n;
-		if (!t->end_ip_known && n > 0)
-			t->pos = n - 1;
-	}
+	for (size_t i = 0; i < gh->nthreads; i++)
+		gdb_history_thread_to_end(&gh->threads[i]);
 	return report ? report : &gh->threads[0];
+}
+
+void gdb_history_thread_to_end(struct gdb_hist_thread *t)
+{
+	/* At the instruction it was about to run (a crash), or on its last
+	 * one when it ended in a syscall (exit), so that gdb has a PC. */
+	uint64_t n = count_of(t);
+	t->pos = n;
+	if (!t->end_ip_known && n > 0)
+		t->pos = n - 1;
 }
 
 /* The syscall t's history ends in (it never returned), or NULL. */

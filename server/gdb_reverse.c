@@ -281,12 +281,7 @@ static void end_of_history(struct gdb_server *s, struct gdb_hist_thread *t)
 		/* Everything ran: reported in the thread that ended it. */
 		t = gdb_history_to_end(s->hist);
 	} else {
-		t->pos = history_insn_count(t->h);
-		/* A thread that ended in a syscall (exit) has no PC after it:
-		 * stand on that last instruction, as the replay does at the
-		 * start. */
-		if (!t->end_ip_known && t->pos > 0)
-			t->pos--;
+		gdb_history_thread_to_end(t); /* where the replay starts too */
 	}
 	gdb_history_stop_reply(s, t, SIGTRAP, "replaylog:end");
 }

@@ -91,6 +91,9 @@ bool gdb_history_at_end(const struct gdb_history *gh, const struct gdb_hist_thre
  * thread to report: the one a fatal signal killed, else the one that ran
  * last (global order), else the first. */
 struct gdb_hist_thread *gdb_history_to_end(struct gdb_history *gh);
+/* Thread t alone at the end of its history, as gdb_history_to_end puts
+ * each thread without a global order. */
+void gdb_history_thread_to_end(struct gdb_hist_thread *t);
 /* Does thread t exist at the current position (created, not yet ended)?
  * Always true without a global order. */
 bool gdb_history_thread_exists(const struct gdb_history *gh, const struct gdb_hist_thread *t);
