@@ -715,18 +715,41 @@ static bool reg_name(const struct amd64_layout *l, int r, char *name, size_t n)
 	return true;
 }
 
-/* gdb 13 (and gdbserver 13) read PKRU at the standard offset 2688 whatever
- * CPUID says; on CPUs without AVX-512 the kernel puts it at 2432, so gdb 13
- * shows 0 there and we show the real value. Not comparable on such a CPU. */
-static bool pkru_offset_nonstandard(uint64_t xcr0)
+/* gdb 13 (and gdbserver 13) read the XSAVE components that follow AVX at
+ * the offsets Intel CPUs use (opmask 1088, ZMM_Hi256 1152, Hi16_ZMM 1664,
+ * PKRU 2688), whatever CPUID says. The kernel lays them out where CPUID
+ * leaf 0xD says: PKRU at 2432 on CPUs without AVX-512, and on AMD CPUs with
+ * AVX-512 (no MPX hole) opmask at 832, ZMM_Hi256 at 896, Hi16_ZMM at 1408.
+ * There gdb 13 shows other bytes and we show the registers' values (the
+ * CPU test below checks those): component comp (a bit of XCR0) is not
+ * comparable with gdb on such a CPU. */
+static bool offset_nonstandard(uint64_t xcr0, unsigned comp)
 {
+	static const unsigned standard[10] = {[5] = 1088, [6] = 1152, [7] = 1664, [9] = 2688};
 	unsigned a, b, c, d;
-	if (!(xcr0 & 0x200) || !__get_cpuid_count(0xd, 0, &a, &b, &c, &d))
+	if (comp >= 10 || !standard[comp] || !(xcr0 & (1ull << comp)) ||
+	    !__get_cpuid_count(0xd, 0, &a, &b, &c, &d))
 		return false;
 	uint64_t host = a | (uint64_t)d << 32;
 	if (xcr0 & ~host)
-		return false;
-	return __get_cpuid_count(0xd, 9, &a, &b, &c, &d) && b != 2688;
+		return false; /* a layout for another machine keeps the standard offsets */
+	return __get_cpuid_count(0xd, comp, &a, &b, &c, &d) && b != standard[comp];
+}
+
+/* The XSAVE component (XCR0 bit) register `name` lives in, for those past
+ * AVX; 0 for the others. */
+static unsigned component_of(const char *name)
+{
+	int n;
+	if (strcmp(name, "pkru") == 0)
+		return 9;
+	if (name[0] == 'k' && name[1] >= '0' && name[1] <= '7' && !name[2])
+		return 5;
+	if (sscanf(name, "zmm%dh", &n) == 1)
+		return n < 16 ? 6 : 7;
+	if (sscanf(name, "xmm%d", &n) == 1 || sscanf(name, "ymm%dh", &n) == 1)
+		return n >= 16 ? 7 : 0;
+	return 0;
 }
 
 /* Compare every register's raw bytes with gdb's `maint print raw-registers`
@@ -759,8 +782,10 @@ static void compare_with_core(const char *what, const struct amd64_regfile *rf)
 		}
 		uint8_t b[64];
 		int size = amd64_reg_read(l, rf, r, b);
-		if (strcmp(name, "pkru") == 0 && pkru_offset_nonstandard(rf->xcr0)) {
-			printf("%s: pkru not compared (gdb 13 uses offset 2688, this CPU 2432)\n", what);
+		if (offset_nonstandard(rf->xcr0, component_of(name))) {
+			printf("%s: %s not compared (gdb 13 reads XSAVE component %u at "
+			       "Intel's offset, this CPU has it elsewhere)\n", what, name,
+			       component_of(name));
 			compared++;
 			continue;
 		}
