@@ -10,8 +10,8 @@
 # fuzz another target, add its files here and define its weak hook (see
 # fuzz_rsp.c), e.g. server/gdb_server.c for gdb_server_fuzz_one.
 # The whole project but main(): the server's dispatcher reaches most modules.
-EXTRA_SOURCES=$(cd "${1:?}" && ls server/*.c common/*.c decode/*.c replay/*.c 2>/dev/null |
-  grep -v -e '^server/main\.c$' -e '^common/hex\.c$' -e '^common/strbuf\.c$' -e '^server/rsp_packet\.c$')
+EXTRA_SOURCES=$(cd "${1:?}" && find server common decode replay -name '*.c' 2>/dev/null | sort |
+  grep -v -e '^server/cli/main\.c$' -e '^common/hex\.c$' -e '^common/strbuf\.c$' -e '^server/rsp/rsp_packet\.c$')
 # Libraries those extra sources need, e.g. "-lipt -lelf".
 EXTRA_LIBS="-lipt -lZydis -lZycore -lelf"
 
@@ -44,7 +44,7 @@ if ! "$clang" -fsanitize=fuzzer,address,undefined "$probe" -o "$out/fuzz_probe" 
 	exit 77
 fi
 
-sources="tests/fuzz/fuzz_rsp.c server/rsp_packet.c common/hex.c common/strbuf.c $EXTRA_SOURCES"
+sources="tests/fuzz/fuzz_rsp.c server/rsp/rsp_packet.c common/hex.c common/strbuf.c $EXTRA_SOURCES"
 set --
 for f in $sources; do
 	set -- "$@" "$src/$f"

@@ -19,7 +19,7 @@
 #include "ptrev/trace_file.h"
 #include "ptrev/trace_info.h"
 
-#include "../../server/sw_trace_out.h"
+#include "../../server/record/sw/sw_trace_out.h"
 
 #include <fcntl.h>
 #include <signal.h>

@@ -2,7 +2,8 @@
  * the file's GNU build-id, kept as the last known map so that each update
  * writes only the differences, plus copies of executable bytes no file
  * holds. */
-#include "sideband.h"
+#include "ptrev/sideband.h"
+#include "sw/sw_trace_out.h"
 
 #include <elf.h>
 #include <errno.h>

@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "inferior_internal.h"
+#include "ptrev/inferior_internal.h"
 #include "ptrev/sw_engine.h"
 
 static uint64_t now_ns(void)

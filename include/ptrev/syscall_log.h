@@ -1,8 +1,8 @@
 /* Which user memory a system call wrote: the recorder reads those ranges
  * back from the inferior after the call and stores them in the event log,
  * so that replay can emulate the call instead of running it. */
-#ifndef PTREV_SERVER_SYSCALL_LOG_H
-#define PTREV_SERVER_SYSCALL_LOG_H
+#ifndef PTREV_SYSCALL_LOG_H
+#define PTREV_SYSCALL_LOG_H
 
 #include <stdbool.h>
 #include <stddef.h>

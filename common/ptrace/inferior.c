@@ -1,7 +1,7 @@
 /* Inferior life cycle: launch under ptrace, the thread table, kill, detach,
  * interrupt. Resuming and waiting (the all-stop machinery) live in
  * inferior_wait.c, memory in inferior_mem.c, registers in inferior_regs.c. */
-#include "inferior_internal.h"
+#include "ptrev/inferior_internal.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -24,9 +24,9 @@
 #include <unistd.h>
 #include <x86intrin.h>
 
-#include "inferior_internal.h"
+#include "ptrev/inferior_internal.h"
 #include "ptrev/sw_engine.h"
-#include "syscall_log.h"
+#include "ptrev/syscall_log.h"
 
 #define MAX_WRITES 64
 

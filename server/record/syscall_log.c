@@ -2,7 +2,7 @@
  * Sizes are those of the kernel's x86-64 structures (not glibc's, where
  * they differ: sigaction, termios). A syscall known to write nothing
  * returns 0 ranges; one missing from the table is "unknown". */
-#include "syscall_log.h"
+#include "ptrev/syscall_log.h"
 
 #include <stddef.h>
 #include <sys/syscall.h>

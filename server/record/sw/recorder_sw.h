@@ -21,7 +21,7 @@
 #include "ptrev/pt_encoder.h"
 #include "ptrev/recorder.h"
 #include "ptrev/trace_file.h"
-#include "sideband.h"
+#include "ptrev/sideband.h"
 #include "sw_trace_out.h"
 
 struct sw_rec;

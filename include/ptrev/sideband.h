@@ -6,15 +6,15 @@
  * replaced files) are copied as TRACE_REC_CODE. Every distinct file mapped
  * executable (program, ld.so, libraries) is copied whole once, as
  * TRACE_REC_FILE, unless told not to (--no-copy). */
-#ifndef PTREV_SERVER_SIDEBAND_H
-#define PTREV_SERVER_SIDEBAND_H
+#ifndef PTREV_SIDEBAND_H
+#define PTREV_SIDEBAND_H
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "ptrev/trace_file.h"
-#include "sw_trace_out.h"
+struct sw_out;
 
 struct sideband;
 

@@ -4,7 +4,7 @@
 #define PTREV_PT_BACKEND_INTERNAL_H
 
 #include "ptrev/pt_backend.h"
-#include "sideband.h"
+#include "ptrev/sideband.h"
 
 /* One thread's intel_pt event and its mapped rings. */
 struct pt_tev {
