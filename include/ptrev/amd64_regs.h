@@ -13,24 +13,12 @@
 #include <stdint.h>
 #include <sys/user.h>
 
+#include "ptrev/amd64_regfile.h"
 #include "ptrev/strbuf.h"
-
-/* Large enough for any XSAVE layout Linux reports (AVX-512 + PKRU ~2.7 KiB;
- * AMX would need more and is not described to gdb). */
-#define AMD64_XSAVE_MAX 16384
-
-struct amd64_regfile {
-	struct user_regs_struct gpr;
-	uint8_t xsave[AMD64_XSAVE_MAX]; /* NT_X86_XSTATE contents */
-	size_t xsave_len;
-	uint64_t xcr0;                  /* from the XSAVE sw-reserved bytes */
-};
 
 /* Everything gdb needs to know about the layout for a given XCR0. */
 struct amd64_layout;
 const struct amd64_layout *amd64_layout_for(uint64_t xcr0);
-/* XCR0 as the kernel reports it inside an NT_X86_XSTATE buffer. */
-uint64_t amd64_xcr0_from_xsave(const uint8_t *xsave, size_t len);
 
 /* target.xml for this layout (static storage, NUL-terminated). */
 const char *amd64_tdesc_xml(const struct amd64_layout *l);

@@ -10,10 +10,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ptrev/gdb_history.h"
 #include "ptrev/gdb_server.h"
 #include "ptrev/raw_decode.h"
 #include "ptrev/recorder.h"
+#include "ptrev/target.h"
+#include "ptrev/timeline.h"
 #include "ptrev/trace_decode.h"
 #include "ptrev/trace_info.h"
 #include "ptrev/transport.h"
@@ -152,27 +153,26 @@ static int cmd_serve(int argc, char **argv)
 		out_fd = 2;
 		err_fd = 2;
 	}
-	if (inferior_launch(&srv.inf, o.prog_argv[0], o.prog_argv, environ,
-			    in_fd, out_fd, err_fd, err, sizeof err) != 0) {
+	srv.target = target_live_launch(o.prog_argv[0], o.prog_argv, environ, in_fd, out_fd,
+					err_fd, err, sizeof err);
+	if (devnull >= 0)
+		close(devnull);
+	if (!srv.target) {
 		fprintf(stderr, "ptrev: %s\n", err);
-		if (devnull >= 0)
-			close(devnull);
 		gdb_server_destroy(&srv);
 		return 1;
 	}
-	if (devnull >= 0)
-		close(devnull);
-	srv.have_inferior = true;
-	fprintf(stderr, "Process %s created; pid = %d\n", o.prog_argv[0], (int)srv.inf.pid);
-	srv.at_first_insn = true;
-	srv.record_no_copy = o.no_copy;
+	fprintf(stderr, "Process %s created; pid = %d\n", o.prog_argv[0], (int)target_pid(srv.target));
 	if (o.record) {
-		if (gdb_record_start(&srv, o.output, o.prog_argv, err, sizeof err) != 0) {
+		struct target_record_opts ro = {.path = o.output, .argv = o.prog_argv,
+						.no_copy = o.no_copy};
+		struct target *top = target_record_start(srv.target, &ro, err, sizeof err);
+		if (!top) {
 			fprintf(stderr, "ptrev: cannot record: %s\n", err);
 			gdb_server_destroy(&srv);
 			return 1;
 		}
-		srv.record_requested = true;
+		srv.target = top;
 		fprintf(stderr, "ptrev: recording with the sw backend%s%s\n", o.output ? " to " : " in memory",
 			o.output ? o.output : "");
 	}
@@ -183,7 +183,7 @@ static int cmd_serve(int argc, char **argv)
 }
 
 /* `ptrev replay [--stdio | --listen HOST:PORT] FILE`: serve a saved
- * recording. Every thread starts at the end of its history. */
+ * recording. The program stands where the recording ended. */
 static int cmd_replay(int argc, char **argv)
 {
 	const char *listen = "127.0.0.1:1234", *file = NULL;
@@ -214,26 +214,17 @@ static int cmd_replay(int argc, char **argv)
 		return 1;
 	}
 	static struct gdb_server srv;
-	static struct gdb_history hist;
 	gdb_server_init(&srv);
-	if (gdb_history_open(&hist, &td, true, err, sizeof err) != 0) {
+	struct timeline *tl = timeline_open(&td, true, err, sizeof err);
+	size_t nthreads = tl ? timeline_thread_count(tl) : 0;
+	if (!tl || !(srv.target = target_history_new(tl, &td, err, sizeof err))) {
 		fprintf(stderr, "ptrev replay: %s: %s\n", file, err);
-		gdb_history_close(&hist);
 		trace_data_free(&td);
 		return 1;
 	}
-	srv.hist = &hist;
-	srv.hist_saved_initial = true;
-	const char *pid = trace_meta(&td, "pid");
-	srv.inf.pid = pid ? (pid_t)atoi(pid) : hist.threads[0].tid;
-	/* Where the recording ended; the thread that ended it is current. */
-	srv.g_tid = gdb_history_to_end(&hist)->tid;
-	fprintf(stderr, "Replaying %s (%zu thread%s)\n", file, hist.nthreads,
-		hist.nthreads == 1 ? "" : "s");
+	fprintf(stderr, "Replaying %s (%zu thread%s)\n", file, nthreads, nthreads == 1 ? "" : "s");
 	int rc = serve_connection(&srv, stdio, listen);
-	srv.hist = NULL;
 	gdb_server_destroy(&srv);
-	gdb_history_close(&hist);
 	trace_data_free(&td);
 	return rc;
 }

@@ -76,7 +76,7 @@ struct amd64_layout {
 	char *xml;
 };
 
-/* Fill comp_off/comp_size (amd64_regs.c: it owns the XSAVE layout facts). */
+/* Fill comp_off/comp_size from CPUID (amd64_xsave.c). */
 void amd64_layout_init_xsave_offsets(struct amd64_layout *l);
 
 #endif

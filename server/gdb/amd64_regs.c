@@ -17,10 +17,6 @@
 #include <stddef.h>
 #include <string.h>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#endif
-
 #include "ptrev/hex.h"
 
 #define FX_FCW 0
@@ -34,62 +30,10 @@
 #define FX_MXCSR 24
 #define FX_ST0 32
 #define FX_XMM0 160
-#define XS_XCR0 464
 #define XS_XSTATE_BV 512
-#define XS_HEADER_END 576
 
 #define FCW_INIT 0x037f
 #define MXCSR_INIT 0x1f80
-
-/* ---- layout: component offsets ----------------------------------------- */
-
-void amd64_layout_init_xsave_offsets(struct amd64_layout *l)
-{
-	/* Standard offsets of every CPU so far; CPUID overrides when it answers. */
-	static const uint32_t def_off[XFEAT_COUNT] = {
-		[XFEAT_AVX] = 576, [XFEAT_OPMASK] = 1088, [XFEAT_ZMM_HI256] = 1152,
-		[XFEAT_HI16_ZMM] = 1664, [XFEAT_PKRU] = 2688,
-	};
-	static const uint32_t def_size[XFEAT_COUNT] = {
-		[XFEAT_AVX] = 256, [XFEAT_OPMASK] = 64, [XFEAT_ZMM_HI256] = 512,
-		[XFEAT_HI16_ZMM] = 1024, [XFEAT_PKRU] = 8,
-	};
-	for (int c = 0; c < XFEAT_COUNT; c++) {
-		l->comp_off[c] = def_off[c];
-		l->comp_size[c] = def_size[c];
-	}
-#if defined(__x86_64__) || defined(__i386__)
-	/* This CPU's CPUID describes this layout only if the CPU supports every
-	 * component in it (e.g. PKRU sits at 2432, not 2688, on CPUs without
-	 * AVX-512). A layout for some other machine's XCR0 keeps the standard
-	 * offsets. */
-	unsigned eax, ebx, ecx, edx;
-	if (!__get_cpuid_count(0xd, 0, &eax, &ebx, &ecx, &edx))
-		return;
-	uint64_t host = eax | (uint64_t)edx << 32;
-	if (l->xcr0 & ~host)
-		return;
-	for (int c = 2; c < XFEAT_COUNT; c++) {
-		if (!def_size[c] || !(l->xcr0 & XMASK(c)))
-			continue;
-		/* Sub-leaf c of leaf 0xD: EAX = size, EBX = offset. */
-		if (__get_cpuid_count(0xd, (unsigned)c, &eax, &ebx, &ecx, &edx) &&
-		    eax != 0 && ebx >= XS_HEADER_END && ebx + eax <= AMD64_XSAVE_MAX) {
-			l->comp_off[c] = ebx;
-			l->comp_size[c] = eax;
-		}
-	}
-#endif
-}
-
-uint64_t amd64_xcr0_from_xsave(const uint8_t *xsave, size_t len)
-{
-	uint64_t v = 0;
-	if (!xsave || len < XS_XCR0 + 8)
-		return 0;
-	memcpy(&v, xsave + XS_XCR0, 8);
-	return v;
-}
 
 /* ---- small helpers ------------------------------------------------------ */
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ptrev/agent_expr.h"
 #include "ptrev/gdb_server.h"
 #include "ptrev/hex.h"
 
@@ -35,26 +36,6 @@ static struct gdb_point *find_point(struct gdb_server *s, int type, uint64_t add
 			return p;
 	}
 	return NULL;
-}
-
-bool gdb_point_is_exec(const struct gdb_server *s, size_t i)
-{
-	return s->points[i].type == 0 || s->points[i].type == 1;
-}
-
-uint64_t gdb_point_addr(const struct gdb_server *s, size_t i)
-{
-	return s->points[i].addr;
-}
-
-int gdb_point_type(const struct gdb_server *s, size_t i)
-{
-	return s->points[i].type;
-}
-
-size_t gdb_point_len(const struct gdb_server *s, size_t i)
-{
-	return s->points[i].type >= 2 ? (size_t)s->points[i].kind : 1;
 }
 
 void gdb_points_clear(struct gdb_server *s)
@@ -100,22 +81,11 @@ bad:
 	return false;
 }
 
-static int insert_point(struct gdb_server *s, int type, uint64_t addr, uint64_t kind)
+/* What the target is asked to insert: for Z1 the kind is the breakpoint
+ * length (1 on x86); for watchpoints it is the watched length. */
+static int point_len(int type, uint64_t kind)
 {
-	if (type == 0)
-		return inferior_insert_swbreak(&s->inf, addr);
-	/* For Z1 the kind is the breakpoint length (1 on x86); for watchpoints
-	 * it is the watched length. */
-	int len = type == 1 ? 1 : (int)(kind > 64 ? 65 : kind);
-	return inferior_insert_hwpoint(&s->inf, type, addr, len);
-}
-
-static int remove_point(struct gdb_server *s, int type, uint64_t addr, uint64_t kind)
-{
-	if (type == 0)
-		return inferior_remove_swbreak(&s->inf, addr);
-	int len = type == 1 ? 1 : (int)(kind > 64 ? 65 : kind);
-	return inferior_remove_hwpoint(&s->inf, type, addr, len);
+	return type == 0 || type == 1 ? 1 : (int)(kind > 64 ? 65 : kind);
 }
 
 bool gdb_break_packet(struct gdb_server *s, char *pkt, size_t len)
@@ -133,15 +103,6 @@ bool gdb_break_packet(struct gdb_server *s, char *pkt, size_t len)
 		return false; /* unknown type: empty reply */
 	if (type == 3)
 		return false; /* x86 has no read-only watchpoints, as gdbserver */
-	/* Replaying a saved recording: nothing to insert into; execution
-	 * breakpoints are only addresses to stop at. */
-	bool replay_only = !s->have_inferior && s->hist;
-	/* Watchpoints in a saved recording are searched in the history by
-	 * re-execution (gdb_reverse.c); breakpoints are only addresses. */
-	if (!replay_only && (!s->have_inferior || s->inf.exited)) {
-		strbuf_puts(&s->reply, "E01");
-		return true;
-	}
 	struct agent_expr *conds;
 	size_t nconds;
 	if (!insert || !parse_conds(p, end, &conds, &nconds)) {
@@ -155,7 +116,7 @@ bool gdb_break_packet(struct gdb_server *s, char *pkt, size_t len)
 	struct gdb_point *pt = find_point(s, (int)type, addr, kind);
 	if (insert) {
 		if (!pt) {
-			int r = replay_only ? 0 : insert_point(s, (int)type, addr, kind);
+			int r = target_insert_point(s->target, (int)type, addr, point_len((int)type, kind));
 			if (r != 0) {
 				for (size_t i = 0; i < nconds; i++)
 					agent_expr_free(&conds[i]);
@@ -181,7 +142,7 @@ bool gdb_break_packet(struct gdb_server *s, char *pkt, size_t len)
 		strbuf_puts(&s->reply, "OK");
 		return true;
 	}
-	if (!pt || (!replay_only && remove_point(s, (int)type, addr, kind) != 0)) {
+	if (!pt || target_remove_point(s->target, (int)type, addr, point_len((int)type, kind)) != 0) {
 		strbuf_puts(&s->reply, "E01");
 		return true;
 	}
@@ -193,17 +154,19 @@ bool gdb_break_packet(struct gdb_server *s, char *pkt, size_t len)
 
 /* ---- evaluating conditions at a stop ---- */
 
+/* The state read while a condition is evaluated: the thread's registers
+ * and memory where the target stands (live, or a past position). */
 struct eval_ctx {
 	struct gdb_server *s;
+	pid_t tid;
 	const struct amd64_regfile *rf;
-	long (*read_mem)(struct gdb_server *s, uint64_t addr, void *buf, size_t len);
 };
 
 static int read_reg_cb(void *ctx, int regnum, uint64_t *val)
 {
 	struct eval_ctx *e = ctx;
 	uint8_t raw[64];
-	int n = amd64_reg_read(e->s->layout, e->rf, regnum, raw);
+	int n = amd64_reg_read(gdb_layout(e->s), e->rf, regnum, raw);
 	if (n < 0)
 		return -1;
 	uint64_t v = 0;
@@ -216,12 +179,7 @@ static int read_reg_cb(void *ctx, int regnum, uint64_t *val)
 static long read_mem_cb(void *ctx, uint64_t addr, void *buf, size_t len)
 {
 	struct eval_ctx *e = ctx;
-	return e->read_mem(e->s, addr, buf, len);
-}
-
-static long live_mem(struct gdb_server *s, uint64_t addr, void *buf, size_t len)
-{
-	return (long)inferior_read_mem(&s->inf, addr, buf, len);
+	return (long)target_read_memory(e->s->target, e->tid, addr, buf, len);
 }
 
 static struct gdb_point *conditional_point(struct gdb_server *s, uint64_t addr)
@@ -233,37 +191,45 @@ static struct gdb_point *conditional_point(struct gdb_server *s, uint64_t addr)
 	return NULL;
 }
 
-bool gdb_breakpoint_has_condition(struct gdb_server *s, uint64_t addr)
+/* Does the hit of thread tid at the breakpoint at pc stop? True when gdb
+ * gave no condition, when one holds, and when one cannot be evaluated
+ * (gdbserver stops on an error too); the state evaluated is what the
+ * target shows there. */
+static bool condition_holds(void *ctx, pid_t tid, uint64_t pc)
 {
-	return conditional_point(s, addr) != NULL;
-}
-
-bool gdb_conditions_hold(struct gdb_server *s, uint64_t addr, const struct amd64_regfile *rf,
-			 long (*read_mem)(struct gdb_server *, uint64_t, void *, size_t))
-{
-	struct gdb_point *pt = conditional_point(s, addr);
+	struct gdb_server *s = ctx;
+	struct gdb_point *pt = conditional_point(s, pc);
 	if (!pt)
 		return true;
-	struct eval_ctx ec = {s, rf, read_mem};
+	struct amd64_regfile *rf = malloc(sizeof *rf);
+	if (!rf || target_fetch_registers(s->target, tid, rf) != TARGET_REGS_FULL) {
+		free(rf);
+		return true;
+	}
+	struct eval_ctx ec = {s, tid, rf};
 	struct agent_ctx ac = {&ec, read_reg_cb, read_mem_cb};
 	bool met = false;
 	for (size_t i = 0; i < pt->nconds && !met; i++) {
 		int64_t v;
 		met = agent_expr_eval(&pt->conds[i], &ac, &v) != 0 || v != 0;
 	}
+	free(rf);
 	return met;
 }
 
-bool gdb_breakpoint_condition_met(struct gdb_server *s, pid_t tid, uint64_t addr)
+void gdb_points_stop_set(struct gdb_server *s, struct stop_set *set, struct stop_point **storage)
 {
-	if (!conditional_point(s, addr))
-		return true;
-	struct amd64_regfile *rf = malloc(sizeof *rf);
-	if (!rf || !gdb_read_regfile(s, tid, rf)) {
-		free(rf);
-		return true; /* cannot evaluate: stop, as gdbserver does on errors */
+	*storage = malloc((s->npoints ? s->npoints : 1) * sizeof **storage);
+	for (size_t i = 0; *storage && i < s->npoints; i++) {
+		const struct gdb_point *p = &s->points[i];
+		(*storage)[i] = (struct stop_point){
+			.type = p->type,
+			.addr = p->addr,
+			.len = p->type >= 2 ? (size_t)p->kind : 1,
+		};
 	}
-	bool met = gdb_conditions_hold(s, addr, rf, live_mem);
-	free(rf);
-	return met;
+	set->v = *storage;
+	set->n = *storage ? s->npoints : 0;
+	set->holds = condition_holds;
+	set->ctx = s;
 }

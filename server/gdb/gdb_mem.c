@@ -1,4 +1,6 @@
-/* Memory packets: m, M (hex) and x, X (binary). */
+/* Memory packets: m, M (hex) and x, X (binary), for the thread selected
+ * with Hg (at a past position the target refuses writes: the past cannot
+ * be changed). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,8 +21,7 @@ bool gdb_mem_packet(struct gdb_server *s, char *pkt, size_t len)
 	const char *end = pkt + len;
 	uint64_t addr, n;
 	const char *p = parse_range(pkt + 1, end, &addr, &n);
-	bool live = s->have_inferior && !s->inf.exited;
-	if (!p || !live) {
+	if (!p) {
 		strbuf_puts(&s->reply, "E01");
 		return true;
 	}
@@ -36,14 +37,14 @@ bool gdb_mem_packet(struct gdb_server *s, char *pkt, size_t len)
 		if (n > max)
 			n = max;
 		uint8_t *buf = malloc(n ? n : 1);
-		ssize_t got = buf ? inferior_read_mem(&s->inf, addr, buf, n) : -1;
-		if (got <= 0 && n > 0) {
+		ssize_t got = buf ? target_read_memory(s->target, s->g_tid, addr, buf, n) : -1;
+		if (got < 0 || (got == 0 && n > 0)) {
 			strbuf_puts(&s->reply, "E01");
 		} else if (pkt[0] == 'm') {
 			strbuf_hex(&s->reply, buf, (size_t)got);
 		} else {
 			strbuf_putc(&s->reply, 'b');
-			rsp_escape_binary(&s->reply, buf, got > 0 ? (size_t)got : 0);
+			rsp_escape_binary(&s->reply, buf, (size_t)got);
 		}
 		free(buf);
 		break;
@@ -55,7 +56,7 @@ bool gdb_mem_packet(struct gdb_server *s, char *pkt, size_t len)
 		}
 		uint8_t *buf = malloc(n ? n : 1);
 		if (buf && hex_decode(p, n, buf) &&
-		    (n == 0 || inferior_write_mem(&s->inf, addr, buf, n) == (ssize_t)n))
+		    target_write_memory(s->target, s->g_tid, addr, buf, n) == (ssize_t)n)
 			strbuf_puts(&s->reply, "OK");
 		else
 			strbuf_puts(&s->reply, "E01");
@@ -70,7 +71,7 @@ bool gdb_mem_packet(struct gdb_server *s, char *pkt, size_t len)
 		char *data = (char *)p;
 		size_t got = rsp_unescape_binary(data, (size_t)(end - p));
 		if (got == (size_t)-1 || got != n ||
-		    (n && inferior_write_mem(&s->inf, addr, data, n) != (ssize_t)n))
+		    target_write_memory(s->target, s->g_tid, addr, data, n) != (ssize_t)n)
 			strbuf_puts(&s->reply, "E01");
 		else
 			strbuf_puts(&s->reply, "OK");

@@ -35,9 +35,9 @@ static void handle_qsupported(struct gdb_server *s, const char *args)
 		    ";qXfer:threads:read+;vContSupported+;ConditionalBreakpoints+");
 	/* Reverse execution needs a history: a recording being made (--record,
 	 * -o) or a saved one being replayed. */
-	if (s->hist)
+	if (target_can_reverse(s->target))
 		strbuf_puts(&s->reply, ";ReverseStep+;ReverseContinue+");
-	if (s->have_inferior)
+	if (target_can_record(s->target))
 		strbuf_puts(&s->reply, ";Qbtrace:pt+;Qbtrace-conf:pt:size+;Qbtrace:off+"
 			    ";qXfer:btrace:read+;qXfer:btrace-conf:read+");
 	if (s->gdb_multiprocess)
@@ -69,14 +69,14 @@ static void handle_pass_signals(struct gdb_server *s, const char *list)
 			return;
 		}
 	}
-	memcpy(s->inf.pass_signals, pass, sizeof pass);
+	target_pass_signals(s->target, pass);
 	strbuf_puts(&s->reply, "OK");
 }
 
 static void handle_thread_info(struct gdb_server *s, bool first)
 {
 	pid_t *ids;
-	size_t n = first ? gdb_thread_ids(s, &ids) : 0;
+	size_t n = first ? target_threads(s->target, &ids) : 0;
 	if (n == 0) {
 		if (first)
 			free(ids);
@@ -117,9 +117,9 @@ bool gdb_query_packet(struct gdb_server *s, char *pkt, size_t len)
 		strbuf_puts(&s->reply, "OK");
 	} else if (strncmp(pkt, "qAttached", 9) == 0) {
 		/* We created the process, so gdb should kill it on quit. */
-		strbuf_puts(&s->reply, s->have_inferior || s->hist ? "0" : "E01");
+		strbuf_puts(&s->reply, s->target ? "0" : "E01");
 	} else if (strcmp(pkt, "qC") == 0) {
-		if (s->g_tid > 0 && gdb_thread_exists(s, s->g_tid)) {
+		if (s->g_tid > 0 && target_thread_exists(s->target, s->g_tid)) {
 			strbuf_puts(&s->reply, "QC");
 			gdb_format_thread_id(s, &s->reply, s->g_tid);
 		} else {

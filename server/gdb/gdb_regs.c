@@ -1,81 +1,96 @@
-/* Register packets: g, G, p, P for the thread selected with Hg. */
+/* Register packets: g, G, p, P for the thread selected with Hg. What the
+ * target does not know where the program stands (a past position where
+ * only the PC is known) is sent as "xx" bytes: gdb shows <unavailable>. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "ptrev/gdb_server.h"
 #include "ptrev/hex.h"
 
-bool gdb_read_regfile(struct gdb_server *s, pid_t tid, struct amd64_regfile *rf)
+const struct amd64_layout *gdb_layout(struct gdb_server *s)
 {
-	memset(rf, 0, sizeof *rf);
-	if (!s->have_inferior || s->inf.exited)
-		return false;
-	if (inferior_get_regs(&s->inf, tid, &rf->gpr) != 0)
-		return false;
-	size_t n = sizeof rf->xsave;
-	if (inferior_get_xstate(&s->inf, tid, rf->xsave, &n) != 0)
-		return false;
-	rf->xsave_len = n;
-	rf->xcr0 = amd64_xcr0_from_xsave(rf->xsave, n);
-	if (!s->layout)
-		s->layout = amd64_layout_for(rf->xcr0);
-	return true;
+	if (!s->layout) {
+		/* Without a target (fuzzing) or a readable thread: plain SSE. */
+		uint64_t xcr0 = target_xcr0(s->target);
+		s->layout = amd64_layout_for(xcr0 ? xcr0 : 0x3);
+	}
+	return s->layout;
 }
 
-static bool write_regfile(struct gdb_server *s, pid_t tid, const struct amd64_regfile *rf)
+/* The g reply when only some registers are known: the PC or nothing. */
+static void partial_g(struct gdb_server *s, const struct amd64_regfile *rf, bool have_pc)
 {
-	return inferior_set_regs(&s->inf, tid, &rf->gpr) == 0 &&
-	       inferior_set_xstate(&s->inf, tid, rf->xsave, rf->xsave_len) == 0;
+	const struct amd64_layout *l = gdb_layout(s);
+	bool *avail = calloc((size_t)amd64_reg_count(l), sizeof *avail);
+	if (!avail) {
+		strbuf_puts(&s->reply, "E01");
+		return;
+	}
+	avail[AMD64_RIP_REGNUM] = have_pc;
+	amd64_g_packet(l, rf, avail, &s->reply);
+	free(avail);
 }
 
-static pid_t current_tid(struct gdb_server *s)
+static void read_one(struct gdb_server *s, const struct amd64_regfile *rf, int known,
+		     const char *p, const char *end)
 {
-	if (s->have_inferior && !s->inf.exited && !inferior_thread(&s->inf, s->g_tid) &&
-	    s->inf.nthreads)
-		s->g_tid = s->inf.threads[0].tid;
-	return s->g_tid;
+	const struct amd64_layout *l = gdb_layout(s);
+	uint64_t regnum;
+	uint8_t raw[64];
+	int size;
+	if (!hex_parse_u64(&p, end, &regnum) || p != end || regnum > 10000 ||
+	    (size = amd64_reg_size(l, (int)regnum)) < 0) {
+		strbuf_puts(&s->reply, "E01");
+	} else if (known == TARGET_REGS_FULL ||
+		   (known == TARGET_REGS_PC && regnum == AMD64_RIP_REGNUM)) {
+		amd64_reg_read(l, rf, (int)regnum, raw);
+		strbuf_hex(&s->reply, raw, (size_t)size);
+	} else {
+		for (int i = 0; i < size; i++)
+			strbuf_puts(&s->reply, "xx");
+	}
 }
 
 bool gdb_regs_packet(struct gdb_server *s, char *pkt, size_t len)
 {
 	/* A regfile holds a whole XSAVE area: too big for the stack. */
 	struct amd64_regfile *rf = malloc(sizeof *rf);
-	if (!rf || !gdb_read_regfile(s, current_tid(s), rf)) {
+	int known = rf ? target_fetch_registers(s->target, s->g_tid, rf) : -1;
+	if (known < 0) {
 		free(rf);
 		strbuf_puts(&s->reply, "E01");
 		return true;
 	}
+	const struct amd64_layout *l = gdb_layout(s);
 	const char *p = pkt + 1, *end = pkt + len;
 	uint64_t regnum;
 	uint8_t raw[64];
 	switch (pkt[0]) {
 	case 'g':
-		amd64_g_packet(s->layout, rf, NULL, &s->reply);
+		if (known == TARGET_REGS_FULL)
+			amd64_g_packet(l, rf, NULL, &s->reply);
+		else
+			partial_g(s, rf, known == TARGET_REGS_PC);
 		break;
 	case 'G':
-		if (amd64_G_packet(s->layout, rf, p, (size_t)(end - p)) &&
-		    write_regfile(s, s->g_tid, rf))
+		if (known == TARGET_REGS_FULL && amd64_G_packet(l, rf, p, (size_t)(end - p)) &&
+		    target_store_registers(s->target, s->g_tid, rf) == 0)
 			strbuf_puts(&s->reply, "OK");
 		else
 			strbuf_puts(&s->reply, "E01");
 		break;
-	case 'p': {
-		int size;
-		if (!hex_parse_u64(&p, end, &regnum) || p != end || regnum > 10000 ||
-		    (size = amd64_reg_read(s->layout, rf, (int)regnum, raw)) < 0)
-			strbuf_puts(&s->reply, "E01");
-		else
-			strbuf_hex(&s->reply, raw, (size_t)size);
+	case 'p':
+		read_one(s, rf, known, p, end);
 		break;
-	}
 	case 'P': {
 		int size;
-		if (!hex_parse_u64(&p, end, &regnum) || *p++ != '=' || regnum > 10000 ||
-		    (size = amd64_reg_size(s->layout, (int)regnum)) < 0 ||
+		if (known != TARGET_REGS_FULL ||
+		    !hex_parse_u64(&p, end, &regnum) || *p++ != '=' || regnum > 10000 ||
+		    (size = amd64_reg_size(l, (int)regnum)) < 0 ||
 		    (size_t)size > sizeof raw || end - p != 2 * size ||
 		    !hex_decode(p, (size_t)size, raw) ||
-		    amd64_reg_write(s->layout, rf, (int)regnum, raw) < 0 ||
-		    !write_regfile(s, s->g_tid, rf))
+		    amd64_reg_write(l, rf, (int)regnum, raw) < 0 ||
+		    target_store_registers(s->target, s->g_tid, rf) != 0)
 			strbuf_puts(&s->reply, "E01");
 		else
 			strbuf_puts(&s->reply, "OK");

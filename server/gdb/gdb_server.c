@@ -14,7 +14,6 @@
 void gdb_server_init(struct gdb_server *s)
 {
 	memset(s, 0, sizeof *s);
-	s->inf.memfd = -1;
 	vfile_init(&s->vfs);
 	strbuf_init(&s->reply);
 	s->wake_pipe[0] = s->wake_pipe[1] = -1;
@@ -22,16 +21,8 @@ void gdb_server_init(struct gdb_server *s)
 
 void gdb_server_destroy(struct gdb_server *s)
 {
-	gdb_replay_free(s);
-	if (s->exec_path_is_temp)
-		unlink(s->exec_path);
-	if (s->engine)
-		gdb_record_stop(s, NULL, 0);
-	if (s->have_inferior) {
-		inferior_kill(&s->inf);
-		inferior_destroy(&s->inf);
-		s->have_inferior = false;
-	}
+	target_free(s->target);
+	s->target = NULL;
 	vfile_close_all(&s->vfs);
 	gdb_points_clear(s);
 	strbuf_free(&s->reply);
@@ -41,37 +32,20 @@ void gdb_server_destroy(struct gdb_server *s)
 			close(s->wake_pipe[i]);
 }
 
-static bool inferior_alive(const struct gdb_server *s)
-{
-	return s->have_inferior && !s->inf.exited;
-}
-
-/* D and D;PID: let the program go. */
+/* D and D;PID: let the program go (a recording ends where gdb leaves). */
 static void handle_detach(struct gdb_server *s)
 {
-	if (!inferior_alive(s)) {
+	if (target_detach(s->target) != 0) {
 		strbuf_puts(&s->reply, "E01");
 		return;
 	}
-	gdb_record_stop(s, NULL, 0); /* the recording ends where gdb leaves */
-	if (inferior_detach(&s->inf) != 0) {
-		strbuf_puts(&s->reply, "E01");
-		return;
-	}
-	inferior_destroy(&s->inf);
-	s->have_inferior = false;
 	strbuf_puts(&s->reply, "OK");
 	s->session_over = true;
 }
 
 static void handle_kill(struct gdb_server *s)
 {
-	gdb_record_stop(s, NULL, 0);
-	if (s->have_inferior) {
-		inferior_kill(&s->inf);
-		inferior_destroy(&s->inf);
-		s->have_inferior = false;
-	}
+	target_kill(s->target);
 	s->session_over = true;
 }
 
@@ -81,14 +55,14 @@ static void handle_thread_alive(struct gdb_server *s, const char *arg)
 	pid_t pid, tid;
 	const char *end;
 	if (gdb_parse_thread_id(arg, &end, &pid, &tid) && *end == '\0' && tid > 0 &&
-	    gdb_thread_exists(s, tid))
+	    target_thread_exists(s->target, tid))
 		strbuf_puts(&s->reply, "OK");
 	else
 		strbuf_puts(&s->reply, "E01");
 }
 
-/* H<op><thread-id>: select the thread for g/G/m/M (op g); c is obsolete
- * (vCont names threads itself) and accepted for any valid id. */
+/* H<op><thread-id>: select the thread for g/G/m/M (op g), or the one bs/bc
+ * move (op c; vCont names threads itself). */
 static void handle_set_thread(struct gdb_server *s, const char *arg)
 {
 	pid_t pid, tid;
@@ -100,22 +74,70 @@ static void handle_set_thread(struct gdb_server *s, const char *arg)
 		return;
 	}
 	if (op == 'c')
-		s->c_tid = tid > 0 && gdb_thread_exists(s, tid) ? tid : 0;
+		s->c_tid = tid > 0 && target_thread_exists(s->target, tid) ? tid : 0;
 	if (op == 'g') {
 		if (tid > 0) {
-			if (!gdb_thread_exists(s, tid)) {
+			if (!target_thread_exists(s->target, tid)) {
 				strbuf_puts(&s->reply, "E01");
 				return;
 			}
 			s->g_tid = tid;
-		} else if (!gdb_thread_exists(s, s->g_tid)) {
+		} else if (!target_thread_exists(s->target, s->g_tid)) {
 			pid_t *ids;
-			if (gdb_thread_ids(s, &ids) > 0)
+			if (target_threads(s->target, &ids) > 0)
 				s->g_tid = ids[0];
 			free(ids);
 		}
 	}
 	strbuf_puts(&s->reply, "OK");
+}
+
+/* vFile: host I/O, in the program's file system. A file only the target
+ * can give (a saved recording's /proc/PID/maps) is written to a temporary
+ * file that is opened the ordinary way, then unlinked: the open file stays
+ * readable. */
+static void handle_vfile(struct gdb_server *s, char *pkt, size_t len)
+{
+	/* The fuzzer must not open or unlink real files. */
+	if (s->fuzzing)
+		return;
+	if (strncmp(pkt, "vFile:setfs:", 12) == 0 && target_fs_pid(s->target) == 0) {
+		/* No process: its files are ours (the recorded paths, checked
+		 * by build-id). */
+		s->vfs.fs_pid = 0;
+		strbuf_puts(&s->reply, "F0");
+		return;
+	}
+	if (strncmp(pkt, "vFile:open:", 11) == 0) {
+		char *hex = pkt + 11, *comma = strchr(hex, ',');
+		char path[257];
+		size_t n = comma ? (size_t)(comma - hex) / 2 : 0;
+		struct strbuf contents = STRBUF_INIT;
+		if (comma && (comma - hex) % 2 == 0 && n < sizeof path &&
+		    hex_decode(hex, n, (uint8_t *)path) && (path[n] = '\0', 1) &&
+		    target_proc_file(s->target, path, &contents) == 0) {
+			char tmpl[] = "/tmp/ptrev-proc-XXXXXX";
+			int fd = mkstemp(tmpl);
+			bool written = fd >= 0 && write(fd, contents.data ? contents.data : "",
+							contents.len) == (ssize_t)contents.len;
+			if (fd >= 0)
+				close(fd);
+			struct strbuf rewritten = STRBUF_INIT;
+			strbuf_puts(&rewritten, "vFile:open:");
+			strbuf_hex(&rewritten, tmpl, strlen(tmpl));
+			strbuf_puts(&rewritten, comma);
+			if (!written || !vfile_handle(&s->vfs, rewritten.data, rewritten.len, &s->reply))
+				strbuf_puts(&s->reply, "F-1,2");
+			if (fd >= 0)
+				unlink(tmpl);
+			strbuf_free(&rewritten);
+			strbuf_free(&contents);
+			return;
+		}
+		strbuf_free(&contents);
+	}
+	if (!vfile_handle(&s->vfs, pkt, len, &s->reply))
+		strbuf_reset(&s->reply);
 }
 
 void gdb_server_dispatch(struct gdb_server *s, char *pkt, size_t len, bool *no_reply)
@@ -126,35 +148,23 @@ void gdb_server_dispatch(struct gdb_server *s, char *pkt, size_t len, bool *no_r
 		return;
 	switch (pkt[0]) {
 	case '?':
-		if (s->hist && s->hist_saved_initial) {
-			gdb_replay_initial_stop(s);
-			return;
-		}
-		if (s->last.kind == STOP_NONE && inferior_alive(s)) {
-			s->last.kind = STOP_SIGNAL;
-			s->last.sig = SIGTRAP;
-			s->last.tid = s->inf.pid;
-		}
-		if (s->last.kind != STOP_NONE)
+		if (target_current_stop(s->target, s->g_tid, &s->last, &s->last) == 0) {
+			if (s->last.kind != TARGET_STOP_EXITED && s->last.kind != TARGET_STOP_KILLED)
+				s->g_tid = s->last.tid;
 			gdb_stop_reply(s, &s->last);
-		else
+		} else {
 			strbuf_puts(&s->reply, "W00");
+		}
 		return;
 	case 'q':
 	case 'Q':
 		gdb_query_packet(s, pkt, len);
 		return;
 	case 'g': case 'G': case 'p': case 'P':
-		if (gdb_replay_in_past(s))
-			gdb_replay_regs_packet(s, pkt, len);
-		else
-			gdb_regs_packet(s, pkt, len);
+		gdb_regs_packet(s, pkt, len);
 		return;
 	case 'm': case 'M': case 'x': case 'X':
-		if (gdb_replay_in_past(s))
-			gdb_replay_mem_packet(s, pkt, len);
-		else
-			gdb_mem_packet(s, pkt, len);
+		gdb_mem_packet(s, pkt, len);
 		return;
 	case 'b':
 		gdb_reverse_packet(s, pkt);
@@ -184,18 +194,8 @@ void gdb_server_dispatch(struct gdb_server *s, char *pkt, size_t len, bool *no_r
 			strbuf_puts(&s->reply, "vCont;c;C;s;S");
 		} else if (strncmp(pkt, "vCont;", 6) == 0) {
 			gdb_resume_and_wait(s, pkt + 5);
-		} else if (strncmp(pkt, "vFile:setfs:", 12) == 0 && !s->have_inferior) {
-			/* A saved recording's process is gone: its files are
-			 * ours (the recorded paths, checked by build-id). */
-			s->vfs.fs_pid = 0;
-			strbuf_puts(&s->reply, "F0");
-		} else if (strncmp(pkt, "vFile:open:", 11) == 0 && !s->have_inferior && s->hist &&
-			   !s->fuzzing && gdb_replay_proc_open(s, pkt)) {
-			/* /proc/PID/maps of a saved recording's (gone) process. */
 		} else if (strncmp(pkt, "vFile:", 6) == 0) {
-			/* The fuzzer must not open or unlink real files. */
-			if (s->fuzzing || !vfile_handle(&s->vfs, pkt, len, &s->reply))
-				strbuf_reset(&s->reply);
+			handle_vfile(s, pkt, len);
 		} else if (strncmp(pkt, "vKill", 5) == 0) {
 			handle_kill(s);
 			strbuf_puts(&s->reply, "OK");
@@ -233,8 +233,11 @@ int gdb_server_run(struct gdb_server *s, int rfd, int wfd)
 		sa.sa_flags = SA_RESTART;
 		sigaction(SIGCHLD, &sa, NULL);
 	}
-	if (s->have_inferior && s->inf.nthreads > 0)
-		s->g_tid = s->inf.threads[0].tid;
+	/* gdb's current thread to begin with: the one the target reports
+	 * (the first thread, or where a recording ended). */
+	struct target_stop first;
+	if (target_current_stop(s->target, 0, &s->last, &first) == 0)
+		s->g_tid = first.tid;
 
 	while (!s->session_over) {
 		const char *pkt;
@@ -266,20 +269,14 @@ int gdb_server_run(struct gdb_server *s, int rfd, int wfd)
 		if (no_ack_switch)
 			s->conn.noack = true;
 	}
-	bool dropped = !s->session_over;
-	if (dropped && s->have_inferior && !s->inf.exited)
+	if (!s->session_over && target_alive(s->target))
 		fprintf(stderr, "ptrev: gdb connection closed; killing the program\n");
-	/* Whatever ended the session, the recording is finished and saved. */
-	gdb_record_stop(s, NULL, 0);
-	if (s->have_inferior) {
-		inferior_kill(&s->inf);
-		inferior_destroy(&s->inf);
-		s->have_inferior = false;
-	}
+	/* Whatever ended the session, a recording is finished and saved. */
+	target_kill(s->target);
 	return 0;
 }
 
-/* Fuzzing: the dispatcher with no inferior must answer anything safely. */
+/* Fuzzing: the dispatcher with no target must answer anything safely. */
 void gdb_server_fuzz_one(const uint8_t *data, size_t n)
 {
 	static struct gdb_server s;

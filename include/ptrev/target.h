@@ -1,0 +1,239 @@
+/* What executes under the protocol: the one interface the gdb layer
+ * (server/gdb) calls for everything that runs the program or reads its
+ * state, as gdbserver's process_stratum_target is for gdbserver and rr's
+ * ReplayTimeline for rr's GdbServer. No packet handler knows which kind of
+ * target it talks to.
+ *
+ * Three implementations (server/target/):
+ *   live       the program under ptrace (target_live.c);
+ *   recording  the live program while it is recorded (target_recording.c):
+ *              it runs under the sw recorder at the present, and at a past
+ *              position it answers as the history target over the recording
+ *              being made;
+ *   history    a position in a recording (target_history.c): a saved
+ *              recording, or the past of a live one; the state there comes
+ *              from the timeline (replay/timeline.h).
+ * Targets stack as gdb's do: a recording target is pushed over the live one
+ * (record btrace, --record, -o) and popped when the recording stops. An
+ * operation a target leaves NULL is asked of the target beneath it; the
+ * target_* functions below walk the stack, and give the documented answer
+ * where no target has the operation.
+ *
+ * All-stop, as gdbserver: target_resume starts an execution, target_wait
+ * reports its one stop (every thread is stopped then). Signals are host
+ * numbers; the gdb layer converts them. */
+#ifndef PTREV_TARGET_H
+#define PTREV_TARGET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ptrev/amd64_regfile.h"
+#include "ptrev/stop_set.h"
+#include "ptrev/strbuf.h"
+
+struct target;
+struct trace_data;
+struct timeline;
+
+enum target_stop_kind {
+	TARGET_STOP_NONE = 0,
+	TARGET_STOP_SIGNAL,     /* a signal arrived (sig), not yet delivered */
+	TARGET_STOP_STEP,       /* a single step finished (sig SIGTRAP) */
+	TARGET_STOP_SWBREAK,    /* a software breakpoint hit (sig SIGTRAP) */
+	TARGET_STOP_HWBREAK,    /* a hardware execution breakpoint hit */
+	TARGET_STOP_WATCH,      /* a data watchpoint triggered */
+	TARGET_STOP_EXITED,     /* the process exited (exit_code) */
+	TARGET_STOP_KILLED,     /* the process was killed by sig */
+	TARGET_STOP_HISTORY_BEGIN, /* the start of the recorded history */
+	TARGET_STOP_HISTORY_END,   /* its end: the live present, or the end
+	                              of a saved recording */
+};
+
+struct target_stop {
+	enum target_stop_kind kind;
+	pid_t tid;              /* the thread (the process id for exit/kill) */
+	int sig;                /* host signal */
+	int exit_code;
+	uint64_t watch_addr;    /* WATCH: the address gdb asked to watch */
+	int watch_type;         /* WATCH: 2 write, 3 read, 4 access */
+	int core;               /* CPU the thread last ran on, -1 unknown */
+	/* Registers known at the stop without asking (expedited in the stop
+	 * reply): rbp, rsp and rip, or only rip, or none. */
+	bool have_frame_regs, have_pc;
+	uint64_t rbp, rsp, rip;
+};
+
+struct target_action {
+	char kind;              /* 'c' continue or 's' step */
+	int sig;                /* host signal to deliver, 0 none */
+	pid_t tid;              /* -1: every thread not named by another action */
+};
+
+struct target_resume {
+	bool reverse;           /* bs / bc: actions[0].kind says which */
+	const struct target_action *actions;
+	size_t nactions;
+	pid_t current;          /* gdb's current thread (Hg) */
+	/* The thread bs/bc move (Hc); 0 or -1: the current one, and the others
+	 * move with it as they ran. */
+	pid_t reverse_tid;
+	/* What stops the execution. Owned by the caller; valid until the
+	 * stop of this execution has been returned by target_wait. */
+	const struct stop_set *stops;
+};
+
+/* target_resume's answers besides 0 (started). */
+#define TARGET_REFUSED     (-1)  /* nothing that can run (gdb hears E01) */
+#define TARGET_UNSUPPORTED (-2)  /* reverse execution without a history */
+
+/* target_fetch_registers' answers. */
+enum target_regs {
+	TARGET_REGS_NONE = 0,   /* nothing known here (all unavailable) */
+	TARGET_REGS_PC = 1,     /* only rf->gpr.rip is known */
+	TARGET_REGS_FULL = 2,
+};
+
+struct target_ops {
+	const char *name;
+
+	/* ---- the process and its threads ---- */
+	pid_t (*pid)(struct target *t);
+	/* Is there a process that can run (not gone)? */
+	bool (*alive)(struct target *t);
+	/* The threads that exist where the program stands; *ids malloc'ed. */
+	size_t (*threads)(struct target *t, pid_t **ids);
+	/* A live thread's name and last CPU ("" / -1 when unknown). */
+	void (*thread_info)(struct target *t, pid_t tid, char *name, size_t namelen, int *core);
+
+	/* ---- execution ---- */
+	bool (*can_reverse)(struct target *t);
+	bool (*can_record)(struct target *t);
+	int (*resume)(struct target *t, const struct target_resume *r);
+	/* 1 with *stop; 0: no stop yet (block false); -1: nothing to wait for. */
+	int (*wait)(struct target *t, struct target_stop *stop, bool block);
+	int (*interrupt)(struct target *t);
+	/* The stop gdb sees when it connects ('?'): *last if there was one
+	 * (kind != NONE) and the target keeps no stop of its own. -1: none. */
+	int (*current_stop)(struct target *t, pid_t current, const struct target_stop *last,
+			    struct target_stop *stop);
+	/* Deliver these host signals (1..64) without stopping. */
+	void (*pass_signals)(struct target *t, const bool pass[65]);
+
+	/* ---- state where the program stands ---- */
+	/* enum target_regs, or -1 when the thread cannot be read at all. */
+	int (*fetch_registers)(struct target *t, pid_t tid, struct amd64_regfile *rf);
+	int (*store_registers)(struct target *t, pid_t tid, const struct amd64_regfile *rf);
+	/* Bytes read (short at an unmapped page), -1 for none. */
+	ssize_t (*read_memory)(struct target *t, pid_t tid, uint64_t addr, void *buf, size_t len);
+	ssize_t (*write_memory)(struct target *t, pid_t tid, uint64_t addr, const void *buf,
+				size_t len);
+	/* XCR0 of the register layout (0: unknown). */
+	uint64_t (*xcr0)(struct target *t);
+
+	/* ---- breakpoints and watchpoints (Z numbering) ---- */
+	/* 0, -1 refused, -2 unsupported type. */
+	int (*insert_point)(struct target *t, int type, uint64_t addr, int len);
+	int (*remove_point)(struct target *t, int type, uint64_t addr, int len);
+
+	/* ---- objects gdb reads (0 or -errno) ---- */
+	int (*auxv)(struct target *t, struct strbuf *out);
+	int (*exec_file)(struct target *t, struct strbuf *out);
+	int (*libraries_svr4)(struct target *t, pid_t tid, const char *annex, struct strbuf *out);
+	int (*siginfo)(struct target *t, pid_t tid, struct strbuf *out);
+	/* A file only this target can give (a saved recording's
+	 * /proc/PID/maps): 0 with its contents, -ENOENT when the path is an
+	 * ordinary file of the host. */
+	int (*proc_file)(struct target *t, const char *path, struct strbuf *out);
+	/* The process whose files vFile:setfs may name; 0: the host's own. */
+	pid_t (*fs_pid)(struct target *t);
+
+	/* ---- recording ---- */
+	/* The PT recorded for thread tid so far (record btrace): 0, or -1
+	 * when nothing is recorded. Valid until the next resume. */
+	int (*btrace_pt)(struct target *t, pid_t tid, const uint8_t **pt, size_t *len);
+	/* A monitor command of this target (when, save, checkpoints; current:
+	 * gdb's current thread): true with the output in out, false for a
+	 * command it does not know. */
+	bool (*monitor)(struct target *t, pid_t current, const char *cmd, const char *arg,
+			struct strbuf *out);
+
+	/* ---- the end ---- */
+	int (*detach)(struct target *t);
+	void (*kill)(struct target *t);
+	/* Free the target itself (not the ones beneath). */
+	void (*destroy)(struct target *t);
+};
+
+struct target {
+	const struct target_ops *ops;
+	struct target *beneath;
+};
+
+/* ---- making targets ---- */
+/* Launch path (argv, envp as given, address-space randomisation off),
+ * stopped at its first instruction, as the live target. The fds are what
+ * the program gets for stdin/out/err (-1: ours). NULL with err. */
+struct target *target_live_launch(const char *path, char *const argv[], char *const envp[],
+				  int stdin_fd, int stdout_fd, int stderr_fd,
+				  char *err, size_t errlen);
+/* A saved recording as a target: tl (taking it over) over td (borrowed,
+ * outliving the target). The program stands where the recording ended. */
+struct target *target_history_new(struct timeline *tl, const struct trace_data *td,
+				  char *err, size_t errlen);
+
+struct target_record_opts {
+	const char *path;       /* -o FILE, or NULL: in memory only */
+	char **argv;            /* the program's argv, for META (may be NULL) */
+	bool no_copy;           /* do not copy the mapped binaries */
+};
+/* Record the live program of the stack whose top is t: push a recording
+ * target over it and return the new top; t itself when t already records.
+ * NULL with err ("no process to record", a file that cannot be written). */
+struct target *target_record_start(struct target *t, const struct target_record_opts *o,
+				   char *err, size_t errlen);
+/* Stop the recording target t (the recording is finished: END written,
+ * file closed), pop it and return the target beneath; t itself when t is
+ * not a recording target. */
+struct target *target_record_stop(struct target *t);
+
+/* Free the whole stack (processes killed, recordings finished). */
+void target_free(struct target *t);
+
+/* ---- calling them (each walks the stack, see above) ---- */
+pid_t target_pid(struct target *t);                                   /* 0 */
+bool target_alive(struct target *t);                                  /* false */
+size_t target_threads(struct target *t, pid_t **ids);                 /* 0 */
+bool target_thread_exists(struct target *t, pid_t tid);
+void target_thread_info(struct target *t, pid_t tid, char *name, size_t namelen, int *core);
+bool target_can_reverse(struct target *t);                            /* false */
+bool target_can_record(struct target *t);                             /* false */
+int target_resume(struct target *t, const struct target_resume *r);   /* REFUSED */
+int target_wait(struct target *t, struct target_stop *stop, bool block); /* -1 */
+int target_interrupt(struct target *t);                               /* -1 */
+int target_current_stop(struct target *t, pid_t current, const struct target_stop *last,
+			struct target_stop *stop);                   /* -1 */
+void target_pass_signals(struct target *t, const bool pass[65]);
+int target_fetch_registers(struct target *t, pid_t tid, struct amd64_regfile *rf); /* -1 */
+int target_store_registers(struct target *t, pid_t tid, const struct amd64_regfile *rf);
+ssize_t target_read_memory(struct target *t, pid_t tid, uint64_t addr, void *buf, size_t len);
+ssize_t target_write_memory(struct target *t, pid_t tid, uint64_t addr, const void *buf,
+			    size_t len);
+uint64_t target_xcr0(struct target *t);                               /* 0 */
+int target_insert_point(struct target *t, int type, uint64_t addr, int len);
+int target_remove_point(struct target *t, int type, uint64_t addr, int len);
+int target_auxv(struct target *t, struct strbuf *out);                /* -ESRCH */
+int target_exec_file(struct target *t, struct strbuf *out);
+int target_libraries_svr4(struct target *t, pid_t tid, const char *annex, struct strbuf *out);
+int target_siginfo(struct target *t, pid_t tid, struct strbuf *out);  /* -EINVAL */
+int target_proc_file(struct target *t, const char *path, struct strbuf *out); /* -ENOENT */
+pid_t target_fs_pid(struct target *t);                                /* 0 */
+int target_btrace_pt(struct target *t, pid_t tid, const uint8_t **pt, size_t *len);
+bool target_monitor(struct target *t, pid_t current, const char *cmd, const char *arg,
+		    struct strbuf *out);
+int target_detach(struct target *t);                                  /* -1 */
+void target_kill(struct target *t);
+
+#endif

@@ -1,0 +1,136 @@
+/* The state at the timeline's current position: every register and all
+ * memory from the replayer (re-execution, created on first use) where it
+ * can show them; otherwise what the history knows, the PC, and read-only
+ * memory from the recording. Never the live values: they belong to the
+ * present, not to this position. */
+#include "timeline_internal.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ptrev/replayer.h"
+
+bool tl_ensure_replayer(struct timeline *tl)
+{
+	char why[512];
+	if (!tl->replayer && !tl->replayer_failed) {
+		tl->replayer = replayer_new(tl->td, why, sizeof why);
+		if (!tl->replayer) {
+			tl->replayer_failed = true;
+			fprintf(stderr, "ptrev: no full state in the past (%s); "
+				"showing the PC and read-only memory only\n", why);
+			return false;
+		}
+		if (replayer_warning(tl->replayer))
+			fprintf(stderr, "ptrev: %s\n", replayer_warning(tl->replayer));
+	}
+	if (tl->replayer && !tl->saved && replayer_sync(tl->replayer) != 0)
+		return false;
+	return tl->replayer != NULL;
+}
+
+void tl_state_free(struct timeline *tl)
+{
+	replayer_free(tl->replayer);
+	tl->replayer = NULL;
+	tl->replayer_failed = false;
+	tl->replay_state = 0;
+}
+
+/* Bring the replayer to t's position. True when the full state there is
+ * known; otherwise the reason was printed once and only the PC level is. */
+static bool full_state(struct timeline *tl, struct tl_thread *t)
+{
+	char why[512];
+	if (tl->replay_state != 0 && tl->replay_tid == t->tid && tl->replay_pos == t->pos)
+		return tl->replay_state == 1;
+	if (!tl_ensure_replayer(tl)) {
+		tl->replay_state = 0;
+		return false;
+	}
+	tl->replay_tid = t->tid;
+	tl->replay_pos = t->pos;
+	if (replayer_seek(tl->replayer, t->tid, t->pos, why, sizeof why) == 0) {
+		tl->replay_state = 1;
+		return true;
+	}
+	tl->replay_state = -1;
+	fprintf(stderr, "ptrev: state at instruction %llu unavailable: %s\n",
+		(unsigned long long)t->pos, why);
+	return false;
+}
+
+enum timeline_state timeline_registers(struct timeline *tl, pid_t tid, struct amd64_regfile *rf)
+{
+	struct tl_thread *t = tl_thread_or_first(tl, tid);
+	memset(rf, 0, sizeof *rf);
+	if (full_state(tl, t)) {
+		size_t n = sizeof rf->xsave;
+		if (replayer_get_regs(tl->replayer, &rf->gpr) == 0 &&
+		    replayer_get_xstate(tl->replayer, rf->xsave, &n) == 0) {
+			rf->xsave_len = n;
+			rf->xcr0 = amd64_xcr0_from_xsave(rf->xsave, n);
+			return TIMELINE_STATE_FULL;
+		}
+		memset(rf, 0, sizeof *rf);
+	}
+	uint64_t pc;
+	if (!tl_pc(tl, t, &pc))
+		return TIMELINE_STATE_NONE;
+	rf->gpr.rip = pc;
+	return TIMELINE_STATE_PC;
+}
+
+bool timeline_pc(struct timeline *tl, pid_t tid, uint64_t *pc)
+{
+	return tl_pc(tl, tl_thread_or_first(tl, tid), pc);
+}
+
+ssize_t timeline_read_memory(struct timeline *tl, pid_t tid, uint64_t addr, void *buf, size_t len)
+{
+	struct tl_thread *t = tl_thread_or_first(tl, tid);
+	if (full_state(tl, t))
+		return replayer_read_mem(tl->replayer, addr, buf, len);
+	size_t got = code_memory_read(tl->mem, addr, buf, len);
+	return got ? (ssize_t)got : -1;
+}
+
+int timeline_siginfo(struct timeline *tl, pid_t tid, struct strbuf *out)
+{
+	struct tl_thread *t = tl_thread_or_first(tl, tid);
+	const struct trace_data *td = tl->td;
+	/* At the end: past the last instruction, or on it when the thread
+	 * ended inside that syscall (no PC after it: the replay stands there). */
+	bool at_end = !tl_thread_in_past(t) || (!t->end_ip_known && t->pos + 1 == tl_count(t));
+	for (size_t i = td->nsignals; i-- > 0;) {
+		const struct trace_signal *g = &td->signals[i];
+		if (g->tid != t->tid)
+			continue;
+		if (g->pos == t->pos || (at_end && g->handler_ip == 0)) {
+			strbuf_append(out, g->siginfo, sizeof g->siginfo);
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+int timeline_end_signal(const struct timeline *tl)
+{
+	const struct trace_data *td = tl->td;
+	if (td->complete && td->end.status_kind == 1)
+		return td->end.status;
+	return SIGTRAP;
+}
+
+void timeline_checkpoints(struct timeline *tl, struct strbuf *out)
+{
+	if (!tl->replayer) {
+		strbuf_puts(out, "No checkpoints: no full-state replay has run yet.\n");
+		return;
+	}
+	strbuf_puts(out, "Checkpoints (instruction position, process):\n");
+	replayer_checkpoints(tl->replayer, out);
+}

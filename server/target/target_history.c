@@ -1,0 +1,398 @@
+/* The history target: the program at a position in a recording, moved by
+ * the timeline (replay/timeline.h) and shown as the timeline shows it:
+ * full state where re-execution gives it, else the PC and read-only
+ * memory. A saved recording is served by one alone; a recording target
+ * uses one for the past of the recording it is making. */
+#include "target_internal.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct history_target {
+	struct target base;
+	struct timeline *tl;
+	const struct trace_data *td;
+	pid_t pid;              /* the recorded process */
+	pid_t initial;          /* the thread reported where the recording ended */
+	bool has_stop;          /* a stop found by the last resume, for wait */
+	struct target_stop stop;
+	char exec_path[4096];   /* the program for gdb (cached) */
+	bool exec_path_is_temp; /* ...a temporary copy, removed at the end */
+};
+
+static struct history_target *hist(struct target *t)
+{
+	return (struct history_target *)t;
+}
+
+static pid_t history_pid(struct target *t)
+{
+	return hist(t)->pid;
+}
+
+static bool history_alive(struct target *t)
+{
+	(void)t;
+	return false;
+}
+
+static size_t history_threads(struct target *t, pid_t **ids)
+{
+	return timeline_threads_here(hist(t)->tl, ids);
+}
+
+static bool history_can_reverse(struct target *t)
+{
+	(void)t;
+	return true;
+}
+
+static bool history_can_record(struct target *t)
+{
+	(void)t;
+	return false;
+}
+
+static void stop_from_timeline(struct history_target *h, const struct timeline_stop *ts,
+			       const struct stop_set *stops)
+{
+	struct target_stop *stop = &h->stop;
+	memset(stop, 0, sizeof *stop);
+	stop->tid = ts->tid;
+	stop->sig = SIGTRAP;
+	stop->core = -1;
+	switch (ts->kind) {
+	case TIMELINE_STEP:
+		stop->kind = TARGET_STOP_STEP;
+		break;
+	case TIMELINE_BREAKPOINT:
+		stop->kind = TARGET_STOP_SWBREAK;
+		break;
+	case TIMELINE_WATCH:
+		stop->kind = TARGET_STOP_WATCH;
+		stop->watch_addr = stops->v[ts->point].addr;
+		stop->watch_type = stops->v[ts->point].type;
+		break;
+	case TIMELINE_SIGNAL:
+		stop->kind = TARGET_STOP_SIGNAL;
+		stop->sig = ts->sig;
+		break;
+	case TIMELINE_BEGIN:
+		stop->kind = TARGET_STOP_HISTORY_BEGIN;
+		break;
+	case TIMELINE_END:
+		stop->kind = TARGET_STOP_HISTORY_END;
+		break;
+	}
+	stop->have_pc = timeline_pc(h->tl, ts->tid, &stop->rip);
+	h->has_stop = true;
+}
+
+/* The thread a forward resume moves: the one the first action names, or
+ * the one gdb steps, else the current one. */
+static pid_t forward_thread(const struct target_resume *r)
+{
+	pid_t tid = r->nactions && r->actions[0].tid > 0 ? r->actions[0].tid : 0;
+	for (size_t j = 0; j < r->nactions && tid == 0; j++)
+		if (r->actions[j].kind == 's' && r->actions[j].tid > 0)
+			tid = r->actions[j].tid;
+	return tid;
+}
+
+static int history_resume(struct target *t, const struct target_resume *r)
+{
+	struct history_target *h = hist(t);
+	static const struct stop_set none;
+	const struct stop_set *stops = r->stops ? r->stops : &none;
+	struct timeline_stop ts;
+	int rc;
+	h->has_stop = false;
+	if (r->nactions == 0)
+		return TARGET_REFUSED;
+	if (r->reverse) {
+		/* bs/bc carry no thread: gdb names the one to move with Hc, or
+		 * Hc0/-1 for "the current one, the others as they please". */
+		pid_t tid = r->reverse_tid > 0 && timeline_has_thread(h->tl, r->reverse_tid)
+				    ? r->reverse_tid : r->current;
+		rc = timeline_reverse(h->tl, timeline_thread_or_first(h->tl, tid), r->reverse_tid <= 0,
+				      r->actions[0].kind == 's', stops, &ts);
+	} else {
+		pid_t tid = forward_thread(r);
+		if (!timeline_has_thread(h->tl, tid))
+			tid = r->current;
+		bool step = false, all = false;
+		for (size_t j = 0; j < r->nactions; j++) {
+			step |= r->actions[j].kind == 's';
+			all |= r->actions[j].tid == -1;
+		}
+		rc = timeline_forward(h->tl, timeline_thread_or_first(h->tl, tid), all, step, stops, &ts);
+	}
+	if (rc != 0)
+		return rc == 1 ? HISTORY_AT_PRESENT : TARGET_REFUSED;
+	stop_from_timeline(h, &ts, stops);
+	return 0;
+}
+
+static int history_wait(struct target *t, struct target_stop *stop, bool block)
+{
+	struct history_target *h = hist(t);
+	(void)block;
+	if (!h->has_stop)
+		return -1;
+	*stop = h->stop;
+	h->has_stop = false;
+	return 1;
+}
+
+static int history_interrupt(struct target *t)
+{
+	(void)t;
+	return 0; /* nothing runs: every move is over when resume returns */
+}
+
+/* The stop that ended the recording: its signal for a crash, else a plain
+ * stop where the history ends, in gdb's current thread. */
+static int history_current_stop(struct target *t, pid_t current, const struct target_stop *last,
+				struct target_stop *stop)
+{
+	struct history_target *h = hist(t);
+	(void)last;
+	memset(stop, 0, sizeof *stop);
+	stop->kind = TARGET_STOP_SIGNAL;
+	stop->sig = timeline_end_signal(h->tl);
+	stop->tid = timeline_thread_or_first(h->tl, current ? current : h->initial);
+	stop->core = -1;
+	stop->have_pc = timeline_pc(h->tl, stop->tid, &stop->rip);
+	return 0;
+}
+
+static int history_fetch_registers(struct target *t, pid_t tid, struct amd64_regfile *rf)
+{
+	switch (timeline_registers(hist(t)->tl, tid, rf)) {
+	case TIMELINE_STATE_FULL:
+		return TARGET_REGS_FULL;
+	case TIMELINE_STATE_PC:
+		return TARGET_REGS_PC;
+	default:
+		return TARGET_REGS_NONE;
+	}
+}
+
+/* The past cannot be changed. */
+static int history_store_registers(struct target *t, pid_t tid, const struct amd64_regfile *rf)
+{
+	(void)t;
+	(void)tid;
+	(void)rf;
+	return -1;
+}
+
+static ssize_t history_read_memory(struct target *t, pid_t tid, uint64_t addr, void *buf,
+				   size_t len)
+{
+	return timeline_read_memory(hist(t)->tl, tid, addr, buf, len);
+}
+
+static ssize_t history_write_memory(struct target *t, pid_t tid, uint64_t addr, const void *buf,
+				    size_t len)
+{
+	(void)t;
+	(void)tid;
+	(void)addr;
+	(void)buf;
+	(void)len;
+	return -1;
+}
+
+/* XCR0 of this machine: a saved recording has no process to ask, and is
+ * replayed on the machine's own register layout. */
+static uint64_t history_xcr0(struct target *t)
+{
+	uint32_t lo, hi;
+	(void)t;
+	__asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+	return (uint64_t)hi << 32 | lo;
+}
+
+/* Nothing to insert into: breakpoints and watchpoints are what the
+ * searches look for (they come with each resume). */
+static int history_point(struct target *t, int type, uint64_t addr, int len)
+{
+	(void)t;
+	(void)type;
+	(void)addr;
+	(void)len;
+	return 0;
+}
+
+static int history_target_auxv(struct target *t, struct strbuf *out)
+{
+	return history_auxv(hist(t)->td, out);
+}
+
+static int history_target_exec_file(struct target *t, struct strbuf *out)
+{
+	struct history_target *h = hist(t);
+	return history_exec_file(h->td, h->exec_path, sizeof h->exec_path, &h->exec_path_is_temp, out);
+}
+
+static int history_target_libraries(struct target *t, pid_t tid, const char *annex,
+				    struct strbuf *out)
+{
+	return history_libraries_svr4(t, tid, hist(t)->td, annex, out);
+}
+
+static int history_siginfo(struct target *t, pid_t tid, struct strbuf *out)
+{
+	return timeline_siginfo(hist(t)->tl, tid, out);
+}
+
+static int history_proc_file(struct target *t, const char *path, struct strbuf *out)
+{
+	return history_maps(hist(t)->td, hist(t)->pid, path, out);
+}
+
+static pid_t history_fs_pid(struct target *t)
+{
+	(void)t;
+	return 0; /* the process is gone: the files are ours */
+}
+
+void history_save(const struct trace_data *td, const struct trace_end *end, const char *path,
+		  struct strbuf *out)
+{
+	char err[512];
+	if (!*path)
+		strbuf_puts(out, "usage: monitor save FILE\n");
+	else if (trace_save(td, path, end, err, sizeof err) != 0)
+		strbuf_printf(out, "Could not save the recording: %s\n", err);
+	else
+		strbuf_printf(out, "Recording saved to %s.\n", path);
+}
+
+static void monitor_when(struct timeline *tl, pid_t current, struct strbuf *out)
+{
+	pid_t tid = timeline_thread_or_first(tl, current);
+	struct timeline_where w;
+	timeline_sync(tl);
+	timeline_where(tl, tid, &w);
+	strbuf_printf(out, "Current instruction: %llu of %llu (thread %d)%s\n",
+		      (unsigned long long)w.pos, (unsigned long long)w.count, (int)tid,
+		      !w.at_end ? "" : timeline_saved(tl) ? ", at the end of the recording"
+							 : ", the present");
+	if (w.global)
+		strbuf_printf(out, "All threads: instruction %llu of %llu\n",
+			      (unsigned long long)w.gpos, (unsigned long long)w.gtotal);
+}
+
+static bool history_monitor(struct target *t, pid_t current, const char *cmd, const char *arg,
+			    struct strbuf *out)
+{
+	struct history_target *h = hist(t);
+	if (strcmp(cmd, "when") == 0)
+		monitor_when(h->tl, current, out);
+	else if (strcmp(cmd, "save") == 0)
+		/* A saved recording keeps how it ended. */
+		history_save(h->td, h->td->complete ? &h->td->end : NULL, arg, out);
+	else if (strcmp(cmd, "checkpoints") == 0)
+		timeline_checkpoints(h->tl, out);
+	else
+		return false;
+	return true;
+}
+
+static int history_detach(struct target *t)
+{
+	(void)t;
+	return -1; /* no process to let go */
+}
+
+static void history_kill(struct target *t)
+{
+	(void)t;
+}
+
+static void history_destroy(struct target *t)
+{
+	struct history_target *h = hist(t);
+	timeline_close(h->tl);
+	if (h->exec_path_is_temp)
+		unlink(h->exec_path);
+	free(h);
+}
+
+static const struct target_ops history_ops = {
+	.name = "history",
+	.pid = history_pid,
+	.alive = history_alive,
+	.threads = history_threads,
+	.can_reverse = history_can_reverse,
+	.can_record = history_can_record,
+	.resume = history_resume,
+	.wait = history_wait,
+	.interrupt = history_interrupt,
+	.current_stop = history_current_stop,
+	.fetch_registers = history_fetch_registers,
+	.store_registers = history_store_registers,
+	.read_memory = history_read_memory,
+	.write_memory = history_write_memory,
+	.xcr0 = history_xcr0,
+	.insert_point = history_point,
+	.remove_point = history_point,
+	.auxv = history_target_auxv,
+	.exec_file = history_target_exec_file,
+	.libraries_svr4 = history_target_libraries,
+	.siginfo = history_siginfo,
+	.proc_file = history_proc_file,
+	.fs_pid = history_fs_pid,
+	.monitor = history_monitor,
+	.detach = history_detach,
+	.kill = history_kill,
+	.destroy = history_destroy,
+};
+
+static struct history_target *history_new(struct timeline *tl, const struct trace_data *td,
+					  pid_t pid)
+{
+	struct history_target *h = calloc(1, sizeof *h);
+	if (!h) {
+		timeline_close(tl);
+		return NULL;
+	}
+	h->base.ops = &history_ops;
+	h->tl = tl;
+	h->td = td;
+	h->pid = pid;
+	h->initial = timeline_thread_tid(tl, 0);
+	return h;
+}
+
+struct target *target_history_new(struct timeline *tl, const struct trace_data *td,
+				  char *err, size_t errlen)
+{
+	const char *pid = trace_meta(td, "pid");
+	struct history_target *h = history_new(tl, td, pid ? (pid_t)atoi(pid)
+							     : timeline_thread_tid(tl, 0));
+	if (!h) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	/* Where the recording ended; the thread that ended it is current. */
+	h->initial = timeline_to_end(tl);
+	return &h->base;
+}
+
+struct target *history_target_live(struct timeline *tl, const struct trace_data *td, pid_t pid)
+{
+	struct history_target *h = history_new(tl, td, pid);
+	return h ? &h->base : NULL;
+}
+
+struct timeline *history_target_timeline(struct target *t)
+{
+	return hist(t)->tl;
+}

@@ -1,0 +1,82 @@
+/* Shared by the target implementations (server/target/), not an interface
+ * for anyone else:
+ *   process_run.c       running a real process with gdb's actions and
+ *                       breakpoint conditions (the live and the recording
+ *                       targets, over ptrace or the sw recorder)
+ *   target_live.c       the live target, and what a recording target
+ *                       pushed over it needs to know of it
+ *   target_history.c    the history target, which a recording target also
+ *                       uses for the past of the recording it makes
+ *   history_objects.c   what gdb reads of a recording (auxv, program,
+ *                       libraries, maps) */
+#ifndef PTREV_TARGET_INTERNAL_H
+#define PTREV_TARGET_INTERNAL_H
+
+#include "ptrev/inferior.h"
+#include "ptrev/target.h"
+#include "ptrev/timeline.h"
+#include "ptrev/trace_file.h"
+
+/* ---- process_run.c ---- */
+/* What executes a live process: plain ptrace (inferior.h) or the sw
+ * recorder (sw_engine.h), which keep the same all-stop contract. */
+struct process_exec_ops {
+	int (*resume)(void *ctx, pid_t tid, bool step, int sig);
+	int (*wait)(void *ctx, struct stop_event *ev, bool block);
+};
+
+#define PROCESS_MAX_ACTIONS 64
+
+struct process_run {
+	struct inferior *inf;
+	const struct process_exec_ops *exec;
+	void *ctx;
+	/* The execution in progress, resumed again after a breakpoint whose
+	 * condition was false (its signals are delivered only once). */
+	struct target_action acts[PROCESS_MAX_ACTIONS];
+	size_t nacts;
+	const struct stop_set *stops;
+};
+
+/* Resume every thread per its leftmost matching action (forward only).
+ * 0, or TARGET_REFUSED when the process is gone or nothing resumed. */
+int process_run_resume(struct process_run *pr, const struct target_resume *r);
+/* As target_wait: a breakpoint stop whose condition does not hold is
+ * stepped over and the execution goes on (0 is returned: no stop yet). */
+int process_run_wait(struct process_run *pr, struct target_stop *stop, bool block);
+/* The CPU a thread last ran on (from /proc), or -1. */
+int process_thread_core(pid_t pid, pid_t tid);
+
+/* ---- target_live.c ---- */
+/* The process of a live target, or NULL (another kind of target, or its
+ * process is gone). */
+struct inferior *target_live_inferior(struct target *t);
+/* Has the live program not run yet (it stands at its first instruction)? */
+bool target_live_at_start(struct target *t);
+void target_live_mark_started(struct target *t);
+
+/* ---- target_history.c ---- */
+/* The history target over a live recording's timeline (taking tl over):
+ * the past of a recording target, with pid the live process's. */
+struct target *history_target_live(struct timeline *tl, const struct trace_data *td, pid_t pid);
+struct timeline *history_target_timeline(struct target *t);
+/* history's resume answer when the thread stands at the live present:
+ * nothing to replay, the program runs for real. */
+#define HISTORY_AT_PRESENT 1
+/* `monitor save FILE` of td, ending with end (NULL: as td ended). */
+void history_save(const struct trace_data *td, const struct trace_end *end, const char *path,
+		  struct strbuf *out);
+
+/* ---- history_objects.c ---- */
+int history_auxv(const struct trace_data *td, struct strbuf *out);
+/* The recorded program (absolute), as a path gdb can read: the file when
+ * unchanged, else a temporary copy from the recording (*is_temp; path is
+ * the cache, empty at first). */
+int history_exec_file(const struct trace_data *td, char *path, size_t pathlen, bool *is_temp,
+		      struct strbuf *out);
+int history_libraries_svr4(struct target *t, pid_t tid, const struct trace_data *td,
+			   const char *annex, struct strbuf *out);
+/* /proc/PID/maps of the recorded process, from its MMAP records. */
+int history_maps(const struct trace_data *td, pid_t pid, const char *path, struct strbuf *out);
+
+#endif
