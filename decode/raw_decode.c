@@ -1,6 +1,6 @@
-/* `ptrev decode --raw PT ...`: the command line, the PT file and the decoder
- * set-up. Decoding itself is raw_loop.c, the image raw_image.c, the output
- * format raw_print.c. */
+/* `ptrev decode --raw PT ...`: the PT file and the decoder set-up (the
+ * command line is server/cli/decode_cmd.c's). Decoding itself is
+ * raw_loop.c, the image raw_image.c, the output format raw_print.c. */
 #include "ptrev/raw_decode.h"
 #include "raw_internal.h"
 
@@ -10,135 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum image_kind { image_binary, image_pages, image_elf };
-
 static const uint64_t iscache_limit = 256ull << 20;
-
-struct image_arg {
-	enum image_kind kind;
-	const char *value;
-};
-
-struct raw_args {
-	const char *pt_path;
-	struct image_arg *images;
-	int n_images;
-	int have_cpu;
-	struct pt_cpu cpu;
-	int count_only;
-};
-
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: ptrev decode --raw PT [--image FILE[:OFF[-END]]:ADDR]... "
-		"[--pages ADDRFILE:DUMPFILE]... [--elf FILE[:BIAS]]... "
-		"[--cpu F/M[/S]] [--count]\n");
-}
-
-/* FAMILY/MODEL[/STEPPING], each decimal or 0x-hex, as ptxed's --cpu. */
-static int parse_cpu(const char *s, struct pt_cpu *cpu)
-{
-	char *end;
-	long family, model, stepping = 0;
-
-	errno = 0;
-	family = strtol(s, &end, 0);
-	if (end == s || *end != '/' || errno || family < 0 ||
-	    family > USHRT_MAX)
-		return -1;
-	s = end + 1;
-	model = strtol(s, &end, 0);
-	if (end == s || (*end && *end != '/') || errno || model < 0 ||
-	    model > UCHAR_MAX)
-		return -1;
-	if (*end) {
-		s = end + 1;
-		stepping = strtol(s, &end, 0);
-		if (end == s || *end || errno || stepping < 0 ||
-		    stepping > UCHAR_MAX)
-			return -1;
-	}
-	memset(cpu, 0, sizeof(*cpu));
-	cpu->vendor = pcv_intel;
-	cpu->family = (uint16_t)family;
-	cpu->model = (uint8_t)model;
-	cpu->stepping = (uint8_t)stepping;
-	return 0;
-}
-
-/* Returns 0 to go on, 1 for --help (exit 0), -1 on a usage error. */
-static int parse_args(int argc, char **argv, struct raw_args *a)
-{
-	int i;
-
-	memset(a, 0, sizeof(*a));
-	a->images = calloc((size_t)argc, sizeof(*a->images));
-	if (!a->images) {
-		fprintf(stderr, "%s: out of memory\n", RAW_PROG);
-		return -1;
-	}
-	for (i = 1; i < argc; i++) {
-		const char *opt = argv[i];
-		const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-
-		if (!strcmp(opt, "--help") || !strcmp(opt, "-h")) {
-			usage(stdout);
-			return 1;
-		}
-		if (!strcmp(opt, "--count")) {
-			a->count_only = 1;
-			continue;
-		}
-		/* Every other option takes a value. */
-		if (strcmp(opt, "--raw") && strcmp(opt, "--image") &&
-		    strcmp(opt, "--pages") && strcmp(opt, "--elf") &&
-		    strcmp(opt, "--cpu")) {
-			fprintf(stderr, "%s: unknown argument '%s' (see "
-				"--help)\n", RAW_PROG, opt);
-			return -1;
-		}
-		if (!val) {
-			fprintf(stderr, "%s: %s needs a value\n", RAW_PROG, opt);
-			return -1;
-		}
-		i++;
-		if (!strcmp(opt, "--raw")) {
-			if (a->pt_path) {
-				fprintf(stderr, "%s: --raw given twice ('%s' "
-					"and '%s')\n", RAW_PROG, a->pt_path,
-					val);
-				return -1;
-			}
-			a->pt_path = val;
-		} else if (!strcmp(opt, "--cpu")) {
-			if (parse_cpu(val, &a->cpu) < 0) {
-				fprintf(stderr, "%s: --cpu: expected FAMILY/"
-					"MODEL[/STEPPING], got '%s'\n",
-					RAW_PROG, val);
-				return -1;
-			}
-			a->have_cpu = 1;
-		} else {
-			struct image_arg *img = &a->images[a->n_images++];
-
-			img->value = val;
-			img->kind = !strcmp(opt, "--image") ? image_binary :
-				    !strcmp(opt, "--pages") ? image_pages :
-				    image_elf;
-		}
-	}
-	if (!a->pt_path) {
-		fprintf(stderr, "%s: no PT file: give --raw PT\n", RAW_PROG);
-		return -1;
-	}
-	if (!a->n_images) {
-		fprintf(stderr, "%s: no code to decode against: give --image, "
-			"--pages or --elf\n", RAW_PROG);
-		return -1;
-	}
-	return 0;
-}
 
 /* Reads all of @path (pipes too); a PT stream must not be empty. */
 static int load_pt(const char *path, uint8_t **data, size_t *size)
@@ -188,7 +60,7 @@ static int load_pt(const char *path, uint8_t **data, size_t *size)
 }
 
 static int load_images(struct pt_image_section_cache *iscache,
-		       struct pt_image *image, const struct raw_args *a)
+		       struct pt_image *image, const struct raw_decode_args *a)
 {
 	int i, err = 0;
 
@@ -238,7 +110,7 @@ static int ends_inside_packet(const struct pt_config *config,
 }
 
 /* Builds the decoder, decodes, prints; returns the exit status. */
-static int decode(const struct raw_args *a, struct pt_image *image,
+static int decode(const struct raw_decode_args *a, struct pt_image *image,
 		  uint8_t *pt, size_t pt_size)
 {
 	struct raw_out *out = malloc(sizeof(*out));
@@ -312,21 +184,15 @@ static int decode(const struct raw_args *a, struct pt_image *image,
 	return err;
 }
 
-int decode_raw_main(int argc, char **argv)
+int raw_decode(const struct raw_decode_args *args)
 {
 	struct pt_image_section_cache *iscache = NULL;
 	struct pt_image *image = NULL;
-	struct raw_args args;
 	uint8_t *pt = NULL;
 	size_t pt_size = 0;
-	int status = 1, r;
+	int status = 1;
 
-	r = parse_args(argc, argv, &args);
-	if (r != 0) {
-		free(args.images);
-		return r > 0 ? 0 : 1;
-	}
-	if (load_pt(args.pt_path, &pt, &pt_size) < 0)
+	if (load_pt(args->pt_path, &pt, &pt_size) < 0)
 		goto out;
 
 	iscache = pt_iscache_alloc(NULL);
@@ -341,14 +207,13 @@ int decode_raw_main(int argc, char **argv)
 		fprintf(stderr, "%s: out of memory\n", RAW_PROG);
 		goto out;
 	}
-	if (load_images(iscache, image, &args) < 0)
+	if (load_images(iscache, image, args) < 0)
 		goto out;
 
-	status = decode(&args, image, pt, pt_size);
+	status = decode(args, image, pt, pt_size);
 out:
 	pt_image_free(image);
 	pt_iscache_free(iscache);
 	free(pt);
-	free(args.images);
 	return status;
 }

@@ -1,4 +1,5 @@
-/* `ptrev decode FILE [--insn]`: every thread's instruction history, decoded
+/* `ptrev decode FILE [--insn]` (the command line is server/cli's): every
+ * thread's instruction history, decoded
  * with the loop and the line formats of `ptrev decode --raw` (raw_loop.c,
  * raw_print.c) against the code rebuilt from the recording's sideband
  * (trace_image.c); --insn adds symbols (trace_symbols.c) and disassembly. */
@@ -13,17 +14,6 @@
 #include <string.h>
 
 #define PROG "ptrev decode"
-
-static void usage(FILE *f)
-{
-	fprintf(f, "usage: ptrev decode FILE [--insn]\n"
-		"  the instruction history of a recording, one line per "
-		"instruction\n"
-		"  (ptxed's format); a line [thread TID] before each thread's "
-		"history\n"
-		"  when there are several; --insn adds <symbol+offset> and the "
-		"disassembly\n");
-}
 
 /* A META value as an unsigned number no larger than @max; -1 if absent. */
 static long meta_number(const struct trace_data *td, const char *key,
@@ -257,47 +247,7 @@ static size_t annotate(void *arg, const struct pt_insn *insn, char *dst,
 	return used;
 }
 
-/* ---- the command ------------------------------------------------------------ */
-
-struct options {
-	const char *path;
-	int insn;
-};
-
-/* Returns 0 to go on, 1 for --help, -1 on a usage error. */
-static int parse_args(int argc, char **argv, struct options *o)
-{
-	int i;
-
-	memset(o, 0, sizeof(*o));
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			usage(stdout);
-			return 1;
-		}
-		if (!strcmp(a, "--insn")) {
-			o->insn = 1;
-		} else if (a[0] == '-' && a[1]) {
-			fprintf(stderr, "%s: unknown option '%s'\n", PROG, a);
-			usage(stderr);
-			return -1;
-		} else if (o->path) {
-			fprintf(stderr, "%s: one recording at a time ('%s' "
-				"and '%s')\n", PROG, o->path, a);
-			return -1;
-		} else {
-			o->path = a;
-		}
-	}
-	if (!o->path) {
-		fprintf(stderr, "%s: no recording given\n", PROG);
-		usage(stderr);
-		return -1;
-	}
-	return 0;
-}
+/* ---- printing a recording's history --------------------------------------- */
 
 /* The streams in the order their threads were created (the THREAD
  * records' order), then any stream without a THREAD record in file
@@ -331,7 +281,7 @@ static size_t *thread_order(const struct trace_data *td)
 }
 
 /* Prints every thread's history; returns the exit status. */
-static int decode_all(const struct options *o, const struct trace_data *td,
+static int decode_all(const char *path, bool insn, const struct trace_data *td,
 		      struct pt_image *image, struct trace_symbols *syms)
 {
 	struct raw_out *out = malloc(sizeof(*out));
@@ -348,7 +298,7 @@ static int decode_all(const struct options *o, const struct trace_data *td,
 		return 1;
 	}
 	raw_out_init(out, stdout, 0);
-	if (o->insn) {
+	if (insn) {
 		if (annotator_init(&annot, syms) < 0) {
 			fprintf(stderr, "%s: cannot set up the disassembler\n",
 				PROG);
@@ -372,12 +322,12 @@ static int decode_all(const struct options *o, const struct trace_data *td,
 		if (rc < 0) {
 			raw_out_flush(out);
 			fprintf(stderr, "%s: %s: thread %d: %s\n", PROG,
-				o->path, (int)s->tid, err);
+				path, (int)s->tid, err);
 			status = 1;
 		} else if (rc == 0 && s->pt_len) {
 			raw_out_flush(out);
 			fprintf(stderr, "%s: %s: thread %d: no PSB packet in "
-				"its %zu bytes of trace\n", PROG, o->path,
+				"its %zu bytes of trace\n", PROG, path,
 				(int)s->tid, s->pt_len);
 			status = 1;
 		}
@@ -386,11 +336,11 @@ static int decode_all(const struct options *o, const struct trace_data *td,
 	if (out->errors) {
 		fprintf(stderr, "%s: %" PRIu64 " error%s while decoding '%s'\n",
 			PROG, out->errors, out->errors == 1 ? "" : "s",
-			o->path);
+			path);
 		status = 1;
 	}
 	if (!td->nstreams) {
-		fprintf(stderr, "%s: '%s' holds no trace\n", PROG, o->path);
+		fprintf(stderr, "%s: '%s' holds no trace\n", PROG, path);
 		status = 1;
 	}
 	free(out);
@@ -398,29 +348,25 @@ static int decode_all(const struct options *o, const struct trace_data *td,
 	return status;
 }
 
-int trace_decode_main(int argc, char **argv)
+int trace_decode_print(const char *path, bool insn)
 {
 	struct trace_symbols *syms = NULL;
 	struct trace_data td;
 	struct trace_image ti;
-	struct options o;
 	char err[512];
-	int status, r;
+	int status;
 
-	r = parse_args(argc, argv, &o);
-	if (r != 0)
-		return r > 0 ? 0 : 1;
 	memset(&td, 0, sizeof(td));
-	if (trace_read_file(o.path, &td, err, sizeof(err)) < 0) {
-		fprintf(stderr, "%s: %s: %s\n", PROG, o.path, err);
+	if (trace_read_file(path, &td, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s: %s: %s\n", PROG, path, err);
 		return 1;
 	}
 	if (trace_image_build(&ti, &td, err, sizeof(err)) < 0) {
-		fprintf(stderr, "%s: %s: %s\n", PROG, o.path, err);
+		fprintf(stderr, "%s: %s: %s\n", PROG, path, err);
 		trace_data_free(&td);
 		return 1;
 	}
-	if (o.insn) {
+	if (insn) {
 		syms = trace_symbols_load(&td);
 		if (!syms) {
 			fprintf(stderr, "%s: out of memory\n", PROG);
@@ -429,7 +375,7 @@ int trace_decode_main(int argc, char **argv)
 			return 1;
 		}
 	}
-	status = decode_all(&o, &td, ti.image, syms);
+	status = decode_all(path, insn, &td, ti.image, syms);
 	trace_symbols_free(syms);
 	trace_image_free(&ti);
 	trace_data_free(&td);

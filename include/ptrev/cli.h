@@ -1,7 +1,20 @@
-/* The command line: `ptrev serve|record|replay|info|decode ...`. */
+/* The command line: `ptrev serve|record|replay|info|decode ...`, each
+ * subcommand's main (server/cli/). argv[0] is the subcommand; each returns
+ * the process exit status. */
 #ifndef PTREV_CLI_H
 #define PTREV_CLI_H
 
 int cli_main(int argc, char **argv);
+
+/* `ptrev decode --raw PT [--image FILE[:OFF[-END]]:ADDR]... [--pages
+ * ADDRFILE:DUMPFILE]... [--elf FILE[:BIAS]]... [--cpu F/M[/S]] [--count]`:
+ * 0 when the trace decoded without errors, 1 on bad arguments, unreadable
+ * input, or any decode error. */
+int decode_raw_main(int argc, char **argv);
+/* `ptrev decode FILE [--insn]` (options in any order): 0 when every thread
+ * decoded without errors, 1 on bad arguments or as trace_decode_print. */
+int trace_decode_main(int argc, char **argv);
+/* `ptrev decode ...`: one of the two by its arguments. */
+int decode_main(int argc, char **argv);
 
 #endif

@@ -30,18 +30,20 @@
 #ifndef PTREV_TRACE_DECODE_H
 #define PTREV_TRACE_DECODE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "ptrev/trace_file.h"
 
-/* argv[0] is "decode"; the rest: FILE and optionally --insn, in any order.
- * Returns the process exit status: 0 when every thread decoded without
- * errors, 1 on bad arguments, an unreadable or invalid recording, code
- * that cannot be loaded (missing file, file changed since recording,
- * mappings that overlap over time), or any decode error. */
-int trace_decode_main(int argc, char **argv);
+/* Print the history of the recording at path on stdout (insn: with
+ * symbols and disassembly); messages on stderr. Returns the process exit
+ * status: 0 when every thread decoded without errors, 1 for an unreadable
+ * or invalid recording, code that cannot be loaded (missing file, file
+ * changed since recording, mappings that overlap over time), or any decode
+ * error. */
+int trace_decode_print(const char *path, bool insn);
 
 /* Decodes the history of thread @tid (0: every thread, summed) without
  * printing it: *insns gets the number of instructions, *errors the number

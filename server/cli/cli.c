@@ -11,11 +11,9 @@
 #include <unistd.h>
 
 #include "ptrev/gdb_server.h"
-#include "ptrev/raw_decode.h"
 #include "ptrev/recorder.h"
 #include "ptrev/target.h"
 #include "ptrev/timeline.h"
-#include "ptrev/trace_decode.h"
 #include "ptrev/trace_info.h"
 #include "ptrev/transport.h"
 
@@ -229,23 +227,6 @@ static int cmd_replay(int argc, char **argv)
 	return rc;
 }
 
-/* `decode --raw PT ...` decodes a raw stream from any tool; `decode FILE
- * [--insn]` decodes a recording. Option-only command lines go to the raw
- * decoder, whose usage errors are the informative ones. */
-static int cmd_decode(int argc, char **argv)
-{
-	bool raw = false, file = false;
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--raw") == 0)
-			raw = true;
-		else if (argv[i][0] != '-' || strcmp(argv[i], "--insn") == 0)
-			file = true;
-	}
-	if (!raw && file)
-		return trace_decode_main(argc, argv);
-	return decode_raw_main(argc, argv);
-}
-
 int cli_main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -260,7 +241,7 @@ int cli_main(int argc, char **argv)
 		return 0;
 	}
 	if (strcmp(cmd, "decode") == 0)
-		return cmd_decode(argc - 1, argv + 1);
+		return decode_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "info") == 0)
 		return trace_info_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "record") == 0)

@@ -12,6 +12,7 @@
  * never invented instructions. */
 #include "ptrev/insn_class.h"
 #include "ptrev/pt_encoder.h"
+#include "ptrev/cli.h"
 #include "ptrev/trace_decode.h"
 #include "ptrev/trace_file.h"
 /* The symbol lookup itself, for the vDSO (ptenc_flow never runs it). */
