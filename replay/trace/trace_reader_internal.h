@@ -1,6 +1,8 @@
-/* Private to the .ptrev reader: the storage behind trace_data and the
- * payload parsers (trace_records.c) the framing code (trace_reader.c)
- * calls once a record's checksums have been verified. */
+/* Private to replay/trace: the storage behind trace_data and the payload
+ * parsers (trace_records.c) that the reader's framing code
+ * (trace_reader.c) calls once a record's checksums have been verified, and
+ * the writer (trace_writer.c) calls for each record it writes when it
+ * keeps the recording in memory. */
 #ifndef PTREV_REPLAY_TRACE_READER_INTERNAL_H
 #define PTREV_REPLAY_TRACE_READER_INTERNAL_H
 
@@ -29,5 +31,10 @@ struct trace_reader_priv {
  * the reason the payload is malformed in why. */
 int trace_parse_record(struct trace_data *td, uint32_t type,
 		       const uint8_t *payload, size_t len, char *why, size_t whylen);
+/* What trace_parse_record does with a PT payload, for a caller that holds
+ * the thread id and the chunk apart (the writer: no copy of the chunk into
+ * a record just to parse it back). 0, or -1 with why. */
+int trace_parse_pt(struct trace_data *td, pid_t tid, const uint8_t *data, size_t len,
+		   char *why, size_t whylen);
 
 #endif
