@@ -205,16 +205,6 @@ uint32_t trace_crc32c(uint32_t crc, const void *data, size_t len);
 int trace_save(const struct trace_data *td, const char *path, const struct trace_end *end,
 	       char *err, size_t errlen);
 
-/* Appending a thread's PT to a recording being built in memory (the reader,
- * the live recorder). The appender remembers capacities between calls. */
-struct trace_pt_appender {
-	size_t streams_cap;
-	size_t *pt_caps;      /* per stream, parallel to td->streams */
-	size_t last_stream;   /* the stream appended to last (the usual case) */
-};
-void trace_append_pt(struct trace_data *td, struct trace_pt_appender *a, pid_t tid,
-		     const void *data, size_t n);
-void trace_pt_appender_free(struct trace_pt_appender *a);
 /* Append one run to td->sched (capacity in *cap, kept between calls),
  * merged into the last run when it continues it (same thread, pos right
  * after it). */

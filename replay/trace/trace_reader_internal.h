@@ -11,6 +11,17 @@
 
 #include "ptrev/trace_file.h"
 
+/* Appending a thread's PT to a recording being built in memory
+ * (trace_append.c). The appender remembers capacities between calls. */
+struct trace_pt_appender {
+	size_t streams_cap;
+	size_t *pt_caps;      /* per stream, parallel to td->streams */
+	size_t last_stream;   /* the stream appended to last (the usual case) */
+};
+void trace_append_pt(struct trace_data *td, struct trace_pt_appender *a, pid_t tid,
+		     const void *data, size_t n);
+void trace_pt_appender_free(struct trace_pt_appender *a);
+
 struct trace_reader_priv {
 	/* capacities of the trace_data arrays */
 	size_t meta_cap, mmaps_cap, munmaps_cap, code_cap;

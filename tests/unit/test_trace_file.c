@@ -21,8 +21,6 @@
 #include "ptrev/trace_file.h"
 #include "ptrev/trace_info.h"
 
-#include "../../server/record/sw/sw_trace_out.h"
-
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -1235,38 +1233,42 @@ static void test_sched_save(void)
 	free(runs);
 }
 
-/* The sw recorder's sink: the file and the live copy hold the same
- * schedule, split into records as needed. */
-static void test_sched_sw_out(void)
+/* A writer keeping its recording in memory (the live recorder's): the file
+ * and the kept copy hold the same schedule, split into records as needed. */
+static void test_sched_kept(void)
 {
 	const char *p = tmp("sched-sw.ptrev");
-	struct sw_out o;
-	memset(&o, 0, sizeof o);
-	o.w = trace_writer_open(p, errbuf, sizeof errbuf);
-	o.keep = true;
+	struct trace_data kept;
+	memset(&kept, 0, sizeof kept);
+	struct trace_writer *w = trace_writer_open(p, errbuf, sizeof errbuf);
+	CHECK(w && trace_writer_keep(w, &kept) == 0, "open: %s", errbuf);
+	if (!w)
+		return;
 	size_t n = TRACE_SCHED_MAX_RUNS + 10;
 	struct trace_sched_run *runs = alternating(n);
-	CHECK(sw_out_sched(&o, runs, 0) == 0, "no runs");
+	CHECK(trace_write_schedule(w, runs, 0) == 0, "no runs");
 	CHECK(count_records(p, TRACE_REC_SCHED, 0, NULL) == 0, "no runs: a record written");
-	CHECK(sw_out_sched(&o, runs, n) == 0, "sched: %s", trace_writer_error(o.w));
+	CHECK(trace_write_schedule(w, runs, n) == 0, "sched: %s", trace_writer_error(w));
 	/* Continues the last run: merged live as the reader merges it. */
 	struct trace_sched_run more = runs[n - 1];
 	more.pos += more.count;
-	CHECK(sw_out_sched(&o, &more, 1) == 0, "sched: %s", trace_writer_error(o.w));
+	CHECK(trace_write_schedule(w, &more, 1) == 0, "sched: %s", trace_writer_error(w));
 	CHECK(count_records(p, TRACE_REC_SCHED, 0, NULL) == 3, "%d SCHED records",
 	      count_records(p, TRACE_REC_SCHED, 0, NULL));
-	CHECK(o.td.nsched == n && o.td.sched[n - 1].count == 6, "live: %zu runs", o.td.nsched);
-	trace_writer_close(o.w, errbuf, sizeof errbuf);
-	o.w = NULL;
+	CHECK(kept.nsched == n && kept.sched[n - 1].count == 6, "live: %zu runs", kept.nsched);
+	trace_writer_close(w, errbuf, sizeof errbuf);
 	struct trace_data td;
 	int rc = trace_read_file(p, &td, errbuf, sizeof errbuf);
-	CHECK(rc == 0 && same_sched(td.sched, td.nsched, o.td.sched, o.td.nsched),
+	CHECK(rc == 0 && same_sched(td.sched, td.nsched, kept.sched, kept.nsched),
 	      "file and live schedules differ: %s", errbuf);
 	if (rc == 0)
 		trace_data_free(&td);
-	/* Memory only. */
-	CHECK(sw_out_sched(&o, runs, 2) == 0 && o.td.nsched == n + 2, "memory only");
-	sw_out_free(&o);
+	/* Memory only: the kept recording grows on without a file. */
+	w = trace_writer_open_memory(errbuf, sizeof errbuf);
+	CHECK(w && trace_writer_keep(w, &kept) == 0 && trace_write_schedule(w, runs, 2) == 0 &&
+	      kept.nsched == n + 2, "memory only");
+	trace_writer_close(w, NULL, 0);
+	trace_data_free(&kept);
 	free(runs);
 }
 
@@ -1432,36 +1434,37 @@ static void test_sigframe_rejects(void)
 	free(big);
 }
 
-/* The sw recorder's sink: the record in the file, and a copy of the bytes
- * in memory that outlives the caller's buffer. */
-static void test_sigframe_sw_out(void)
+/* A writer keeping its recording in memory: the record in the file, and a
+ * copy of the bytes in memory that outlives the caller's buffer. */
+static void test_sigframe_kept(void)
 {
 	const char *p = tmp("sigframe-sw.ptrev");
-	struct sw_out o;
-	memset(&o, 0, sizeof o);
-	o.w = trace_writer_open(p, errbuf, sizeof errbuf);
-	o.keep = true;
+	struct trace_data kept;
+	memset(&kept, 0, sizeof kept);
+	struct trace_writer *w = trace_writer_open(p, errbuf, sizeof errbuf);
+	CHECK(w && trace_writer_keep(w, &kept) == 0, "open: %s", errbuf);
+	if (!w)
+		return;
 	uint8_t *buf = frame_bytes(700, 4), *want = frame_bytes(700, 4);
 	struct trace_sigframe f = {321, 42, 0x7ffc1230, buf, 700};
-	CHECK(sw_out_sigframe(&o, &f) == 0, "sigframe: %s", trace_writer_error(o.w));
+	CHECK(trace_write_sigframe(w, &f) == 0, "sigframe: %s", trace_writer_error(w));
 	/* The caller reuses its buffer for a smaller second frame at once. */
 	memset(buf, 0xee, 700);
 	struct trace_sigframe g = {322, 43, 0x7ffd0000, buf, 300};
-	CHECK(sw_out_sigframe(&o, &g) == 0, "sigframe: %s", trace_writer_error(o.w));
+	CHECK(trace_write_sigframe(w, &g) == 0, "sigframe: %s", trace_writer_error(w));
 	free(buf);
 	struct trace_sigframe fw = f, gw = g;
 	fw.bytes = want;
 	uint8_t ee[300];
 	memset(ee, 0xee, sizeof ee);
 	gw.bytes = ee;
-	CHECK(o.td.nsigframes == 2 && same_sigframe(&o.td.sigframes[0], &fw) &&
-	      same_sigframe(&o.td.sigframes[1], &gw), "live: %zu frames", o.td.nsigframes);
-	CHECK(o.td.nsigframes == 2 && o.td.sigframes[0].bytes != want, "live bytes not a copy");
+	CHECK(kept.nsigframes == 2 && same_sigframe(&kept.sigframes[0], &fw) &&
+	      same_sigframe(&kept.sigframes[1], &gw), "live: %zu frames", kept.nsigframes);
+	CHECK(kept.nsigframes == 2 && kept.sigframes[0].bytes != want, "live bytes not a copy");
 	/* A frame the writer refuses is not kept either. */
 	struct trace_sigframe empty = {321, 44, 0x1000, ee, 0};
-	CHECK(sw_out_sigframe(&o, &empty) < 0 && o.td.nsigframes == 2, "empty frame accepted");
-	trace_writer_close(o.w, errbuf, sizeof errbuf);
-	o.w = NULL;
+	CHECK(trace_write_sigframe(w, &empty) < 0 && kept.nsigframes == 2, "empty frame accepted");
+	trace_writer_close(w, errbuf, sizeof errbuf);
 	CHECK(count_records(p, TRACE_REC_SIGFRAME, 0, NULL) == 2, "SIGFRAME records in the file");
 	struct trace_data td;
 	int rc = trace_read_file(p, &td, errbuf, sizeof errbuf);
@@ -1470,14 +1473,16 @@ static void test_sigframe_sw_out(void)
 	if (rc == 0)
 		trace_data_free(&td);
 	/* Memory only. */
-	CHECK(sw_out_sigframe(&o, &fw) == 0 && o.td.nsigframes == 3 &&
-	      same_sigframe(&o.td.sigframes[2], &fw), "memory only");
-	/* Neither writer nor copy: nothing kept. */
-	struct sw_out none;
-	memset(&none, 0, sizeof none);
-	CHECK(sw_out_sigframe(&none, &fw) == 0 && none.td.nsigframes == 0, "kept without keep");
-	sw_out_free(&none);
-	sw_out_free(&o); /* frees the copies: ASan reports a leak otherwise */
+	w = trace_writer_open_memory(errbuf, sizeof errbuf);
+	CHECK(w && trace_writer_keep(w, &kept) == 0 && trace_write_sigframe(w, &fw) == 0 &&
+	      kept.nsigframes == 3 && same_sigframe(&kept.sigframes[2], &fw), "memory only");
+	trace_writer_close(w, NULL, 0);
+	/* Neither file nor kept copy: nothing kept. */
+	struct trace_writer *none = trace_writer_open_memory(errbuf, sizeof errbuf);
+	CHECK(none && trace_write_sigframe(none, &fw) == 0 && kept.nsigframes == 3,
+	      "kept without keep");
+	trace_writer_close(none, NULL, 0);
+	trace_data_free(&kept); /* frees the copies: ASan reports a leak otherwise */
 	free(want);
 }
 
@@ -1804,11 +1809,11 @@ int main(void)
 	test_sched_merge();
 	test_sched_file();
 	test_sched_save();
-	test_sched_sw_out();
+	test_sched_kept();
 	test_sched_malformed();
 	test_sigframe_file();
 	test_sigframe_rejects();
-	test_sigframe_sw_out();
+	test_sigframe_kept();
 	test_sigframe_malformed();
 	test_keep_sample();
 	test_keep_equals_file();

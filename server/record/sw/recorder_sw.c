@@ -72,7 +72,7 @@ static int log_syscall(struct sw_thread *t, int64_t result)
 		at += (size_t)got;
 	}
 	s.writes = wr;
-	rc = sw_out_syscall(&r->out, &s);
+	rc = trace_write_syscall(r->w, &s);
 	free(buf);
 	r->end.syscalls++;
 	return rc;
@@ -403,7 +403,7 @@ static int on_clone(struct sw_thread *t)
 	th.tid = nt->tid;
 	th.parent = t->tid;
 	th.pos = t->insns;
-	if (sw_out_thread(&r->out, &th) < 0)
+	if (trace_write_thread(r->w, &th) < 0)
 		return -1;
 	if (early_take(r, nt->tid) && start_new_thread(nt) < 0)
 		return -1;

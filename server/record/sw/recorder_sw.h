@@ -6,7 +6,8 @@
  *   recorder_sw_thread.c  per-thread state and the classification cache
  *   recorder_sw_signal.c  signal stops: delivery, handlers, rdtsc emulation
  *   recorder_sw_sched.c   one thread on the CPU at a time; the SCHED runs
- *   sw_trace_out.c        where records go (file and/or memory) */
+ * Records go through one trace writer (trace_file.h): the caller's file,
+ * kept in memory too for the engine's caller, or memory alone. */
 #ifndef PTREV_SERVER_RECORDER_SW_H
 #define PTREV_SERVER_RECORDER_SW_H
 
@@ -22,7 +23,6 @@
 #include "ptrev/recorder.h"
 #include "ptrev/trace_file.h"
 #include "ptrev/sideband.h"
-#include "sw_trace_out.h"
 
 struct sw_rec;
 
@@ -74,7 +74,15 @@ struct sw_rec {
 	struct inferior *inf;
 	pid_t pid;
 	int memfd;
-	struct sw_out out;
+	/* Where every record goes: the caller's writer, or our own memory
+	 * writer (mem) when the caller has no file. With keep, the writer
+	 * also decodes each record into td (trace_writer_keep): the
+	 * recording so far exactly as the reader would return it. */
+	struct trace_writer *w;
+	struct trace_writer *mem;
+	bool keep;
+	struct trace_data td;
+	bool finished;         /* sw_engine_finish ran: the writer is let go */
 	struct sideband *sb;
 	uint32_t psb_period;
 	struct sw_thread **threads;

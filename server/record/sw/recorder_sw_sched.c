@@ -100,7 +100,7 @@ void sw_sched_reset(struct sw_rec *r)
 
 static int write_runs(struct sw_rec *r)
 {
-	int rc = sw_out_sched(&r->out, r->runs, r->nruns);
+	int rc = trace_write_schedule(r->w, r->runs, r->nruns);
 
 	r->nruns = 0;
 	if (rc < 0)

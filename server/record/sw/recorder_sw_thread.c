@@ -52,7 +52,7 @@ struct sw_thread *sw_thread_add(struct sw_rec *r, pid_t tid)
 static int pt_sink(void *arg, const uint8_t *data, size_t len)
 {
 	struct sw_thread *t = arg;
-	return sw_out_pt(&t->rec->out, t->tid, data, len);
+	return trace_write_pt(t->rec->w, t->tid, data, len);
 }
 
 int sw_thread_start(struct sw_thread *t)
@@ -107,7 +107,7 @@ int sw_thread_finish(struct sw_thread *t, uint64_t ip, int exit_code)
 	th.pos = t->insns;
 	th.exited = true;
 	th.exit_code = exit_code;
-	if (sw_out_thread(&r->out, &th) < 0)
+	if (trace_write_thread(r->w, &th) < 0)
 		rc = -1;
 	return rc;
 }
