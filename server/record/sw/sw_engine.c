@@ -4,7 +4,7 @@
  * returned. Threads are single-stepped anyway, so stopping one is simply
  * not stepping it again; a thread blocked in a syscall gets a SIGSTOP that
  * is absorbed (never recorded, never reported). The per-status work is in
- * recorder_sw.c, who steps when in recorder_sw_sched.c. */
+ * recorder_sw_stop.c, who steps when in recorder_sw_sched.c. */
 #include "recorder_sw.h"
 
 #include <errno.h>
