@@ -9,8 +9,8 @@
 #include "ptrev/cpu_id.h"
 #include "ptrev/gdb_history.h"
 #include "ptrev/gdb_server.h"
+#include "ptrev/record_meta.h"
 #include "ptrev/record_startup.h"
-#include "ptrev/recorder.h"
 #include "ptrev/sw_engine.h"
 
 int gdb_record_start(struct gdb_server *s, const char *path, char **prog_argv,
