@@ -7,6 +7,7 @@
 
 #include <sys/types.h>
 
+#include "ptrev/record_meta.h"
 #include "ptrev/trace_file.h"
 
 /* Write the META records "env" (one per variable, in order; then
@@ -17,8 +18,7 @@
  * Returns 0, or -1 when something could not be read or written (what could
  * be is written anyway; the replayer then warns about the rest). */
 int record_startup_meta(struct trace_writer *w, pid_t pid);
-/* The same, for any META sink (the live engine keeps META in memory too). */
-typedef int (*record_meta_fn)(void *ctx, const char *key, const char *value);
+/* The same, for any META sink (record_meta.h; the live engine's). */
 int record_startup_meta_to(record_meta_fn put, void *ctx, pid_t pid);
 int record_startup_hide_vdso_to(record_meta_fn put, void *ctx, pid_t pid);
 

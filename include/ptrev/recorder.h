@@ -1,11 +1,13 @@
-/* Recording a program's execution into a .ptrev file.
+/* The sw recorder backend (server/record/sw) as `ptrev record` uses it.
  *
- * `ptrev record` (record_main) launches the program under ptrace and hands
- * it to a backend: `pt` (hardware Intel PT, pt_backend.h) or `sw`, which
- * single-steps every thread and emits the PT a CPU would, with libipt's
- * encoder (pt_encoder.h). Both backends also write the sideband (mappings,
- * code bytes not backed by files) and the event log (syscalls and the memory
- * they wrote, signals, rdtsc values, threads) that replay needs. */
+ * `ptrev record` (record_main, cli.h) launches the program under ptrace and
+ * hands it to a backend: `pt` (hardware Intel PT, pt_backend.h) or `sw`,
+ * which single-steps every thread and emits the PT a CPU would, with
+ * libipt's encoder (pt_encoder.h). Both backends also write the sideband
+ * (mappings, code bytes not backed by files) and the event log (syscalls
+ * and the memory they wrote, signals, rdtsc values, threads) that replay
+ * needs. The META records every recording starts with: record_meta.h. The
+ * sw backend driven step by step (the live server): sw_engine.h. */
 #ifndef PTREV_RECORDER_H
 #define PTREV_RECORDER_H
 
@@ -40,21 +42,5 @@ struct sw_record_opts {
 int sw_backend_record(struct inferior *inf, struct trace_writer *w,
 		      const struct sw_record_opts *opts, struct trace_end *end,
 		      char *err, size_t errlen);
-
-/* `ptrev record [--backend auto|pt|sw] [--psb-period BYTES] -o FILE --
- * PROG [ARGS...]`; argv[0] is "record". Returns the program's exit status
- * (128+signal when killed), 2 for usage and start-up errors, 130/143 when
- * ptrev itself was interrupted by SIGINT/SIGTERM. */
-int record_main(int argc, char **argv);
-
-/* The META records every recording starts with (backend, program, arg...,
- * cwd, pid, cpu, psb_period, ptrev_version, start_time). */
-void record_write_meta(struct trace_writer *w, const char *backend,
-		       const char *prog, char **args, pid_t pid,
-		       unsigned psb_period);
-/* The same into any META sink (see record_startup.h's record_meta_fn). */
-void record_write_meta_to(int (*put)(void *ctx, const char *key, const char *value),
-			  void *ctx, const char *backend, const char *prog, char **args,
-			  pid_t pid, unsigned psb_period);
 
 #endif

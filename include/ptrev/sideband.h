@@ -14,18 +14,15 @@
 #include <sys/types.h>
 
 #include "ptrev/trace_file.h"
-struct sw_out;
 
 struct sideband;
 
-/* memfd: /proc/PID/mem opened for reading (the code bytes). */
+/* memfd: /proc/PID/mem opened for reading (the code bytes). The records
+ * go to w (a file, or memory: trace_writer_open_memory/keep). */
 struct sideband *sideband_new(pid_t pid, int memfd, struct trace_writer *w);
 void sideband_free(struct sideband *sb);
 /* After an execve the old /proc/PID/mem no longer reads the new image. */
 void sideband_set_memfd(struct sideband *sb, int memfd);
-/* Send the records to out (the sw recorder's sink: file and/or memory)
- * instead of the writer given to sideband_new. */
-void sideband_set_out(struct sideband *sb, struct sw_out *out);
 
 /* Copy each executable file into the recording (the default), or not. */
 void sideband_set_copy_files(struct sideband *sb, bool on);

@@ -46,10 +46,12 @@ struct sw_engine;
 
 /* Take over a launched inferior whose threads are all stopped
  * (inferior_launch, or after inferior_wait returned a stop). w may be NULL
- * (the recording is kept in memory only). Every existing thread's trace
- * starts at its current instruction, so recording may start mid-run.
- * Events pending in the inferior module are taken over. Returns NULL with
- * a message in err. */
+ * (the recording is kept in memory only); else it must stay open until
+ * sw_engine_finish, or sw_engine_free when that is not called: its records
+ * are kept in memory too (trace_writer_keep) unless o->file_only. Every
+ * existing thread's trace starts at its current instruction, so recording
+ * may start mid-run. Events pending in the inferior module are taken over.
+ * Returns NULL with a message in err. */
 struct sw_engine *sw_engine_new(struct inferior *inf, struct trace_writer *w,
 				const struct sw_record_opts *o, char *err, size_t errlen);
 
@@ -65,9 +67,10 @@ int sw_engine_interrupt(struct sw_engine *e);
 const char *sw_engine_error(const struct sw_engine *e);
 
 /* Everything recorded so far, as the trace reader would return it for the
- * file written so far (streams per thread complete up to the last stop,
- * mmaps, code, syscalls, signals, rdtsc, threads; complete = true and end
- * set after sw_engine_finish). NULL when opts->file_only. Valid until
+ * file written so far, since the writer decodes each record with the
+ * reader's parser (streams per thread complete up to the last stop, mmaps,
+ * code, syscalls, signals, rdtsc, threads; complete = true and end set
+ * after sw_engine_finish). NULL when opts->file_only. Valid until
  * sw_engine_free; the arrays move as the recording grows. */
 const struct trace_data *sw_engine_data(const struct sw_engine *e);
 

@@ -149,8 +149,21 @@ struct trace_end {
 
 /* ---- writing ---- */
 struct trace_writer;
+struct trace_data;
 /* Create (truncate) path and write the file header. */
 struct trace_writer *trace_writer_open(const char *path, char *err, size_t errlen);
+/* A writer without a file: records are checked and encoded as for a file
+ * and go only where trace_writer_keep says (nowhere without it). */
+struct trace_writer *trace_writer_open_memory(char *err, size_t errlen);
+/* From now on, also decode every record written into td with the
+ * reader's own parser, so td is what trace_read_file would return for a
+ * file holding those records (file_size included; complete once END is
+ * written). td is zeroed (a new recording) or one trace_read_file or an
+ * earlier keep built, which then grows. The caller owns td (free it with
+ * trace_data_free, after the writer stops keeping into it); td = NULL
+ * stops keeping. A write that fails leaves td as it was. Returns 0, or
+ * -1 when out of memory. */
+int trace_writer_keep(struct trace_writer *w, struct trace_data *td);
 /* Each call appends one whole record with one write(2): after it returns
  * the record is in the file even if the recorder is killed. Return 0/-1. */
 int trace_write_meta(struct trace_writer *w, const char *key, const char *value);
@@ -167,6 +180,9 @@ int trace_write_end(struct trace_writer *w, const struct trace_end *e);
 /* n runs in one SCHED record (n >= 1; at most TRACE_SCHED_MAX_RUNS). */
 #define TRACE_SCHED_MAX_RUNS 4096
 int trace_write_sched(struct trace_writer *w, const struct trace_sched_run *runs, size_t n);
+/* Any number of runs, as as many SCHED records as it takes (n == 0:
+ * none). */
+int trace_write_schedule(struct trace_writer *w, const struct trace_sched_run *runs, size_t n);
 /* A file's copy (f->len ignored, f->size bytes written), split into
  * FILE records of bounded size that follow each other. */
 int trace_write_file(struct trace_writer *w, const struct trace_file_copy *f);
@@ -186,23 +202,12 @@ uint32_t trace_crc32c(uint32_t crc, const void *data, size_t len);
 
 /* Write a whole recording held in memory to a new file (`monitor save`),
  * ending with end (NULL: no END record). Returns 0, or -1 with err. */
-struct trace_data;
 int trace_save(const struct trace_data *td, const char *path, const struct trace_end *end,
 	       char *err, size_t errlen);
 
-/* Appending a thread's PT to a recording being built in memory (the reader,
- * the live recorder). The appender remembers capacities between calls. */
-struct trace_pt_appender {
-	size_t streams_cap;
-	size_t *pt_caps;      /* per stream, parallel to td->streams */
-	size_t last_stream;   /* the stream appended to last (the usual case) */
-};
-void trace_append_pt(struct trace_data *td, struct trace_pt_appender *a, pid_t tid,
-		     const void *data, size_t n);
-void trace_pt_appender_free(struct trace_pt_appender *a);
 /* Append one run to td->sched (capacity in *cap, kept between calls),
  * merged into the last run when it continues it (same thread, pos right
- * after it). Used by the reader and the live recorder alike. */
+ * after it). */
 void trace_append_sched(struct trace_data *td, size_t *cap, const struct trace_sched_run *run);
 
 /* ---- reading ---- */

@@ -1,12 +1,13 @@
 /* Appending a thread's PT, and runs of the thread schedule, to a recording
- * held in memory: shared by the file reader (chunks from PT records, runs
- * from SCHED records) and the live recorder (bytes as the encoder emits
- * them, runs as it switches threads), so both build the same trace_data. */
+ * held in memory: what the record parser (trace_records.c) does with PT
+ * and SCHED records, whether they come from a file (the reader) or from a
+ * writer keeping its recording in memory (the live recorder). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ptrev/trace_file.h"
+#include "trace_reader_internal.h"
 
 static void *xrealloc(void *p, size_t n)
 {

@@ -1,6 +1,8 @@
-/* Private to the .ptrev reader: the storage behind trace_data and the
- * payload parsers (trace_records.c) the framing code (trace_reader.c)
- * calls once a record's checksums have been verified. */
+/* Private to replay/trace: the storage behind trace_data and the payload
+ * parsers (trace_records.c) that the reader's framing code
+ * (trace_reader.c) calls once a record's checksums have been verified, and
+ * the writer (trace_writer.c) calls for each record it writes when it
+ * keeps the recording in memory. */
 #ifndef PTREV_REPLAY_TRACE_READER_INTERNAL_H
 #define PTREV_REPLAY_TRACE_READER_INTERNAL_H
 
@@ -8,6 +10,17 @@
 #include <stdint.h>
 
 #include "ptrev/trace_file.h"
+
+/* Appending a thread's PT to a recording being built in memory
+ * (trace_append.c). The appender remembers capacities between calls. */
+struct trace_pt_appender {
+	size_t streams_cap;
+	size_t *pt_caps;      /* per stream, parallel to td->streams */
+	size_t last_stream;   /* the stream appended to last (the usual case) */
+};
+void trace_append_pt(struct trace_data *td, struct trace_pt_appender *a, pid_t tid,
+		     const void *data, size_t n);
+void trace_pt_appender_free(struct trace_pt_appender *a);
 
 struct trace_reader_priv {
 	/* capacities of the trace_data arrays */
@@ -29,5 +42,10 @@ struct trace_reader_priv {
  * the reason the payload is malformed in why. */
 int trace_parse_record(struct trace_data *td, uint32_t type,
 		       const uint8_t *payload, size_t len, char *why, size_t whylen);
+/* What trace_parse_record does with a PT payload, for a caller that holds
+ * the thread id and the chunk apart (the writer: no copy of the chunk into
+ * a record just to parse it back). 0, or -1 with why. */
+int trace_parse_pt(struct trace_data *td, pid_t tid, const uint8_t *data, size_t len,
+		   char *why, size_t whylen);
 
 #endif

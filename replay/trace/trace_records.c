@@ -2,7 +2,9 @@
  * by field, with every count and length checked against the bytes that
  * are actually there before anything is allocated (docs/trace-format.md).
  * The checksums are already verified; these checks catch a writer bug or
- * a corruption that happens to keep the CRC. */
+ * a corruption that happens to keep the CRC. The one place a trace_data is
+ * filled: the reader hands it each record of a file, a writer that keeps
+ * its recording in memory each record it writes (trace_writer_keep). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -426,6 +428,25 @@ static void parse_sigframe(struct trace_data *td, struct trace_reader_priv *pv, 
 	f->addr = addr;
 	f->len = n;
 	f->bytes = keep(pv, p, n);
+}
+
+int trace_parse_pt(struct trace_data *td, pid_t tid, const uint8_t *data, size_t len,
+		   char *why, size_t whylen)
+{
+	/* The thread id checked as parse_pt checks the payload's first
+	 * field, so both ways in accept and refuse the same chunks. */
+	uint8_t field[4];
+	struct dec d;
+	le_put32(field, (uint32_t)tid);
+	dec_init(&d, field, sizeof field);
+	tid_field(&d, false);
+	if (d.bad) {
+		snprintf(why, whylen, "%s", d.why);
+		return -1;
+	}
+	struct trace_reader_priv *pv = td->priv;
+	trace_append_pt(td, &pv->pt, tid, data, len);
+	return 0;
 }
 
 int trace_parse_record(struct trace_data *td, uint32_t type,

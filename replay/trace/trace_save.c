@@ -41,13 +41,10 @@ int trace_save(const struct trace_data *td, const char *path, const struct trace
 			r = trace_write_pt(w, st->tid, st->pt + off, n);
 		}
 	}
-	/* The schedule in records of bounded size; the reader merges across
-	 * records, so it gets the same runs back. */
-	for (size_t i = 0; i < td->nsched && r == 0; i += TRACE_SCHED_MAX_RUNS) {
-		size_t n = td->nsched - i < TRACE_SCHED_MAX_RUNS ? td->nsched - i
-								 : TRACE_SCHED_MAX_RUNS;
-		r = trace_write_sched(w, td->sched + i, n);
-	}
+	/* The reader merges runs across records, so it gets the same runs
+	 * back. */
+	if (r == 0)
+		r = trace_write_schedule(w, td->sched, td->nsched);
 	if (r == 0 && end)
 		r = trace_write_end(w, end);
 	char cerr[256];

@@ -3,7 +3,14 @@
  * trace_write_* call returns, the record survives a SIGKILL of the
  * recorder: nothing is ever held back in a user-space buffer. A failed
  * write cuts the file back to its last whole record, so the file on disk
- * is always a readable prefix. Layout: docs/trace-format.md. */
+ * is always a readable prefix. Layout: docs/trace-format.md.
+ *
+ * A writer may also keep the recording in memory (trace_writer_keep),
+ * beside its file or without one (trace_writer_open_memory): each record
+ * it encodes is then handed to the reader's own payload parser
+ * (trace_parse_record), so the struct trace_data it builds is by
+ * construction what reading the file back returns, and the data model has
+ * one owner (replay/trace/trace_records.c) however it is filled. */
 #include "ptrev/trace_file.h"
 
 #include <errno.h>
@@ -15,9 +22,10 @@
 #include <unistd.h>
 
 #include "trace_codec.h"
+#include "trace_reader_internal.h"
 
 struct trace_writer {
-	int fd;
+	int fd;             /* -1: no file (trace_writer_open_memory) */
 	char *path;
 	uint64_t good_end;  /* file size after the last whole record */
 	uint64_t nrecords;
@@ -25,6 +33,7 @@ struct trace_writer {
 	bool has_error;
 	char err[320];      /* the first failure's reason */
 	struct enc rec;     /* the record being built, header first */
+	struct trace_data *keep; /* every record also parsed into it, or NULL */
 };
 
 static int fail(struct trace_writer *w, const char *fmt, ...)
@@ -71,7 +80,10 @@ static void begin(struct trace_writer *w)
 	w->rec.len = TRACE_RECORD_HEADER_LEN;
 }
 
-static int finish(struct trace_writer *w, uint32_t type)
+/* Hands the record built in w->rec to the file: header, checksums, one
+ * write(2). Without a file it only counts it, so that record numbers and
+ * sizes are those a file would have. */
+static int emit(struct trace_writer *w, uint32_t type)
 {
 	if (w->io_failed)
 		return -1;
@@ -80,23 +92,53 @@ static int finish(struct trace_writer *w, uint32_t type)
 		return fail(w, "%s record of %zu bytes exceeds the %u-byte limit",
 			    trace_type_name(type) ? trace_type_name(type) : "raw",
 			    plen, TRACE_MAX_PAYLOAD);
-	uint8_t *h = w->rec.buf;
-	le_put32(h, type);
-	le_put32(h + 4, (uint32_t)plen);
-	le_put32(h + 8, trace_crc32c(0, h + TRACE_RECORD_HEADER_LEN, plen));
-	le_put32(h + 12, trace_crc32c(0, h, 12));
-	if (write_all(w->fd, h, w->rec.len) < 0) {
-		int e = errno;
-		w->io_failed = true;
-		/* Leave only whole records behind for the reader. */
-		if (ftruncate(w->fd, (off_t)w->good_end) == 0)
-			(void)lseek(w->fd, (off_t)w->good_end, SEEK_SET);
-		return fail(w, "%s: writing record %llu: %s", w->path,
-			    (unsigned long long)w->nrecords + 1, strerror(e));
+	if (w->fd >= 0) {
+		uint8_t *h = w->rec.buf;
+		le_put32(h, type);
+		le_put32(h + 4, (uint32_t)plen);
+		le_put32(h + 8, trace_crc32c(0, h + TRACE_RECORD_HEADER_LEN, plen));
+		le_put32(h + 12, trace_crc32c(0, h, 12));
+		if (write_all(w->fd, h, w->rec.len) < 0) {
+			int e = errno;
+			w->io_failed = true;
+			/* Leave only whole records behind for the reader. */
+			if (ftruncate(w->fd, (off_t)w->good_end) == 0)
+				(void)lseek(w->fd, (off_t)w->good_end, SEEK_SET);
+			return fail(w, "%s: writing record %llu: %s", w->path,
+				    (unsigned long long)w->nrecords + 1, strerror(e));
+		}
 	}
 	w->good_end += w->rec.len;
 	w->nrecords++;
 	return 0;
+}
+
+/* The in-memory recording takes the record the file just took, decoded
+ * by the reader's parser. One the reader would refuse (only
+ * trace_write_raw can make one) is left out of it and reported. */
+static int keep(struct trace_writer *w, uint32_t type, const uint8_t *payload, size_t len)
+{
+	if (!w->keep)
+		return 0;
+	char why[200];
+	int r = trace_parse_record(w->keep, type, payload, len, why, sizeof why);
+	if (r < 0)
+		return fail(w, "record %llu (%s) would not read back: %s",
+			    (unsigned long long)w->nrecords,
+			    trace_type_name(type) ? trace_type_name(type) : "raw", why);
+	if (r > 0)
+		w->keep->nskipped++; /* unknown type: the reader skips it too */
+	w->keep->file_size += TRACE_RECORD_HEADER_LEN + len;
+	return 0;
+}
+
+/* The record in w->rec: to the file, then into the kept recording. */
+static int finish(struct trace_writer *w, uint32_t type)
+{
+	if (emit(w, type) < 0)
+		return -1;
+	return keep(w, type, w->rec.buf + TRACE_RECORD_HEADER_LEN,
+		    w->rec.len - TRACE_RECORD_HEADER_LEN);
 }
 
 struct trace_writer *trace_writer_open(const char *path, char *err, size_t errlen)
@@ -130,6 +172,36 @@ struct trace_writer *trace_writer_open(const char *path, char *err, size_t errle
 	return w;
 }
 
+struct trace_writer *trace_writer_open_memory(char *err, size_t errlen)
+{
+	struct trace_writer *w = calloc(1, sizeof *w);
+	char *p = strdup("(memory)");
+	if (!w || !p) {
+		snprintf(err, errlen, "out of memory");
+		free(w);
+		free(p);
+		return NULL;
+	}
+	w->fd = -1;
+	w->path = p;
+	w->good_end = TRACE_FILE_HEADER_LEN;
+	return w;
+}
+
+int trace_writer_keep(struct trace_writer *w, struct trace_data *td)
+{
+	if (td && !td->priv) {
+		/* A new recording: the storage the parser fills, and the
+		 * size of a file that holds no record yet. */
+		td->priv = calloc(1, sizeof(struct trace_reader_priv));
+		if (!td->priv)
+			return fail(w, "out of memory");
+		td->file_size = TRACE_FILE_HEADER_LEN;
+	}
+	w->keep = td;
+	return 0;
+}
+
 const char *trace_writer_error(const struct trace_writer *w)
 {
 	return w->has_error ? w->err : NULL;
@@ -140,7 +212,7 @@ int trace_writer_close(struct trace_writer *w, char *err, size_t errlen)
 	if (!w)
 		return 0;
 	int rc = w->has_error ? -1 : 0;
-	if (close(w->fd) < 0 && rc == 0)
+	if (w->fd >= 0 && close(w->fd) < 0 && rc == 0)
 		rc = fail(w, "%s: %s", w->path, strerror(errno));
 	if (rc < 0 && err && errlen)
 		snprintf(err, errlen, "%s", w->err);
@@ -193,11 +265,26 @@ int trace_write_pt(struct trace_writer *w, pid_t tid, const void *data, size_t l
 	/* Chunks concatenate per thread, so a huge one is just split. */
 	while (len) {
 		size_t n = len < TRACE_MAX_PAYLOAD - 4 ? len : TRACE_MAX_PAYLOAD - 4;
-		begin(w);
-		enc_u32(&w->rec, (uint32_t)tid);
-		enc_bytes(&w->rec, p, n);
-		if (finish(w, TRACE_REC_PT) < 0)
-			return -1;
+		/* PT is the bulk of a recording: the in-memory copy takes the
+		 * chunk from the caller, never from a record built only to be
+		 * parsed again, so memory alone copies it once. */
+		if (w->fd >= 0) {
+			begin(w);
+			enc_u32(&w->rec, (uint32_t)tid);
+			enc_bytes(&w->rec, p, n);
+			if (emit(w, TRACE_REC_PT) < 0)
+				return -1;
+		} else { /* no file: counted as emit counts, not built */
+			w->good_end += TRACE_RECORD_HEADER_LEN + 4 + n;
+			w->nrecords++;
+		}
+		if (w->keep) {
+			char why[200];
+			if (trace_parse_pt(w->keep, tid, p, n, why, sizeof why) < 0)
+				return fail(w, "record %llu (PT) would not read back: %s",
+					    (unsigned long long)w->nrecords, why);
+			w->keep->file_size += TRACE_RECORD_HEADER_LEN + 4 + n;
+		}
 		p += n;
 		len -= n;
 	}
@@ -371,6 +458,18 @@ int trace_write_sched(struct trace_writer *w, const struct trace_sched_run *runs
 		enc_u64(&w->rec, runs[i].count);
 	}
 	return finish(w, TRACE_REC_SCHED);
+}
+
+int trace_write_schedule(struct trace_writer *w, const struct trace_sched_run *runs, size_t n)
+{
+	/* Readers merge runs across records, so where a record ends is
+	 * invisible to them. */
+	for (size_t i = 0; i < n; i += TRACE_SCHED_MAX_RUNS) {
+		size_t k = n - i < TRACE_SCHED_MAX_RUNS ? n - i : TRACE_SCHED_MAX_RUNS;
+		if (trace_write_sched(w, runs + i, k) < 0)
+			return -1;
+	}
+	return 0;
 }
 
 int trace_write_file(struct trace_writer *w, const struct trace_file_copy *f)

@@ -4,6 +4,8 @@
  * copy of every binary mapped executable unless --no-copy is given. The
  * file is finished (END) however the recording ends: exit, death by a
  * signal, or ptrev itself being told to stop (SIGINT/SIGTERM). */
+#include "ptrev/cli.h"
+#include "ptrev/record_meta.h"
 #include "ptrev/record_startup.h"
 #include "ptrev/recorder.h"
 
@@ -13,16 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "ptrev/cpu_id.h"
 #include "ptrev/pt_backend.h"
 #include "ptrev/pt_encoder.h"
-
-#ifndef PTREV_VERSION
-#define PTREV_VERSION "0.1.0"
-#endif
 
 extern char **environ;
 
@@ -71,59 +67,6 @@ static int find_program(const char *prog, char *out, size_t len)
 	}
 	snprintf(out, len, "%s", prog);
 	return -1;
-}
-
-static void write_cpu_meta(record_meta_fn put, void *w)
-{
-	struct cpu_id id;
-	char num[32];
-
-	if (cpu_id_read(&id) != 0)
-		return;
-	put(w, "cpu_vendor", id.vendor);
-	snprintf(num, sizeof num, "%u", id.family);
-	put(w, "cpu_family", num);
-	snprintf(num, sizeof num, "%u", id.model);
-	put(w, "cpu_model", num);
-	snprintf(num, sizeof num, "%u", id.stepping);
-	put(w, "cpu_stepping", num);
-}
-
-void record_write_meta_to(record_meta_fn put, void *w, const char *backend,
-			  const char *prog, char **args, pid_t pid,
-			  unsigned psb_period)
-{
-	char buf[4096];
-	time_t now = time(NULL);
-	struct tm tm;
-
-	put(w, "backend", backend);
-	put(w, "program", prog);
-	for (int i = 0; args[i]; i++)
-		put(w, "arg", args[i]);
-	if (getcwd(buf, sizeof buf))
-		put(w, "cwd", buf);
-	snprintf(buf, sizeof buf, "%d", (int)pid);
-	put(w, "pid", buf);
-	write_cpu_meta(put, w);
-	snprintf(buf, sizeof buf, "%u", psb_period);
-	put(w, "psb_period", buf);
-	put(w, "ptrev_version", PTREV_VERSION);
-	gmtime_r(&now, &tm);
-	strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-	put(w, "start_time", buf);
-}
-
-static int put_writer(void *ctx, const char *key, const char *value)
-{
-	return trace_write_meta(ctx, key, value);
-}
-
-void record_write_meta(struct trace_writer *w, const char *backend,
-		       const char *prog, char **args, pid_t pid,
-		       unsigned psb_period)
-{
-	record_write_meta_to(put_writer, w, backend, prog, args, pid, psb_period);
 }
 
 /* Hardware PSB periods are powers of two from 2 KiB: 2^(N+11) bytes. */

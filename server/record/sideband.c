@@ -3,7 +3,6 @@
  * writes only the differences, plus copies of executable bytes no file
  * holds. */
 #include "ptrev/sideband.h"
-#include "sw/sw_trace_out.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -46,8 +45,7 @@ struct copied_file {
 struct sideband {
 	pid_t pid;
 	int memfd;
-	struct trace_writer *w;
-	struct sw_out *out;     /* when set, records go here instead of w */
+	struct trace_writer *w; /* a file, memory, or both (trace_writer_keep) */
 	struct map_list cur;
 	struct buildid_cache bc[BUILDID_CACHE];
 	unsigned bc_next;
@@ -239,8 +237,7 @@ static int write_code(struct sideband *sb, const struct map_entry *m)
 		c.addr = a;
 		c.bytes = buf;
 		c.len = (size_t)got;
-		if ((sb->out ? sw_out_code(sb->out, &c)
-			    : trace_write_code(sb->w, &c)) < 0) {
+		if (trace_write_code(sb->w, &c) < 0) {
 			rc = -1;
 			break;
 		}
@@ -323,7 +320,7 @@ static int copy_file(struct sideband *sb, const struct map_entry *m,
 	close(fd);
 	f.bytes = bytes;
 	f.len = f.size;
-	if ((sb->out ? sw_out_file(sb->out, &f) : trace_write_file(sb->w, &f)) < 0)
+	if (trace_write_file(sb->w, &f) < 0)
 		rc = -1;
 	if (bytes)
 		munmap(bytes, (size_t)f.size);
@@ -347,8 +344,7 @@ static int write_mmap(struct sideband *sb, const struct map_entry *m,
 	rec.flags = m->flags;
 	snprintf(rec.path, sizeof rec.path, "%s", m->path);
 	rec.build_id_len = build_id(sb, m, rec.build_id);
-	if ((sb->out ? sw_out_mmap(sb->out, &rec)
-		    : trace_write_mmap(sb->w, &rec)) < 0)
+	if (trace_write_mmap(sb->w, &rec) < 0)
 		return -1;
 	if (copy_file(sb, m, &rec) < 0)
 		return -1;
@@ -377,11 +373,6 @@ void sideband_set_copy_files(struct sideband *sb, bool on)
 void sideband_set_memfd(struct sideband *sb, int memfd)
 {
 	sb->memfd = memfd;
-}
-
-void sideband_set_out(struct sideband *sb, struct sw_out *out)
-{
-	sb->out = out;
 }
 
 void sideband_free(struct sideband *sb)
@@ -429,8 +420,7 @@ int sideband_update(struct sideband *sb, pid_t tid, uint64_t pos)
 		const struct map_entry *m = &sb->cur.e[i];
 		if (!in_list(&nw, m)) {
 			struct trace_munmap u = { tid, pos, m->start, m->end };
-			rc = sb->out ? sw_out_munmap(sb->out, &u)
-				     : trace_write_munmap(sb->w, &u);
+			rc = trace_write_munmap(sb->w, &u);
 			changes++;
 		}
 	}

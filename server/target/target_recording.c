@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "ptrev/record_startup.h"
+#include "ptrev/record_meta.h"
 #include "ptrev/recorder.h"
 #include "ptrev/sw_engine.h"
 

@@ -9,17 +9,17 @@
  * records only; `ptrev info` output, complete and incomplete; copies
  * of binaries (FILE records) split in chunks, read back, found by path
  * and build-id, saved again, cut short by a killed recorder; the thread
- * schedule (SCHED records) merged across records, saved, mirrored by the
- * sw recorder's sink, refused when malformed; signal frames (SIGFRAME
- * records) read back byte for byte, saved, refused by the writer and the
- * reader when out of bounds, copied by the sw recorder's sink. */
+ * schedule (SCHED records) merged across records, saved, kept in memory
+ * by a writer, refused when malformed; signal frames (SIGFRAME records)
+ * read back byte for byte, saved, refused by the writer and the reader
+ * when out of bounds, copied into a writer's kept recording; a writer
+ * keeping its recording in memory, beside a file or alone, holds exactly
+ * what reading the file back gives, for every record type. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include "ptrev/trace_file.h"
 #include "ptrev/trace_info.h"
-
-#include "../../server/record/sw/sw_trace_out.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -182,14 +182,11 @@ static bool same_sched(const struct trace_sched_run *a, size_t na,
 	return true;
 }
 
-/* Writes the sample; boundaries[] gets the file size after each record. */
-static int write_sample(const char *path, bool with_end, bool with_unknown,
-			uint64_t *boundaries, int *nb)
+/* Writes the sample's records with w (left open); boundaries[] gets the
+ * size of the file at path after each record. */
+static void write_sample_records(struct trace_writer *w, const char *path, bool with_end,
+				 bool with_unknown, uint64_t *boundaries, int *nb)
 {
-	struct trace_writer *w = trace_writer_open(path, errbuf, sizeof errbuf);
-	CHECK(w, "open: %s", errbuf);
-	if (!w)
-		return -1;
 	int n = 0;
 #define REC(call)                                                          \
 	do {                                                               \
@@ -235,6 +232,17 @@ static int write_sample(const char *path, bool with_end, bool with_unknown,
 		REC(trace_write_end(w, &sample_end));
 #undef REC
 	*nb = n;
+}
+
+/* Writes the sample; boundaries[] gets the file size after each record. */
+static int write_sample(const char *path, bool with_end, bool with_unknown,
+			uint64_t *boundaries, int *nb)
+{
+	struct trace_writer *w = trace_writer_open(path, errbuf, sizeof errbuf);
+	CHECK(w, "open: %s", errbuf);
+	if (!w)
+		return -1;
+	write_sample_records(w, path, with_end, with_unknown, boundaries, nb);
 	CHECK(trace_writer_close(w, errbuf, sizeof errbuf) == 0, "close: %s", errbuf);
 	return 0;
 }
@@ -1225,38 +1233,42 @@ static void test_sched_save(void)
 	free(runs);
 }
 
-/* The sw recorder's sink: the file and the live copy hold the same
- * schedule, split into records as needed. */
-static void test_sched_sw_out(void)
+/* A writer keeping its recording in memory (the live recorder's): the file
+ * and the kept copy hold the same schedule, split into records as needed. */
+static void test_sched_kept(void)
 {
 	const char *p = tmp("sched-sw.ptrev");
-	struct sw_out o;
-	memset(&o, 0, sizeof o);
-	o.w = trace_writer_open(p, errbuf, sizeof errbuf);
-	o.keep = true;
+	struct trace_data kept;
+	memset(&kept, 0, sizeof kept);
+	struct trace_writer *w = trace_writer_open(p, errbuf, sizeof errbuf);
+	CHECK(w && trace_writer_keep(w, &kept) == 0, "open: %s", errbuf);
+	if (!w)
+		return;
 	size_t n = TRACE_SCHED_MAX_RUNS + 10;
 	struct trace_sched_run *runs = alternating(n);
-	CHECK(sw_out_sched(&o, runs, 0) == 0, "no runs");
+	CHECK(trace_write_schedule(w, runs, 0) == 0, "no runs");
 	CHECK(count_records(p, TRACE_REC_SCHED, 0, NULL) == 0, "no runs: a record written");
-	CHECK(sw_out_sched(&o, runs, n) == 0, "sched: %s", trace_writer_error(o.w));
+	CHECK(trace_write_schedule(w, runs, n) == 0, "sched: %s", trace_writer_error(w));
 	/* Continues the last run: merged live as the reader merges it. */
 	struct trace_sched_run more = runs[n - 1];
 	more.pos += more.count;
-	CHECK(sw_out_sched(&o, &more, 1) == 0, "sched: %s", trace_writer_error(o.w));
+	CHECK(trace_write_schedule(w, &more, 1) == 0, "sched: %s", trace_writer_error(w));
 	CHECK(count_records(p, TRACE_REC_SCHED, 0, NULL) == 3, "%d SCHED records",
 	      count_records(p, TRACE_REC_SCHED, 0, NULL));
-	CHECK(o.td.nsched == n && o.td.sched[n - 1].count == 6, "live: %zu runs", o.td.nsched);
-	trace_writer_close(o.w, errbuf, sizeof errbuf);
-	o.w = NULL;
+	CHECK(kept.nsched == n && kept.sched[n - 1].count == 6, "live: %zu runs", kept.nsched);
+	trace_writer_close(w, errbuf, sizeof errbuf);
 	struct trace_data td;
 	int rc = trace_read_file(p, &td, errbuf, sizeof errbuf);
-	CHECK(rc == 0 && same_sched(td.sched, td.nsched, o.td.sched, o.td.nsched),
+	CHECK(rc == 0 && same_sched(td.sched, td.nsched, kept.sched, kept.nsched),
 	      "file and live schedules differ: %s", errbuf);
 	if (rc == 0)
 		trace_data_free(&td);
-	/* Memory only. */
-	CHECK(sw_out_sched(&o, runs, 2) == 0 && o.td.nsched == n + 2, "memory only");
-	sw_out_free(&o);
+	/* Memory only: the kept recording grows on without a file. */
+	w = trace_writer_open_memory(errbuf, sizeof errbuf);
+	CHECK(w && trace_writer_keep(w, &kept) == 0 && trace_write_schedule(w, runs, 2) == 0 &&
+	      kept.nsched == n + 2, "memory only");
+	trace_writer_close(w, NULL, 0);
+	trace_data_free(&kept);
 	free(runs);
 }
 
@@ -1422,36 +1434,37 @@ static void test_sigframe_rejects(void)
 	free(big);
 }
 
-/* The sw recorder's sink: the record in the file, and a copy of the bytes
- * in memory that outlives the caller's buffer. */
-static void test_sigframe_sw_out(void)
+/* A writer keeping its recording in memory: the record in the file, and a
+ * copy of the bytes in memory that outlives the caller's buffer. */
+static void test_sigframe_kept(void)
 {
 	const char *p = tmp("sigframe-sw.ptrev");
-	struct sw_out o;
-	memset(&o, 0, sizeof o);
-	o.w = trace_writer_open(p, errbuf, sizeof errbuf);
-	o.keep = true;
+	struct trace_data kept;
+	memset(&kept, 0, sizeof kept);
+	struct trace_writer *w = trace_writer_open(p, errbuf, sizeof errbuf);
+	CHECK(w && trace_writer_keep(w, &kept) == 0, "open: %s", errbuf);
+	if (!w)
+		return;
 	uint8_t *buf = frame_bytes(700, 4), *want = frame_bytes(700, 4);
 	struct trace_sigframe f = {321, 42, 0x7ffc1230, buf, 700};
-	CHECK(sw_out_sigframe(&o, &f) == 0, "sigframe: %s", trace_writer_error(o.w));
+	CHECK(trace_write_sigframe(w, &f) == 0, "sigframe: %s", trace_writer_error(w));
 	/* The caller reuses its buffer for a smaller second frame at once. */
 	memset(buf, 0xee, 700);
 	struct trace_sigframe g = {322, 43, 0x7ffd0000, buf, 300};
-	CHECK(sw_out_sigframe(&o, &g) == 0, "sigframe: %s", trace_writer_error(o.w));
+	CHECK(trace_write_sigframe(w, &g) == 0, "sigframe: %s", trace_writer_error(w));
 	free(buf);
 	struct trace_sigframe fw = f, gw = g;
 	fw.bytes = want;
 	uint8_t ee[300];
 	memset(ee, 0xee, sizeof ee);
 	gw.bytes = ee;
-	CHECK(o.td.nsigframes == 2 && same_sigframe(&o.td.sigframes[0], &fw) &&
-	      same_sigframe(&o.td.sigframes[1], &gw), "live: %zu frames", o.td.nsigframes);
-	CHECK(o.td.nsigframes == 2 && o.td.sigframes[0].bytes != want, "live bytes not a copy");
+	CHECK(kept.nsigframes == 2 && same_sigframe(&kept.sigframes[0], &fw) &&
+	      same_sigframe(&kept.sigframes[1], &gw), "live: %zu frames", kept.nsigframes);
+	CHECK(kept.nsigframes == 2 && kept.sigframes[0].bytes != want, "live bytes not a copy");
 	/* A frame the writer refuses is not kept either. */
 	struct trace_sigframe empty = {321, 44, 0x1000, ee, 0};
-	CHECK(sw_out_sigframe(&o, &empty) < 0 && o.td.nsigframes == 2, "empty frame accepted");
-	trace_writer_close(o.w, errbuf, sizeof errbuf);
-	o.w = NULL;
+	CHECK(trace_write_sigframe(w, &empty) < 0 && kept.nsigframes == 2, "empty frame accepted");
+	trace_writer_close(w, errbuf, sizeof errbuf);
 	CHECK(count_records(p, TRACE_REC_SIGFRAME, 0, NULL) == 2, "SIGFRAME records in the file");
 	struct trace_data td;
 	int rc = trace_read_file(p, &td, errbuf, sizeof errbuf);
@@ -1460,14 +1473,16 @@ static void test_sigframe_sw_out(void)
 	if (rc == 0)
 		trace_data_free(&td);
 	/* Memory only. */
-	CHECK(sw_out_sigframe(&o, &fw) == 0 && o.td.nsigframes == 3 &&
-	      same_sigframe(&o.td.sigframes[2], &fw), "memory only");
-	/* Neither writer nor copy: nothing kept. */
-	struct sw_out none;
-	memset(&none, 0, sizeof none);
-	CHECK(sw_out_sigframe(&none, &fw) == 0 && none.td.nsigframes == 0, "kept without keep");
-	sw_out_free(&none);
-	sw_out_free(&o); /* frees the copies: ASan reports a leak otherwise */
+	w = trace_writer_open_memory(errbuf, sizeof errbuf);
+	CHECK(w && trace_writer_keep(w, &kept) == 0 && trace_write_sigframe(w, &fw) == 0 &&
+	      kept.nsigframes == 3 && same_sigframe(&kept.sigframes[2], &fw), "memory only");
+	trace_writer_close(w, NULL, 0);
+	/* Neither file nor kept copy: nothing kept. */
+	struct trace_writer *none = trace_writer_open_memory(errbuf, sizeof errbuf);
+	CHECK(none && trace_write_sigframe(none, &fw) == 0 && kept.nsigframes == 3,
+	      "kept without keep");
+	trace_writer_close(none, NULL, 0);
+	trace_data_free(&kept); /* frees the copies: ASan reports a leak otherwise */
 	free(want);
 }
 
@@ -1499,6 +1514,275 @@ static void test_sigframe_malformed(void)
 	free(pl);
 }
 
+/* ---- a writer keeping its recording in memory (trace_writer_keep) ---- */
+
+/* Two recordings in memory compared field by field (the structs have
+ * padding): the first difference, or NULL when they are equal. */
+static const char *data_diff(const struct trace_data *a, const struct trace_data *b)
+{
+#define DIFF(same, what)             \
+	do {                         \
+		if (!(same))         \
+			return what; \
+	} while (0)
+	DIFF(a->nmeta == b->nmeta, "META count");
+	for (size_t i = 0; i < a->nmeta; i++)
+		DIFF(!strcmp(a->meta_keys[i], b->meta_keys[i]) &&
+		     !strcmp(a->meta_values[i], b->meta_values[i]), "META");
+	DIFF(a->nstreams == b->nstreams, "stream count");
+	for (size_t i = 0; i < a->nstreams; i++)
+		DIFF(a->streams[i].tid == b->streams[i].tid &&
+		     a->streams[i].pt_len == b->streams[i].pt_len &&
+		     !memcmp(a->streams[i].pt, b->streams[i].pt, a->streams[i].pt_len), "PT");
+	DIFF(a->nmmaps == b->nmmaps, "MMAP count");
+	for (size_t i = 0; i < a->nmmaps; i++) /* the parser zeroes them first */
+		DIFF(!memcmp(&a->mmaps[i], &b->mmaps[i], sizeof a->mmaps[i]), "MMAP");
+	DIFF(a->nmunmaps == b->nmunmaps, "MUNMAP count");
+	for (size_t i = 0; i < a->nmunmaps; i++)
+		DIFF(a->munmaps[i].tid == b->munmaps[i].tid && a->munmaps[i].pos == b->munmaps[i].pos &&
+		     a->munmaps[i].start == b->munmaps[i].start &&
+		     a->munmaps[i].end == b->munmaps[i].end, "MUNMAP");
+	DIFF(a->ncode == b->ncode, "CODE count");
+	for (size_t i = 0; i < a->ncode; i++)
+		DIFF(a->code[i].addr == b->code[i].addr && a->code[i].len == b->code[i].len &&
+		     !memcmp(a->code[i].bytes, b->code[i].bytes, a->code[i].len), "CODE");
+	DIFF(a->nsyscalls == b->nsyscalls, "SYSCALL count");
+	for (size_t i = 0; i < a->nsyscalls; i++) {
+		const struct trace_syscall *x = &a->syscalls[i], *y = &b->syscalls[i];
+		DIFF(x->tid == y->tid && x->pos == y->pos && x->nr == y->nr &&
+		     !memcmp(x->args, y->args, sizeof x->args) && x->result == y->result &&
+		     x->unknown == y->unknown && x->nwrites == y->nwrites, "SYSCALL");
+		for (size_t k = 0; k < x->nwrites; k++)
+			DIFF(x->writes[k].addr == y->writes[k].addr &&
+			     x->writes[k].len == y->writes[k].len &&
+			     !memcmp(x->writes[k].bytes, y->writes[k].bytes, x->writes[k].len),
+			     "SYSCALL memory write");
+	}
+	DIFF(a->nsignals == b->nsignals, "SIGNAL count");
+	for (size_t i = 0; i < a->nsignals; i++)
+		DIFF(a->signals[i].tid == b->signals[i].tid && a->signals[i].pos == b->signals[i].pos &&
+		     a->signals[i].signo == b->signals[i].signo &&
+		     !memcmp(a->signals[i].siginfo, b->signals[i].siginfo, 128) &&
+		     a->signals[i].handler_ip == b->signals[i].handler_ip, "SIGNAL");
+	DIFF(a->nsigframes == b->nsigframes, "SIGFRAME count");
+	for (size_t i = 0; i < a->nsigframes; i++)
+		DIFF(same_sigframe(&a->sigframes[i], &b->sigframes[i]), "SIGFRAME");
+	DIFF(a->nrdtsc == b->nrdtsc, "RDTSC count");
+	for (size_t i = 0; i < a->nrdtsc; i++)
+		DIFF(a->rdtsc[i].tid == b->rdtsc[i].tid && a->rdtsc[i].pos == b->rdtsc[i].pos &&
+		     a->rdtsc[i].value == b->rdtsc[i].value && a->rdtsc[i].aux == b->rdtsc[i].aux &&
+		     a->rdtsc[i].is_rdtscp == b->rdtsc[i].is_rdtscp, "RDTSC");
+	DIFF(a->nthreads == b->nthreads, "THREAD count");
+	for (size_t i = 0; i < a->nthreads; i++)
+		DIFF(a->threads[i].tid == b->threads[i].tid &&
+		     a->threads[i].parent == b->threads[i].parent &&
+		     a->threads[i].pos == b->threads[i].pos &&
+		     a->threads[i].exited == b->threads[i].exited &&
+		     a->threads[i].exit_code == b->threads[i].exit_code, "THREAD");
+	DIFF(same_sched(a->sched, a->nsched, b->sched, b->nsched), "SCHED");
+	DIFF(a->nfiles == b->nfiles, "FILE count");
+	for (size_t i = 0; i < a->nfiles; i++) {
+		const struct trace_file_copy *x = &a->files[i], *y = &b->files[i];
+		DIFF(!strcmp(x->path, y->path) && x->build_id_len == y->build_id_len &&
+		     !memcmp(x->build_id, y->build_id, sizeof x->build_id) && x->size == y->size &&
+		     x->len == y->len && (!x->len || !memcmp(x->bytes, y->bytes, x->len)), "FILE");
+	}
+	DIFF(a->complete == b->complete, "complete");
+	if (a->complete)
+		DIFF(a->end.status_kind == b->end.status_kind && a->end.status == b->end.status &&
+		     a->end.instructions == b->end.instructions &&
+		     a->end.psb_count == b->end.psb_count &&
+		     a->end.duration_ns == b->end.duration_ns &&
+		     a->end.syscalls == b->end.syscalls && a->end.signals == b->end.signals, "END");
+	DIFF(a->nskipped == b->nskipped, "skipped records");
+	DIFF(a->file_size == b->file_size, "file size");
+#undef DIFF
+	return NULL;
+}
+
+/* Beyond the sample: copies of binaries in several chunks, and PT chunks
+ * far bigger than the sample's, of a third thread. */
+static void write_more_records(struct trace_writer *w, const uint8_t *big, size_t big_len)
+{
+	struct trace_file_copy f[2] = {
+		{ .path = "/usr/lib/libbig.so", .build_id = {1, 2, 3}, .build_id_len = 20,
+		  .size = big_len, .bytes = big },
+		{ .path = "/empty", .build_id = {5}, .build_id_len = 1 },
+	};
+	for (int i = 0; i < 2; i++)
+		CHECK(trace_write_file(w, &f[i]) == 0, "file %d: %s", i, trace_writer_error(w));
+	CHECK(trace_write_pt(w, 102, big, big_len) == 0, "big PT: %s", trace_writer_error(w));
+	CHECK(trace_write_pt(w, 102, big, 0) == 0, "empty PT: %s", trace_writer_error(w));
+	CHECK(trace_write_pt(w, 100, big + 7, 4096) == 0, "PT: %s", trace_writer_error(w));
+}
+
+/* The same records through a writer with a file and one without: each
+ * kept recording equals the file read back, before END (incomplete) and
+ * after it. */
+static void test_keep_equals_file(void)
+{
+	const char *p = tmp("kept.ptrev");
+	size_t big_len = (5u << 20) / 2 + 123;
+	uint8_t *big = malloc(big_len);
+	for (size_t i = 0; i < big_len; i++)
+		big[i] = (uint8_t)(i * 131 + (i >> 12));
+	struct trace_data kf, km, back;
+	memset(&kf, 0, sizeof kf);
+	memset(&km, 0, sizeof km);
+	struct trace_writer *wf = trace_writer_open(p, errbuf, sizeof errbuf);
+	struct trace_writer *wm = trace_writer_open_memory(errbuf, sizeof errbuf);
+	CHECK(wf && wm, "open: %s", errbuf);
+	if (!wf || !wm)
+		return;
+	CHECK(trace_writer_keep(wf, &kf) == 0 && trace_writer_keep(wm, &km) == 0, "keep");
+	CHECK(kf.file_size == 16 && kf.nmeta == 0 && !kf.complete, "a new recording");
+	int nb;
+	write_sample_records(wf, p, false, true, NULL, &nb);
+	write_sample_records(wm, NULL, false, true, NULL, &nb);
+	write_more_records(wf, big, big_len);
+	write_more_records(wm, big, big_len);
+	int rc = trace_read_file(p, &back, errbuf, sizeof errbuf);
+	CHECK(rc == 0, "read: %s", errbuf);
+	if (rc == 0) {
+		const char *d = data_diff(&kf, &back);
+		CHECK(!d, "beside the file, incomplete: %s differs", d);
+		d = data_diff(&km, &back);
+		CHECK(!d, "memory only, incomplete: %s differs", d);
+		CHECK(!kf.complete && kf.file_size == file_size(p), "file size %llu",
+		      (unsigned long long)kf.file_size);
+		trace_data_free(&back);
+	}
+	CHECK(trace_write_end(wf, &sample_end) == 0 && trace_write_end(wm, &sample_end) == 0,
+	      "END");
+	CHECK(trace_writer_close(wf, errbuf, sizeof errbuf) == 0, "close: %s", errbuf);
+	CHECK(trace_writer_close(wm, errbuf, sizeof errbuf) == 0, "close memory: %s", errbuf);
+	rc = trace_read_file(p, &back, errbuf, sizeof errbuf);
+	CHECK(rc == 0, "read: %s", errbuf);
+	if (rc == 0) {
+		const char *d = data_diff(&kf, &back);
+		CHECK(!d, "beside the file: %s differs", d);
+		d = data_diff(&km, &back);
+		CHECK(!d, "memory only: %s differs", d);
+		trace_data_free(&back);
+	}
+	CHECK(km.nskipped == 1 && km.nfiles == 2 && km.nstreams == 3 &&
+	      km.streams[2].pt_len == big_len && km.file_size == file_size(p),
+	      "kept: %zu skipped, %zu files, %zu streams", km.nskipped, km.nfiles, km.nstreams);
+	/* The writers are closed: the recordings are the caller's. */
+	trace_data_free(&kf);
+	trace_data_free(&km);
+	free(big);
+}
+
+/* The sample kept in memory alone is the sample, as the reader sees it. */
+static void test_keep_sample(void)
+{
+	struct trace_data km;
+	memset(&km, 0, sizeof km);
+	struct trace_writer *w = trace_writer_open_memory(errbuf, sizeof errbuf);
+	CHECK(w && trace_writer_keep(w, &km) == 0, "open: %s", errbuf);
+	if (!w)
+		return;
+	int nb;
+	write_sample_records(w, NULL, true, true, NULL, &nb);
+	CHECK(trace_writer_close(w, errbuf, sizeof errbuf) == 0, "close: %s", errbuf);
+	check_sample(&km, true);
+	CHECK(km.nskipped == 1, "nskipped %zu", km.nskipped);
+	trace_data_free(&km);
+}
+
+/* A recording read from a file grows on through a writer that keeps into
+ * it, as if the file had those records too. */
+static void test_keep_continues(void)
+{
+	const char *p = tmp("cut.ptrev"), *q = tmp("whole.ptrev");
+	int nb;
+	write_sample(p, false, true, NULL, &nb);
+	write_sample(q, true, true, NULL, &nb);
+	struct trace_data td, whole;
+	int rc = trace_read_file(p, &td, errbuf, sizeof errbuf);
+	CHECK(rc == 0 && !td.complete, "read: %s", errbuf);
+	if (rc != 0)
+		return;
+	struct trace_writer *w = trace_writer_open_memory(errbuf, sizeof errbuf);
+	CHECK(w && trace_writer_keep(w, &td) == 0 && trace_write_end(w, &sample_end) == 0,
+	      "END: %s", w ? trace_writer_error(w) : errbuf);
+	trace_writer_close(w, NULL, 0);
+	rc = trace_read_file(q, &whole, errbuf, sizeof errbuf);
+	CHECK(rc == 0, "read: %s", errbuf);
+	if (rc == 0) {
+		const char *d = data_diff(&td, &whole);
+		CHECK(!d, "continued: %s differs", d);
+		trace_data_free(&whole);
+	}
+	trace_data_free(&td);
+}
+
+/* What does not reach the file does not reach the kept recording, and a
+ * record the reader would refuse is reported, not kept. */
+static void test_keep_failures(void)
+{
+	const char *q = tmp("keep-rejects.ptrev");
+	struct trace_data kept;
+	memset(&kept, 0, sizeof kept);
+	struct trace_writer *w = trace_writer_open(q, errbuf, sizeof errbuf);
+	CHECK(w && trace_writer_keep(w, &kept) == 0, "open: %s", errbuf);
+	if (!w)
+		return;
+	CHECK(trace_write_meta(w, "Bad Key", "x") < 0 && kept.nmeta == 0, "bad key kept");
+	struct trace_signal sg = sample_signal();
+	sg.signo = 0;
+	CHECK(trace_write_signal(w, &sg) < 0 && kept.nsignals == 0, "signal 0 kept");
+	/* In the file (trace_write_raw checks nothing), refused by the
+	 * parser: the kept recording leaves it out and says so. */
+	CHECK(trace_write_raw(w, TRACE_REC_SIGNAL, "xx", 2) < 0 && kept.nsignals == 0,
+	      "a malformed SIGNAL kept");
+	CHECK(strstr(trace_writer_error(w), "Bad Key"), "the first error stays: %s",
+	      trace_writer_error(w));
+	struct trace_writer *m = trace_writer_open_memory(errbuf, sizeof errbuf);
+	struct trace_data mk;
+	memset(&mk, 0, sizeof mk);
+	CHECK(m && trace_writer_keep(m, &mk) == 0, "memory: %s", errbuf);
+	CHECK(trace_write_pt(m, 0, pt_a, 3) < 0 && mk.nstreams == 0 &&
+	      strstr(trace_writer_error(m), "record 1 (PT) would not read back: thread id 0"),
+	      "PT of thread 0: %s", trace_writer_error(m));
+	CHECK(trace_write_raw(m, 999, "future", 6) == 0 && mk.nskipped == 1, "unknown type");
+	trace_writer_close(m, NULL, 0);
+	trace_data_free(&mk);
+	CHECK(count_records(q, TRACE_REC_SIGNAL, 0, NULL) == 1, "the raw record is in the file");
+	/* Keeping stops: the file goes on alone. */
+	CHECK(trace_write_meta(w, "backend", "sw") == 0 && kept.nmeta == 1, "kept");
+	trace_writer_keep(w, NULL);
+	CHECK(trace_write_meta(w, "program", "p") == 0 && kept.nmeta == 1, "kept after keep(NULL)");
+	trace_writer_close(w, NULL, 0);
+	trace_data_free(&kept);
+
+	/* A write that fails half-way (file size limit): the kept recording
+	 * holds what the file holds. */
+	const char *f = tmp("keep-fsize.ptrev");
+	pid_t pid = fork();
+	if (pid == 0) {
+		signal(SIGXFSZ, SIG_IGN);
+		struct rlimit rl = {1000, 1000};
+		setrlimit(RLIMIT_FSIZE, &rl);
+		struct trace_data k;
+		memset(&k, 0, sizeof k);
+		struct trace_writer *fw = trace_writer_open(f, errbuf, sizeof errbuf);
+		if (!fw || trace_writer_keep(fw, &k) < 0)
+			_exit(3);
+		uint8_t chunk[150];
+		memset(chunk, 0x55, sizeof chunk);
+		while (trace_write_pt(fw, 7, chunk, sizeof chunk) == 0)
+			;
+		trace_writer_close(fw, NULL, 0);
+		/* 16 + 5 * (16 + 4 + 150) = 866 <= 1000 */
+		_exit(k.nstreams == 1 && k.streams[0].pt_len == 750 && k.file_size == 866 ? 0 : 4);
+	}
+	int st;
+	waitpid(pid, &st, 0);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %x", st);
+}
+
 int main(void)
 {
 	strcpy(dir, "/tmp/ptrev-trace-XXXXXX");
@@ -1525,12 +1809,16 @@ int main(void)
 	test_sched_merge();
 	test_sched_file();
 	test_sched_save();
-	test_sched_sw_out();
+	test_sched_kept();
 	test_sched_malformed();
 	test_sigframe_file();
 	test_sigframe_rejects();
-	test_sigframe_sw_out();
+	test_sigframe_kept();
 	test_sigframe_malformed();
+	test_keep_sample();
+	test_keep_equals_file();
+	test_keep_continues();
+	test_keep_failures();
 	char cmd[128];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 	if (system(cmd) != 0)

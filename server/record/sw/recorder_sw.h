@@ -1,18 +1,27 @@
-/* Internals of the sw recorder backend, shared by its files:
+/* Internals of the sw recorder backend, shared by its files. Each file
+ * calls only the files below it in this list (no circles):
+ *   recorder_sw.c         `ptrev record`: sw_backend_record on the engine
  *   sw_engine.c           the engine API: resume/wait/interrupt in all-stop
  *                         style, stopping every thread, reporting
- *   recorder_sw.c         one waitpid status of a thread: complete the step,
- *                         decide to step again or stop; sw_backend_record
- *   recorder_sw_thread.c  per-thread state and the classification cache
+ *   recorder_sw_stop.c    one waitpid status of a thread: what it means
  *   recorder_sw_signal.c  signal stops: delivery, handlers, rdtsc emulation
- *   recorder_sw_sched.c   one thread on the CPU at a time; the SCHED runs
- *   sw_trace_out.c        where records go (file and/or memory) */
+ *   recorder_sw_step.c    complete a step (encode, log), decide to step
+ *                         again or stop
+ *   recorder_sw_sched.c   one thread on the CPU at a time; the SCHED runs;
+ *                         issuing the single-step
+ *   recorder_sw_bp.c      the caller's breakpoints before each instruction;
+ *                         our int3 lifted for a step over it
+ *   recorder_sw_thread.c  per-thread state, memory reads, the
+ *                         classification cache
+ * Records go through one trace writer (trace_file.h): the caller's file,
+ * kept in memory too for the engine's caller, or memory alone. */
 #ifndef PTREV_SERVER_RECORDER_SW_H
 #define PTREV_SERVER_RECORDER_SW_H
 
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/user.h>
 
@@ -22,7 +31,6 @@
 #include "ptrev/recorder.h"
 #include "ptrev/trace_file.h"
 #include "ptrev/sideband.h"
-#include "sw_trace_out.h"
 
 struct sw_rec;
 
@@ -74,7 +82,15 @@ struct sw_rec {
 	struct inferior *inf;
 	pid_t pid;
 	int memfd;
-	struct sw_out out;
+	/* Where every record goes: the caller's writer, or our own memory
+	 * writer (mem) when the caller has no file. With keep, the writer
+	 * also decodes each record into td (trace_writer_keep): the
+	 * recording so far exactly as the reader would return it. */
+	struct trace_writer *w;
+	struct trace_writer *mem;
+	bool keep;
+	struct trace_data td;
+	bool finished;         /* sw_engine_finish ran: the writer is let go */
 	struct sideband *sb;
 	uint32_t psb_period;
 	struct sw_thread **threads;
@@ -122,7 +138,7 @@ struct sw_engine {
 	struct sw_rec r;
 };
 
-/* ---- per-thread state (recorder_sw_thread.c) ---- */
+/* ---- per-thread state, memory (recorder_sw_thread.c) ---- */
 struct sw_thread *sw_thread_find(struct sw_rec *r, pid_t tid);
 struct sw_thread *sw_thread_add(struct sw_rec *r, pid_t tid);
 /* Start tracing a stopped thread at its current IP (reads registers,
@@ -132,30 +148,31 @@ int sw_thread_start(struct sw_thread *t);
  * that did not return), write its THREAD exit record. */
 int sw_thread_finish(struct sw_thread *t, uint64_t ip, int exit_code);
 void sw_threads_free(struct sw_rec *r);
+/* Make ev the thread's pending event. */
+void sw_set_pending(struct sw_thread *t, enum stop_kind kind, int sig);
 /* Classify the instruction at ip (cached; our int3 bytes hidden).
  * Returns 0, or -1 with err. */
 int sw_classify(struct sw_rec *r, uint64_t ip, struct insn_info *out);
 void sw_icache_invalidate(struct sw_rec *r);
-long sw_read_mem(void *rec, uint64_t addr, void *buf, size_t len);
-
-/* ---- one thread's stop (recorder_sw.c) ---- */
-/* The instruction at t->regs.rip completed and the thread now stands at
- * now->rip: encode it, log a syscall, refresh the sideband. 0/-1. */
-int sw_complete_step(struct sw_thread *t, const struct user_regs_struct *now);
-/* The thread stands at an instruction boundary with registers now: record
- * that as its "before" state, then step it again or leave it stopped with
- * an event (after_step: an instruction step ended here, which ends a
- * caller's single-step). 0/-1. */
-int sw_resume(struct sw_thread *t, const struct user_regs_struct *now, bool after_step);
-/* Step a thread standing at a boundary (t->regs current) unless it must
- * stop: an event pending, not resumed, stopping, a breakpoint here. 0/-1. */
-int sw_advance(struct sw_thread *t);
 /* /proc/PID/mem for reading, (re)opened (after execve). 0/-1. */
 int sw_open_memfd(struct sw_rec *r);
-/* Process one waitpid status. 0/-1 (err set). */
-int sw_on_status(struct sw_rec *r, pid_t tid, int st);
-/* Make ev the thread's pending event. */
-void sw_set_pending(struct sw_thread *t, enum stop_kind kind, int sig);
+long sw_read_mem(void *rec, uint64_t addr, void *buf, size_t len);
+
+/* Is t about to execute exit or exit_group (it never stops again)? */
+static inline bool sw_is_exit_syscall(const struct sw_thread *t)
+{
+	return t->info.kind == INSN_SYSCALL &&
+	       (t->regs.rax == SYS_exit || t->regs.rax == SYS_exit_group);
+}
+
+/* ---- the caller's breakpoints (recorder_sw_bp.c) ---- */
+/* A breakpoint of the caller's before the instruction at ip: its kind,
+ * or STOP_NONE. */
+enum stop_kind sw_breakpoint_at(const struct inferior *inf, uint64_t ip);
+/* Lift our int3 at t's IP for its step. */
+void sw_lift_int3(struct sw_thread *t);
+/* Put it back once t's step is over (the last thread stepping it). */
+void sw_restore_int3(struct sw_thread *t);
 
 /* ---- the CPU and the schedule (recorder_sw_sched.c) ---- */
 /* Step t (standing at a boundary, breakpoints checked) when it may have
@@ -174,10 +191,22 @@ int sw_sched_note(struct sw_thread *t, uint64_t pos);
 /* Write the schedule so far (and close the current run), so that the
  * recording holds the order of every instruction executed. 0/-1. */
 int sw_sched_flush(struct sw_rec *r);
-/* Lift our int3 at t's IP for its step (recorder_sw.c). */
-void sw_lift_int3(struct sw_thread *t);
-/* Issue the single-step (recorder_sw.c). 0/-1. */
-int sw_step_thread(struct sw_thread *t);
+
+/* ---- one thread's step (recorder_sw_step.c) ---- */
+/* The instruction at t->regs.rip completed and the thread now stands at
+ * now->rip: encode it, log a syscall, refresh the sideband. 0/-1. */
+int sw_complete_step(struct sw_thread *t, const struct user_regs_struct *now);
+/* Write the SYSCALL record of the syscall t just completed (registers
+ * before in t->regs) with result, and the memory it wrote. 0/-1. */
+int sw_log_syscall(struct sw_thread *t, int64_t result);
+/* The thread stands at an instruction boundary with registers now: record
+ * that as its "before" state, then step it again or leave it stopped with
+ * an event (after_step: an instruction step ended here, which ends a
+ * caller's single-step). 0/-1. */
+int sw_resume(struct sw_thread *t, const struct user_regs_struct *now, bool after_step);
+/* Step a thread standing at a boundary (t->regs current) unless it must
+ * stop: an event pending, not resumed, stopping, a breakpoint here. 0/-1. */
+int sw_advance(struct sw_thread *t);
 
 /* ---- signals (recorder_sw_signal.c) ---- */
 /* The thread stopped with signal sig (not the step's SIGTRAP), registers
@@ -200,5 +229,9 @@ void sw_hold_signal(struct sw_thread *t, int sig, const siginfo_t *si);
 /* Trap rdtsc in thread t (PR_SET_TSC) or undo it. A signal that arrived
  * meanwhile becomes the thread's pending signal. 0/-1. */
 int sw_set_tsc_trapping(struct sw_thread *t, bool on);
+
+/* ---- one waitpid status (recorder_sw_stop.c) ---- */
+/* Process one waitpid status. 0/-1 (err set). */
+int sw_on_status(struct sw_rec *r, pid_t tid, int st);
 
 #endif

@@ -10,11 +10,16 @@
  * CPU: it may block in the kernel until another thread acts. Its
  * completion takes its place in the order when it is collected, as rr
  * places a desched'd syscall. The CPU passes round robin after SW_QUANTUM
- * steps, or when its holder stops stepping or enters a syscall. */
+ * steps, or when its holder stops stepping or enters a syscall. The
+ * single-step itself is issued here, the one place that decides a thread
+ * may run. */
 #include "recorder_sw.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
 
 static bool other_ready(const struct sw_rec *r, const struct sw_thread *t)
 {
@@ -22,6 +27,23 @@ static bool other_ready(const struct sw_rec *r, const struct sw_thread *t)
 		if (r->threads[i] != t && r->threads[i]->ready)
 			return true;
 	return false;
+}
+
+static int sw_step_thread(struct sw_thread *t)
+{
+	int sig = t->deliver;
+
+	t->deliver = 0;
+	t->delivering = sig != 0;
+	t->exiting = !sig && sw_is_exit_syscall(t);
+	if (ptrace(PTRACE_SINGLESTEP, t->tid, NULL, (void *)(long)sig) < 0 &&
+	    errno != ESRCH) {
+		snprintf(t->rec->err, t->rec->errlen, "cannot step thread %d: %s",
+			 (int)t->tid, strerror(errno));
+		return -1;
+	}
+	t->inflight = true;
+	return 0;
 }
 
 static int step(struct sw_thread *t)
@@ -100,7 +122,7 @@ void sw_sched_reset(struct sw_rec *r)
 
 static int write_runs(struct sw_rec *r)
 {
-	int rc = sw_out_sched(&r->out, r->runs, r->nruns);
+	int rc = trace_write_schedule(r->w, r->runs, r->nruns);
 
 	r->nruns = 0;
 	if (rc < 0)

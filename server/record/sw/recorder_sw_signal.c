@@ -23,7 +23,7 @@ static int write_signal(struct sw_thread *t, uint64_t handler_ip)
 {
 	t->sig.handler_ip = handler_ip;
 	t->rec->end.signals++;
-	return sw_out_signal(&t->rec->out, &t->sig);
+	return trace_write_signal(t->rec->w, &t->sig);
 }
 
 void sw_prepare_signal(struct sw_thread *t, int sig, const siginfo_t *si)
@@ -109,7 +109,7 @@ static int emulate_rdtsc(struct sw_thread *t, struct user_regs_struct *now,
 	rec.value = v;
 	rec.aux = aux;
 	rec.is_rdtscp = is_rdtscp;
-	if (sw_out_rdtsc(&t->rec->out, &rec) < 0)
+	if (trace_write_rdtsc(t->rec->w, &rec) < 0)
 		return -1;
 	ptenc_set_time(t->enc, v);
 	return sw_complete_step(t, now);
@@ -203,7 +203,7 @@ static int log_sigframe(struct sw_thread *t, uint64_t rsp)
 	f.addr = rsp;
 	f.bytes = buf;
 	f.len = end - rsp;
-	rc = sw_out_sigframe(&t->rec->out, &f);
+	rc = trace_write_sigframe(t->rec->w, &f);
 	free(buf);
 	return rc;
 }

@@ -1,9 +1,13 @@
-/* sw backend: per-thread state (one PT stream and encoder per thread) and
- * the instruction classification cache that keeps a step cheap: the bytes
- * at an IP are read and decoded once, not at every execution. */
+/* sw backend: per-thread state (one PT stream and encoder per thread, the
+ * event a thread holds for the caller), the program's memory as the
+ * recorder reads it (/proc/PID/mem), and the instruction classification
+ * cache that keeps a step cheap: the bytes at an IP are read and decoded
+ * once, not at every execution. The bottom of the backend's files: it
+ * calls none of the others. */
 #include "recorder_sw.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,7 +56,7 @@ struct sw_thread *sw_thread_add(struct sw_rec *r, pid_t tid)
 static int pt_sink(void *arg, const uint8_t *data, size_t len)
 {
 	struct sw_thread *t = arg;
-	return sw_out_pt(&t->rec->out, t->tid, data, len);
+	return trace_write_pt(t->rec->w, t->tid, data, len);
 }
 
 int sw_thread_start(struct sw_thread *t)
@@ -107,9 +111,18 @@ int sw_thread_finish(struct sw_thread *t, uint64_t ip, int exit_code)
 	th.pos = t->insns;
 	th.exited = true;
 	th.exit_code = exit_code;
-	if (sw_out_thread(&r->out, &th) < 0)
+	if (trace_write_thread(r->w, &th) < 0)
 		rc = -1;
 	return rc;
+}
+
+void sw_set_pending(struct sw_thread *t, enum stop_kind kind, int sig)
+{
+	memset(&t->pending, 0, sizeof t->pending);
+	t->pending.kind = kind;
+	t->pending.tid = t->tid;
+	t->pending.sig = sig;
+	t->has_pending = true;
 }
 
 void sw_threads_free(struct sw_rec *r)
@@ -121,6 +134,28 @@ void sw_threads_free(struct sw_rec *r)
 	free(r->threads);
 	r->threads = NULL;
 	r->nthreads = r->cap = 0;
+}
+
+/* /proc/PID/mem reads the address space it was opened on: reopen it when
+ * the program has a new one (execve). */
+int sw_open_memfd(struct sw_rec *r)
+{
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof path, "/proc/%d/mem", (int)r->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(r->err, r->errlen, "cannot open %s: %s", path,
+			 strerror(errno));
+		return -1;
+	}
+	if (r->memfd >= 0)
+		close(r->memfd);
+	r->memfd = fd;
+	if (r->sb)
+		sideband_set_memfd(r->sb, fd);
+	return 0;
 }
 
 long sw_read_mem(void *rec, uint64_t addr, void *buf, size_t len)

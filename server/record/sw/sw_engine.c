@@ -4,7 +4,7 @@
  * returned. Threads are single-stepped anyway, so stopping one is simply
  * not stepping it again; a thread blocked in a syscall gets a SIGSTOP that
  * is absorbed (never recorded, never reported). The per-status work is in
- * recorder_sw.c, who steps when in recorder_sw_sched.c. */
+ * recorder_sw_stop.c, who steps when in recorder_sw_sched.c. */
 #include "recorder_sw.h"
 
 #include <errno.h>
@@ -84,8 +84,7 @@ struct sw_engine *sw_engine_new(struct inferior *inf, struct trace_writer *w,
 	r->self = getpid();
 	r->memfd = -1;
 	r->errlen = sizeof r->err;
-	r->out.w = w;
-	r->out.keep = !(o && o->file_only);
+	r->keep = !(o && o->file_only);
 	r->psb_period = o && o->psb_period ? o->psb_period : PTENC_DEFAULT_PSB_PERIOD;
 	r->stop = o ? o->stop : NULL;
 	r->end.status_kind = 2;
@@ -103,24 +102,26 @@ struct sw_engine *sw_engine_new(struct inferior *inf, struct trace_writer *w,
 			return NULL;
 		}
 	}
+	/* Without a file the records still go through a writer, which
+	 * keeps them in memory or drops them. */
+	r->w = w ? w : (r->mem = trace_writer_open_memory(r->err, r->errlen));
+	if (!r->w || (r->keep && trace_writer_keep(r->w, &r->td) < 0))
+		goto bad;
 	r->icache = calloc((size_t)1 << ICACHE_BITS, sizeof *r->icache);
 	if (!r->icache || sw_open_memfd(r) < 0)
 		goto bad;
-	r->sb = sideband_new(r->pid, r->memfd, w);
+	r->sb = sideband_new(r->pid, r->memfd, r->w);
 	if (!r->sb)
 		goto bad;
-	sideband_set_out(r->sb, &r->out);
 	sideband_set_copy_files(r->sb, !(o && o->no_copy));
-	if (r->out.keep) {
-		/* What a file would say about itself (record_main writes the
-		 * file's own META). */
-		struct trace_writer *fw = r->out.w;
+	if (r->keep && !w) {
+		/* What a file would say about itself, so a recording held in
+		 * memory alone describes itself too (a caller with a file
+		 * writes the file's META, which is then kept as well). */
 		char num[32];
-		r->out.w = NULL;
-		sw_out_meta(&r->out, "backend", "sw");
+		trace_write_meta(r->w, "backend", "sw");
 		snprintf(num, sizeof num, "%u", r->psb_period);
-		sw_out_meta(&r->out, "psb_period", num);
-		r->out.w = fw;
+		trace_write_meta(r->w, "psb_period", num);
 	}
 	ptrace(PTRACE_SETOPTIONS, r->pid, NULL,
 	       (void *)(long)(PTRACE_O_TRACECLONE | PTRACE_O_EXITKILL));
@@ -136,7 +137,7 @@ struct sw_engine *sw_engine_new(struct inferior *inf, struct trace_writer *w,
 			goto bad;
 		th.tid = t->tid;
 		th.parent = i == 0 ? 0 : r->pid; /* creators of older threads: unknown */
-		if (sw_out_thread(&r->out, &th) < 0 || sw_thread_start(t) < 0)
+		if (trace_write_thread(r->w, &th) < 0 || sw_thread_start(t) < 0)
 			goto bad;
 	}
 	return e;
@@ -153,7 +154,7 @@ const char *sw_engine_error(const struct sw_engine *e)
 
 const struct trace_data *sw_engine_data(const struct sw_engine *e)
 {
-	return e->r.out.keep ? &e->r.out.td : NULL;
+	return e->r.keep ? &e->r.td : NULL;
 }
 
 int sw_engine_resume(struct sw_engine *e, pid_t tid, bool step, int sig)
@@ -464,10 +465,15 @@ int sw_engine_finish(struct sw_engine *e, struct trace_end *end, bool write_end,
 	r->end.duration_ns = now_ns() - r->t0_ns;
 	if (end)
 		*end = r->end;
-	if (write_end && r->out.w && sw_out_end(&r->out, &r->end) < 0)
+	if (write_end && !r->mem && trace_write_end(r->w, &r->end) < 0)
 		rc = -1;
-	r->out.td.end = r->end;
-	r->out.td.complete = true;
+	/* Complete in memory even when the file gets no END (yet). */
+	r->td.end = r->end;
+	r->td.complete = true;
+	/* The caller may close its writer now: td stays ours. */
+	if (!r->mem)
+		trace_writer_keep(r->w, NULL);
+	r->finished = true;
 	if (rc < 0)
 		fail(r, err, errlen);
 	return rc;
@@ -487,12 +493,15 @@ void sw_engine_free(struct sw_engine *e)
 	free(r->runs);
 	if (r->memfd >= 0)
 		close(r->memfd);
-	sw_out_free(&r->out);
+	if (r->w && !r->mem && !r->finished)
+		trace_writer_keep(r->w, NULL); /* still open: it outlives us */
+	trace_writer_close(r->mem, NULL, 0);
+	trace_data_free(&r->td);
 	free(e);
 }
 
 int sw_engine_meta(void *engine, const char *key, const char *value)
 {
 	struct sw_engine *e = engine;
-	return sw_out_meta(&e->r.out, key, value);
+	return trace_write_meta(e->r.w, key, value);
 }

@@ -1,0 +1,67 @@
+/* The META records every recording starts with (include/ptrev/record_meta.h):
+ * what ran, where, on which CPU, by which ptrev, when. Here rather than in
+ * the CLI because the server's live recording writes the same records. */
+#include "ptrev/record_meta.h"
+
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ptrev/cpu_id.h"
+
+#ifndef PTREV_VERSION
+#define PTREV_VERSION "0.1.0"
+#endif
+
+static void write_cpu_meta(record_meta_fn put, void *w)
+{
+	struct cpu_id id;
+	char num[32];
+
+	if (cpu_id_read(&id) != 0)
+		return;
+	put(w, "cpu_vendor", id.vendor);
+	snprintf(num, sizeof num, "%u", id.family);
+	put(w, "cpu_family", num);
+	snprintf(num, sizeof num, "%u", id.model);
+	put(w, "cpu_model", num);
+	snprintf(num, sizeof num, "%u", id.stepping);
+	put(w, "cpu_stepping", num);
+}
+
+void record_write_meta_to(record_meta_fn put, void *w, const char *backend,
+			  const char *prog, char **args, pid_t pid,
+			  unsigned psb_period)
+{
+	char buf[4096];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	put(w, "backend", backend);
+	put(w, "program", prog);
+	for (int i = 0; args[i]; i++)
+		put(w, "arg", args[i]);
+	if (getcwd(buf, sizeof buf))
+		put(w, "cwd", buf);
+	snprintf(buf, sizeof buf, "%d", (int)pid);
+	put(w, "pid", buf);
+	write_cpu_meta(put, w);
+	snprintf(buf, sizeof buf, "%u", psb_period);
+	put(w, "psb_period", buf);
+	put(w, "ptrev_version", PTREV_VERSION);
+	gmtime_r(&now, &tm);
+	strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	put(w, "start_time", buf);
+}
+
+static int put_writer(void *ctx, const char *key, const char *value)
+{
+	return trace_write_meta(ctx, key, value);
+}
+
+void record_write_meta(struct trace_writer *w, const char *backend,
+		       const char *prog, char **args, pid_t pid,
+		       unsigned psb_period)
+{
+	record_write_meta_to(put_writer, w, backend, prog, args, pid, psb_period);
+}

@@ -1,0 +1,194 @@
+/* sw backend: one thread's step, from the recorder's side. A thread stands
+ * at an instruction boundary: the instruction it just completed is encoded
+ * (and a syscall's result and the memory it wrote are logged, the
+ * mappings refreshed after one that changes them); then it is stepped
+ * again, or left stopped with an event for the caller: a breakpoint before
+ * the next instruction, the end of a single-step. Who steps when is the
+ * scheduler's (recorder_sw_sched.c); what a waitpid status means is
+ * recorder_sw_stop.c's, which calls here. */
+#include "recorder_sw.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <x86intrin.h>
+
+#include "ptrev/syscall_log.h"
+
+#define MAX_WRITES 64
+
+/* Write the SYSCALL record of the syscall t just completed (registers
+ * before in t->regs), with the memory it wrote read back now. */
+int sw_log_syscall(struct sw_thread *t, int64_t result)
+{
+	struct sw_rec *r = t->rec;
+	struct sc_range rg[MAX_WRITES];
+	struct trace_mem_write wr[MAX_WRITES];
+	struct trace_syscall s = {0};
+	uint8_t *buf = NULL;
+	size_t total = 0, at = 0;
+	int n, rc;
+
+	s.tid = t->tid;
+	s.pos = t->insns;
+	s.nr = t->regs.rax;
+	s.args[0] = t->regs.rdi;
+	s.args[1] = t->regs.rsi;
+	s.args[2] = t->regs.rdx;
+	s.args[3] = t->regs.r10;
+	s.args[4] = t->regs.r8;
+	s.args[5] = t->regs.r9;
+	s.result = result;
+	n = syscall_log_writes(s.nr, s.args, result, sw_read_mem, r, rg,
+			       MAX_WRITES);
+	s.unknown = n < 0;
+	for (int i = 0; i < n; i++)
+		total += rg[i].len;
+	if (total && !(buf = malloc(total)))
+		n = 0;
+	for (int i = 0; i < n; i++) {
+		/* What cannot be read (a bad pointer the kernel refused to
+		 * write through, EFAULT) was not written either. */
+		long got = sw_read_mem(r, rg[i].addr, buf + at, rg[i].len);
+		if (got <= 0)
+			continue;
+		wr[s.nwrites].addr = rg[i].addr;
+		wr[s.nwrites].bytes = buf + at;
+		wr[s.nwrites].len = (size_t)got;
+		s.nwrites++;
+		at += (size_t)got;
+	}
+	s.writes = wr;
+	rc = trace_write_syscall(r->w, &s);
+	free(buf);
+	r->end.syscalls++;
+	return rc;
+}
+
+int sw_complete_step(struct sw_thread *t, const struct user_regs_struct *now)
+{
+	struct sw_rec *r = t->rec;
+	int rc;
+
+	if (!t->info.len) {
+		snprintf(r->err, r->errlen, "thread %d executed undecodable "
+			 "bytes at %#llx", (int)t->tid,
+			 (unsigned long long)t->regs.rip);
+		return -1;
+	}
+	rc = ptenc_step(t->enc, t->regs.rip, &t->info, now->rip);
+	if (rc < 0) {
+		snprintf(r->err, r->errlen, "encoder (thread %d): %s",
+			 (int)t->tid, ptenc_error(t->enc));
+		return -1;
+	}
+	if (rc == 0)
+		return 0; /* one iteration of a REP instruction */
+	if (t->info.kind == INSN_SYSCALL) {
+		if (sw_log_syscall(t, (int64_t)now->rax) < 0)
+			return -1;
+		if ((t->regs.rax == SYS_execve || t->regs.rax == SYS_execveat) &&
+		    (int64_t)now->rax == 0 && sw_open_memfd(r) < 0)
+			return -1;
+		if (syscall_changes_maps(t->regs.rax)) {
+			sw_icache_invalidate(r);
+			if (sideband_update(r->sb, t->tid, t->insns + 1) < 0) {
+				snprintf(r->err, r->errlen, "cannot update the "
+					 "mappings of %d", (int)r->pid);
+				return -1;
+			}
+		}
+		ptenc_set_time(t->enc, __rdtsc());
+	}
+	t->insns++;
+	return sw_sched_note(t, t->insns - 1);
+}
+
+/* Has the thread an unblocked signal queued (the kernel delivers it before
+ * it restarts a syscall)? From /proc: rare, only at interrupted syscalls. */
+static bool signal_pending(pid_t pid, pid_t tid)
+{
+	char path[80], buf[4096];
+	unsigned long long pnd = 0, shd = 0, blk = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof path, "/proc/%d/task/%d/status", (int)pid, (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	for (char *l = buf; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		if (!strncmp(l, "SigPnd:", 7))
+			pnd = strtoull(l + 7, NULL, 16);
+		else if (!strncmp(l, "ShdPnd:", 7))
+			shd = strtoull(l + 7, NULL, 16);
+		else if (!strncmp(l, "SigBlk:", 7))
+			blk = strtoull(l + 7, NULL, 16);
+	}
+	return ((pnd | shd) & ~blk) != 0;
+}
+
+/* A syscall interrupted by a signal is restarted by the kernel when the
+ * thread goes on without a handler running: it executes the syscall
+ * instruction again (restart_syscall for -ERESTART_RESTARTBLOCK). The
+ * registers show that only once it has run, so the step about to be made
+ * starts there. (With a signal to deliver, the handler decides.) */
+static void predict_restart(struct sw_thread *t)
+{
+	int64_t rax = (int64_t)t->regs.rax;
+
+	if ((int64_t)t->regs.orig_rax < 0 ||
+	    (rax != -512 && rax != -513 && rax != -514 && rax != -516))
+		return;
+	if (signal_pending(t->rec->pid, t->tid))
+		return; /* it is dequeued first, and stops us again */
+	t->regs.rip -= 2;
+	t->regs.rax = rax == -516 ? SYS_restart_syscall : t->regs.orig_rax;
+	if (sw_classify(t->rec, t->regs.rip, &t->info) < 0)
+		memset(&t->info, 0, sizeof t->info);
+}
+
+int sw_advance(struct sw_thread *t)
+{
+	struct sw_rec *r = t->rec;
+
+	if (t->gone || t->has_pending || !t->resumed || r->stopping) {
+		sw_sched_release(t);
+		return 0;
+	}
+	if (!t->deliver)
+		predict_restart(t);
+	if (!t->deliver && !(t->exempt && t->regs.rip == t->reported_ip)) {
+		/* A signal to deliver goes first: the handler runs before
+		 * the instruction here. */
+		enum stop_kind k = sw_breakpoint_at(r->inf, t->regs.rip);
+		if (k != STOP_NONE) {
+			sw_set_pending(t, k, SIGTRAP);
+			sw_sched_release(t);
+			return 0;
+		}
+	}
+	return sw_sched_run(t);
+}
+
+int sw_resume(struct sw_thread *t, const struct user_regs_struct *now, bool after_step)
+{
+	t->regs = *now;
+	if (sw_classify(t->rec, t->regs.rip, &t->info) < 0)
+		memset(&t->info, 0, sizeof t->info); /* fails if it completes */
+	if (after_step) {
+		t->exempt = false;
+		t->reported = false;
+		if (t->stepping && t->resumed && !t->has_pending)
+			sw_set_pending(t, STOP_STEP, SIGTRAP);
+	}
+	return sw_advance(t);
+}
