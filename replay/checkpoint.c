@@ -7,6 +7,8 @@
  * copy-on-write memory. PTRACE_O_TRACECLONE makes the copy ours, stopped. */
 #include "replayer_internal.h"
 
+#include "ptrev/ptrace_wait.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -33,8 +35,7 @@ void rp_kill(struct rp_proc *p)
 	if (!p->pid)
 		return;
 	kill(p->pid, SIGKILL);
-	while (waitpid(p->pid, &st, __WALL) < 0 && errno == EINTR)
-		;
+	ptrace_waitpid(p->pid, &st, __WALL);
 	if (p->memfd >= 0)
 		close(p->memfd);
 	p->pid = 0;
@@ -47,7 +48,7 @@ static int wait_new_child(pid_t pid)
 {
 	int st;
 
-	if (rp_wait(pid, &st) < 0 || !WIFSTOPPED(st))
+	if (ptrace_wait_task(pid, &st) < 0 || !WIFSTOPPED(st))
 		return -1;
 	return 0;
 }
@@ -87,7 +88,7 @@ int rp_fork(struct replayer *r, const struct rp_proc *p, struct rp_proc *child)
 	/* First stop: the clone event (the copy exists), then the end of the
 	 * syscall in the parent. */
 	if (ptrace(PTRACE_SINGLESTEP, p->pid, NULL, NULL) < 0 ||
-	    rp_wait(p->pid, &st) < 0 || !WIFSTOPPED(st) ||
+	    ptrace_wait_task(p->pid, &st) < 0 || !WIFSTOPPED(st) ||
 	    st >> 8 != (SIGTRAP | (PTRACE_EVENT_CLONE << 8))) {
 		rp_fail(r, "checkpoint: clone did not happen (status %#x)", st);
 		goto restore;
@@ -95,7 +96,7 @@ int rp_fork(struct replayer *r, const struct rp_proc *p, struct rp_proc *child)
 	ptrace(PTRACE_GETEVENTMSG, p->pid, NULL, &msg);
 	cpid = (pid_t)msg;
 	if (ptrace(PTRACE_SINGLESTEP, p->pid, NULL, NULL) < 0 ||
-	    rp_wait(p->pid, &st) < 0 || !WIFSTOPPED(st)) {
+	    ptrace_wait_task(p->pid, &st) < 0 || !WIFSTOPPED(st)) {
 		rp_fail(r, "checkpoint: clone did not return");
 		goto restore;
 	}
@@ -128,7 +129,7 @@ restore:
 			rp_kill(child);
 		else if (cpid > 0) {
 			kill(cpid, SIGKILL);
-			waitpid(cpid, &st, __WALL);
+			ptrace_waitpid(cpid, &st, __WALL);
 		}
 	}
 	return ret;

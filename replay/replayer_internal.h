@@ -174,6 +174,5 @@ int rp_rdtsc(struct replayer *r, struct rp_proc *p, uint64_t limit);
 /* Helpers */
 int rp_fail(struct replayer *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-int rp_wait(pid_t pid, int *status);
 
 #endif

@@ -4,6 +4,8 @@
  * process helpers every run uses (registers, resuming, the position). */
 #include "replayer_internal.h"
 
+#include "ptrev/ptrace_wait.h"
+
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -24,17 +26,6 @@ int rp_fail(struct replayer *r, const char *fmt, ...)
 	vsnprintf(r->why, sizeof r->why, fmt, ap);
 	va_end(ap);
 	return -1;
-}
-
-int rp_wait(pid_t pid, int *status)
-{
-	for (;;) {
-		pid_t w = waitpid(pid, status, __WALL);
-		if (w == pid)
-			return 0;
-		if (w < 0 && errno != EINTR)
-			return -1;
-	}
 }
 
 /* ---- event lookup (arrays sorted by position) ---- */
@@ -103,7 +94,7 @@ int rp_set_regs(struct replayer *r, struct rp_proc *p, const struct user_regs_st
 
 int rp_resume_wait(struct replayer *r, struct rp_proc *p, int req, int sig, int *st)
 {
-	if (ptrace(req, p->pid, NULL, (void *)(long)sig) < 0 || rp_wait(p->pid, st) < 0)
+	if (ptrace(req, p->pid, NULL, (void *)(long)sig) < 0 || ptrace_wait_task(p->pid, st) < 0)
 		return rp_fail(r, "replay process %d: %s", (int)p->pid, strerror(errno));
 	r->stats.stops++;
 	if (WIFEXITED(*st) || WIFSIGNALED(*st)) {

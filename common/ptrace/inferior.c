@@ -2,6 +2,7 @@
  * interrupt. Resuming and waiting (the all-stop machinery) live in
  * inferior_wait.c, memory in inferior_mem.c, registers in inferior_regs.c. */
 #include "ptrev/inferior_internal.h"
+#include "ptrev/ptrace_wait.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -100,10 +101,7 @@ static int wait_exec_stop(pid_t pid, const char *path, char *err, size_t errlen)
 {
 	for (;;) {
 		int st;
-		pid_t w = waitpid(pid, &st, __WALL);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0) {
+		if (ptrace_waitpid(pid, &st, __WALL) < 0) {
 			snprintf(err, errlen, "cannot run %s: %s", path, strerror(errno));
 			return -1;
 		}
@@ -158,14 +156,13 @@ int inferior_launch(struct inferior *inf, const char *path, char *const argv[],
 
 	if (r == (ssize_t)sizeof(child_errno)) {
 		/* exec failed: the child has exited (or is about to); reap it. */
-		while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR)
-			;
+		ptrace_waitpid(pid, NULL, __WALL);
 		snprintf(err, errlen, "cannot run %s: %s", path, strerror(child_errno));
 		return -1;
 	}
 	if (wait_exec_stop(pid, path, err, errlen) < 0) {
 		kill(pid, SIGKILL);
-		waitpid(pid, NULL, __WALL | WNOHANG);
+		ptrace_waitpid(pid, NULL, __WALL | WNOHANG);
 		return -1;
 	}
 	/* EXITKILL: if ptrev dies, the kernel kills the inferior too. */
@@ -173,8 +170,7 @@ int inferior_launch(struct inferior *inf, const char *path, char *const argv[],
 		   (void *)(long)(PTRACE_O_TRACECLONE | PTRACE_O_EXITKILL)) < 0) {
 		snprintf(err, errlen, "cannot trace %s: %s", path, strerror(errno));
 		kill(pid, SIGKILL);
-		while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR)
-			;
+		ptrace_waitpid(pid, NULL, __WALL);
 		return -1;
 	}
 	inf->pid = pid;
@@ -194,10 +190,7 @@ static void reap_task(pid_t tid)
 {
 	for (;;) {
 		int st;
-		pid_t w = waitpid(tid, &st, __WALL);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0 || WIFEXITED(st) || WIFSIGNALED(st))
+		if (ptrace_waitpid(tid, &st, __WALL) < 0 || WIFEXITED(st) || WIFSIGNALED(st))
 			return;
 	}
 }

@@ -2,6 +2,7 @@
  * the current IP for a `syscall` (0f 05), point the registers at it,
  * single-step once, collect rax, then put bytes and registers back. */
 #include "ptrev/syscall_inject.h"
+#include "ptrev/ptrace_wait.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -10,17 +11,6 @@
 #include <sys/ptrace.h>
 #include <sys/user.h>
 #include <sys/wait.h>
-
-static int wait_stop(pid_t tid, int *st)
-{
-	for (;;) {
-		pid_t w = waitpid(tid, st, __WALL);
-		if (w == tid)
-			return 0;
-		if (w < 0 && errno != EINTR)
-			return -1;
-	}
-}
 
 int syscall_inject(pid_t tid, uint64_t nr, const uint64_t args[6],
 		   int64_t *result, int *pending_sig, char *err, size_t errlen)
@@ -70,7 +60,7 @@ int syscall_inject(pid_t tid, uint64_t nr, const uint64_t args[6],
 	 * syscall runs (IP unchanged): keep it for the caller, try again. */
 	for (int tries = 0; tries < 16; tries++) {
 		if (ptrace(PTRACE_SINGLESTEP, tid, NULL, NULL) < 0 ||
-		    wait_stop(tid, &st) < 0) {
+		    ptrace_wait_task(tid, &st) < 0) {
 			snprintf(err, errlen, "inject: step: %s", strerror(errno));
 			goto restore_regs;
 		}
