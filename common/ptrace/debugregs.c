@@ -7,7 +7,7 @@
  * aligned pieces, one register each. x86 cannot trap reads only, so gdb's
  * read watchpoints (Z3) are refused, as gdbserver does. The kernel keeps
  * these registers per thread: every change is written to every thread. */
-#include "ptrev/inferior_internal.h"
+#include "inferior_internal.h"
 
 #include <errno.h>
 #include <stddef.h>

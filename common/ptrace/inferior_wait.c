@@ -12,7 +12,7 @@
  * tracer, so waitpid(-1, __WALL) sees its threads; a new thread's first
  * SIGSTOP may arrive before its creator's PTRACE_EVENT_CLONE, so an
  * unknown task stopped by SIGSTOP is taken for a new thread. */
-#include "ptrev/inferior_internal.h"
+#include "inferior_internal.h"
 #include "ptrev/ptrace_wait.h"
 
 #include <errno.h>

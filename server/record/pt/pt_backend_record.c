@@ -12,7 +12,7 @@
  * whenever poll() says an AUX area passed its watermark (or every 20 ms),
  * so the hardware rarely finds its buffer full. */
 #include "pt_backend_internal.h"
-#include "ptrev/inferior_internal.h"
+#include "ptrev/inferior_raw.h"
 #include "ptrev/ptrace_wait.h"
 
 #include <cpuid.h>

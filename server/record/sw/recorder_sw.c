@@ -24,7 +24,7 @@
 #include <unistd.h>
 #include <x86intrin.h>
 
-#include "ptrev/inferior_internal.h"
+#include "ptrev/inferior_raw.h"
 #include "ptrev/ptrace_wait.h"
 #include "ptrev/sw_engine.h"
 #include "ptrev/syscall_log.h"

@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ptrev/inferior_internal.h"
+#include "ptrev/inferior_raw.h"
 #include "ptrev/ptrace_wait.h"
 #include "ptrev/sw_engine.h"
 
