@@ -14,6 +14,7 @@
 #ifndef PTREV_INFERIOR_RAW_H
 #define PTREV_INFERIOR_RAW_H
 
+#include "ptrev/debugregs.h"
 #include "ptrev/inferior.h"
 
 /* Thread table (inferior_threads.c). A thread the loop has seen start or
@@ -33,11 +34,7 @@ ssize_t inf_mem_write_raw(struct inferior *inf, uint64_t addr, const void *buf, 
 struct sw_breakpoint *inf_find_swbreak(struct inferior *inf, uint64_t addr);
 
 /* Program DR0-3/DR7 of one thread from the inferior's hardware points
- * (debugregs.c): a new thread does not inherit them from its creator. */
+ * (debugregs.c): a new thread does not inherit them from its creator.
+ * DR6 (which one trapped) is read and cleared with debugregs.h. */
 int inf_dr_apply_thread(struct inferior *inf, pid_t tid);
-/* DR6 of a thread (which debug register trapped); 0 when it cannot be
- * read. Cleared after a trap, as the CPU never clears it. */
-uint64_t inf_dr_read_dr6(pid_t tid);
-void inf_dr_clear_dr6(pid_t tid);
-
 #endif
