@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "ptrev/inferior.h"
-#include "ptrev/record_startup.h"
+#include "ptrev/start_state.h"
 #include "ptrev/syscall_inject.h"
 
 extern char **environ;
@@ -151,51 +151,20 @@ int rp_start_state(struct replayer *r)
 	return 0;
 }
 
-/* AT_TYPE's value in an auxv image, 0 if absent. */
-static uint64_t auxv_get(const uint8_t *auxv, size_t len, uint64_t type)
-{
-	for (size_t i = 0; i + 16 <= len; i += 16) {
-		uint64_t t, v;
-		memcpy(&t, auxv + i, 8);
-		memcpy(&v, auxv + i + 8, 8);
-		if (t == type)
-			return v;
-		if (t == AT_NULL)
-			break;
-	}
-	return 0;
-}
-
-static size_t read_proc_file(pid_t pid, const char *name, uint8_t *buf, size_t cap)
-{
-	char path[64];
-	size_t n = 0;
-	ssize_t got;
-	int fd;
-
-	snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	while (n < cap && (got = read(fd, buf + n, cap - n)) > 0)
-		n += (size_t)got;
-	close(fd);
-	return n;
-}
-
 /* The launched process must see what the recorded one saw. */
 static int match_start(struct replayer *r)
 {
-	uint8_t auxv[4096];
-	size_t n = read_proc_file(r->base.pid, "auxv", auxv, sizeof auxv);
-	uint64_t at_random = auxv_get(auxv, n, AT_RANDOM);
+	size_t n = 0;
+	uint8_t *auxv = start_state_read_proc(r->base.pid, "auxv", &n);
+	uint64_t at_random = start_state_auxv_value(auxv, n, AT_RANDOM);
+	int rc = 0;
 
 	if (r->have_at_random) {
 		if (!at_random ||
 		    pwrite(r->base.memfd, r->at_random, 16, (off_t)at_random) != 16)
-			return rp_fail(r, "cannot put the recorded AT_RANDOM bytes in place");
+			rc = rp_fail(r, "cannot put the recorded AT_RANDOM bytes in place");
 	}
-	if (r->auxv && (r->auxv_len != n || memcmp(r->auxv, auxv, n) != 0)) {
+	if (rc == 0 && r->auxv && (r->auxv_len != n || (n && memcmp(r->auxv, auxv, n) != 0))) {
 		/* Entry by entry, to name the first difference. */
 		for (size_t i = 0; i + 16 <= r->auxv_len; i += 16) {
 			uint64_t t, v;
@@ -203,16 +172,19 @@ static int match_start(struct replayer *r)
 			memcpy(&v, r->auxv + i + 8, 8);
 			if (t == AT_NULL)
 				break;
-			if (auxv_get(auxv, n, t) != v)
-				return rp_fail(r, "this machine starts the program with "
-					       "auxv entry %llu = %#llx, the recording "
-					       "had %#llx: replay would differ",
-					       (unsigned long long)t,
-					       (unsigned long long)auxv_get(auxv, n, t),
-					       (unsigned long long)v);
+			uint64_t here = start_state_auxv_value(auxv, n, t);
+			if (here != v) {
+				rc = rp_fail(r, "this machine starts the program with "
+					     "auxv entry %llu = %#llx, the recording "
+					     "had %#llx: replay would differ",
+					     (unsigned long long)t, (unsigned long long)here,
+					     (unsigned long long)v);
+				break;
+			}
 		}
 	}
-	return 0;
+	free(auxv);
+	return rc;
 }
 
 int rp_launch_base(struct replayer *r)
@@ -278,7 +250,7 @@ int rp_launch_base(struct replayer *r)
 		return rp_fail(r, "cannot trace the replay process: %s", strerror(errno));
 	if (match_start(r) < 0)
 		return -1;
-	if (r->vdso_hidden && startup_hide_vdso(r->base.pid) < 0)
+	if (r->vdso_hidden && start_state_hide_vdso(r->base.pid) < 0)
 		return rp_fail(r, "cannot hide the vDSO as the recording did");
 	/* rdtsc traps, as it did while recording, and takes recorded values. */
 	uint64_t args[6] = { PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0, 0 };
