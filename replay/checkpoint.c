@@ -5,7 +5,6 @@
  * keep (dense near the last requested position, sparser further away). */
 #include "replayer_internal.h"
 
-#include "ptrev/ptrace_wait.h"
 #include "ptrev/syscall_inject.h"
 
 #include <errno.h>
@@ -15,29 +14,6 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-int rp_open_mem(struct rp_proc *p)
-{
-	char path[64];
-
-	snprintf(path, sizeof path, "/proc/%d/mem", (int)p->pid);
-	p->memfd = open(path, O_RDWR | O_CLOEXEC);
-	return p->memfd < 0 ? -1 : 0;
-}
-
-void rp_kill(struct rp_proc *p)
-{
-	int st;
-
-	if (!p->pid)
-		return;
-	kill(p->pid, SIGKILL);
-	ptrace_waitpid(p->pid, &st, __WALL);
-	if (p->memfd >= 0)
-		close(p->memfd);
-	p->pid = 0;
-	p->memfd = -1;
-}
 
 int rp_fork(struct replayer *r, const struct rp_proc *p, struct rp_proc *child)
 {

@@ -1,6 +1,6 @@
 /* The replayer's start: the recorded program launched again as it was
- * (path, argv, environment, cwd, auxv, AT_RANDOM bytes), stopped at its
- * first instruction, and the thread's events indexed by position. */
+ * (path, argv, environment, cwd, auxv, AT_RANDOM bytes, the vDSO hidden
+ * when the recording hid it), stopped at its first instruction. */
 #include "replayer_internal.h"
 
 #include <elf.h>
@@ -20,56 +20,6 @@
 #include "ptrev/syscall_inject.h"
 
 extern char **environ;
-
-static int by_sys_pos(const void *a, const void *b)
-{
-	const struct trace_syscall *x = *(const struct trace_syscall *const *)a;
-	const struct trace_syscall *y = *(const struct trace_syscall *const *)b;
-	return x->pos < y->pos ? -1 : x->pos > y->pos;
-}
-
-static int by_sig_pos(const void *a, const void *b)
-{
-	const struct trace_signal *x = *(const struct trace_signal *const *)a;
-	const struct trace_signal *y = *(const struct trace_signal *const *)b;
-	return x->pos < y->pos ? -1 : x->pos > y->pos;
-}
-
-static int by_tsc_pos(const void *a, const void *b)
-{
-	const struct trace_rdtsc *x = *(const struct trace_rdtsc *const *)a;
-	const struct trace_rdtsc *y = *(const struct trace_rdtsc *const *)b;
-	return x->pos < y->pos ? -1 : x->pos > y->pos;
-}
-
-/* Rebuilt from scratch: td's arrays may have moved since the last time. */
-int rp_index_events(struct replayer *r)
-{
-	const struct trace_data *td = r->td;
-
-	free(r->sys);
-	free(r->sig);
-	free(r->tsc);
-	r->sys = calloc(td->nsyscalls + 1, sizeof *r->sys);
-	r->sig = calloc(td->nsignals + 1, sizeof *r->sig);
-	r->tsc = calloc(td->nrdtsc + 1, sizeof *r->tsc);
-	r->nsys = r->nsig = r->ntsc = 0;
-	if (!r->sys || !r->sig || !r->tsc)
-		return -1;
-	for (size_t i = 0; i < td->nsyscalls; i++)
-		if (td->syscalls[i].tid == r->tid)
-			r->sys[r->nsys++] = &td->syscalls[i];
-	for (size_t i = 0; i < td->nsignals; i++)
-		if (td->signals[i].tid == r->tid)
-			r->sig[r->nsig++] = &td->signals[i];
-	for (size_t i = 0; i < td->nrdtsc; i++)
-		if (td->rdtsc[i].tid == r->tid)
-			r->tsc[r->ntsc++] = &td->rdtsc[i];
-	qsort(r->sys, r->nsys, sizeof *r->sys, by_sys_pos);
-	qsort(r->sig, r->nsig, sizeof *r->sig, by_sig_pos);
-	qsort(r->tsc, r->ntsc, sizeof *r->tsc, by_tsc_pos);
-	return 0;
-}
 
 static int hex_decode(const char *hex, uint8_t **out, size_t *len)
 {

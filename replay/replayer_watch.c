@@ -11,7 +11,8 @@
  * hi closes the interval: the access's "position after" lies in (lo, hi].
  * Recorded syscall writes the replay puts in place itself (the kernel's
  * writes never trip a debug register) are noted the same way, exactly:
- * (s->pos, s->pos + 1].
+ * (s->pos, s->pos + 1]. The run does the noting through the hooks in
+ * replayer_watch_hooks.c; this file arms the registers and runs the scans.
  *
  * An interval wider than one position is narrowed by bisection: scanning
  * (mid, b] (for the latest) or (a, mid] (for the first) says on which side
@@ -60,65 +61,6 @@ static int arm(struct replayer *r, struct rp_proc *p, const struct pieces *pc, b
 			       "registers) in the replay process: %s", strerror(errno));
 	return 0;
 }
-
-static void note(struct rp_watch *w, uint64_t lo)
-{
-	if (!w->pending) {
-		w->pending = true;
-		w->pending_lo = lo;
-	}
-}
-
-bool rp_watch_trap(struct replayer *r, struct rp_proc *p)
-{
-	struct rp_watch *w = r->watch;
-
-	if (!w || !w->active)
-		return false;
-	if (!(inf_dr_read_dr6(p->pid) & w->dr_mask))
-		return false;
-	/* Breakpoint stops (int3) leave DR6 alone: clear it, so that a later
-	 * int3 stop does not look like this trap again. */
-	inf_dr_clear_dr6(p->pid);
-	note(w, p->pos);
-	return true;
-}
-
-void rp_watch_sys_writes(struct replayer *r, struct rp_proc *p, const struct trace_syscall *s)
-{
-	struct rp_watch *w = r->watch;
-
-	if (!w || !w->active)
-		return;
-	for (size_t i = 0; i < s->nwrites; i++) {
-		uint64_t a = s->writes[i].addr, e = a + s->writes[i].len;
-		if (a < w->addr + w->len && w->addr < e && s->writes[i].len)
-			note(w, p->pos);
-	}
-}
-
-void rp_watch_known(struct replayer *r, uint64_t to)
-{
-	struct rp_watch *w = r->watch;
-
-	if (!w || !w->active || !w->pending || to <= w->pending_lo)
-		return;
-	w->pending = false;
-	if (!w->found || !w->stop_at_first) {
-		w->lo = w->pending_lo;
-		w->hi = to;
-	}
-	w->found = true;
-	if (w->stop_at_first)
-		w->stop = true;
-}
-
-bool rp_watch_stopped(const struct replayer *r)
-{
-	return r->watch && r->watch->active && r->watch->stop;
-}
-
-/* ---- scans ---- */
 
 struct search {
 	struct rp_watch w;
