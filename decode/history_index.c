@@ -412,35 +412,6 @@ static int index_tail(struct history *h)
 
 /* ---- public ---- */
 
-struct history *history_new(const struct history_config *cfg)
-{
-	struct history *h;
-
-	if (!cfg || !cfg->image)
-		return NULL;
-	h = calloc(1, sizeof *h);
-	if (!h)
-		return NULL;
-	h->cfg = *cfg;
-	if (hist_cache_init(h) < 0) {
-		free(h);
-		return NULL;
-	}
-	return h;
-}
-
-void history_free(struct history *h)
-{
-	if (!h)
-		return;
-	hist_cache_free(h);
-	for (int i = 0; i < HIST_EVKINDS; i++)
-		free(h->ev[i].v);
-	free(h->seg);
-	free(h->buf);
-	free(h);
-}
-
 int history_append(struct history *h, const uint8_t *data, size_t len)
 {
 	if (len == 0)

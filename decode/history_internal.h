@@ -1,6 +1,7 @@
-/* State of the history index shared by decode/history_*.c: index building
- * (history_index.c), the cache of decoded segments (history_cache.c) and
- * the searches (history_search.c). */
+/* State of the history index shared by decode/history*.c: index building
+ * (history_index.c, at the bottom), the cache of decoded segments
+ * (history_cache.c), the searches (history_search.c) and the object's
+ * life (history.c, at the top). */
 #ifndef PTREV_DECODE_HISTORY_INTERNAL_H
 #define PTREV_DECODE_HISTORY_INTERNAL_H
 
@@ -58,7 +59,7 @@ void hist_config(const struct history *h, struct pt_config *cfg);
 
 /* history_cache.c: the IPs of segment k's instructions (owned by the
  * cache, valid until the next cache call), or NULL (out of memory, or the
- * segment no longer decodes as indexed). */
+ * segment no longer decodes as indexed). Set up and freed by history.c. */
 const uint64_t *hist_segment_ips(struct history *h, size_t k);
 int hist_cache_init(struct history *h);
 void hist_cache_free(struct history *h);

@@ -1,137 +1,38 @@
 /* Checkpoints: stopped copies of a replay process, made by injecting a
- * clone() into it through ptrace, and the policy that decides which ones
- * to keep (dense near the last requested position, sparser further away).
- *
- * The clone has exit signal 0 (so killing a copy sends its parent no
- * SIGCHLD that the replay would have to hide) and no CLONE_VM: a fork with
- * copy-on-write memory. PTRACE_O_TRACECLONE makes the copy ours, stopped. */
+ * fork into it through ptrace (syscall_inject_fork: exit signal 0, so
+ * killing a copy sends its parent no SIGCHLD that the replay would have to
+ * hide; copy-on-write memory), and the policy that decides which ones to
+ * keep (dense near the last requested position, sparser further away). */
 #include "replayer_internal.h"
+
+#include "ptrev/syscall_inject.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/ptrace.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-int rp_open_mem(struct rp_proc *p)
-{
-	char path[64];
-
-	snprintf(path, sizeof path, "/proc/%d/mem", (int)p->pid);
-	p->memfd = open(path, O_RDWR | O_CLOEXEC);
-	return p->memfd < 0 ? -1 : 0;
-}
-
-void rp_kill(struct rp_proc *p)
-{
-	int st;
-
-	if (!p->pid)
-		return;
-	kill(p->pid, SIGKILL);
-	while (waitpid(p->pid, &st, __WALL) < 0 && errno == EINTR)
-		;
-	if (p->memfd >= 0)
-		close(p->memfd);
-	p->pid = 0;
-	p->memfd = -1;
-}
-
-/* Wait for the next stop of the child that a clone event announced (its
- * SIGSTOP; with PTRACE_O_TRACECLONE it may even have come first). */
-static int wait_new_child(pid_t pid)
-{
-	int st;
-
-	if (rp_wait(pid, &st) < 0 || !WIFSTOPPED(st))
-		return -1;
-	return 0;
-}
-
 int rp_fork(struct replayer *r, const struct rp_proc *p, struct rp_proc *child)
 {
-	struct user_regs_struct saved, regs;
-	unsigned long msg = 0;
-	long word;
-	int st, ret = -1;
-	pid_t cpid = 0;
+	char err[256];
+	pid_t cpid;
 
 	memset(child, 0, sizeof *child);
 	child->memfd = -1;
-	if (ptrace(PTRACE_GETREGS, p->pid, NULL, &saved) < 0)
-		return rp_fail(r, "checkpoint: registers of %d: %s", (int)p->pid,
-			       strerror(errno));
-	errno = 0;
-	word = ptrace(PTRACE_PEEKTEXT, p->pid, (void *)saved.rip, NULL);
-	if (errno)
-		return rp_fail(r, "checkpoint: code at %#llx: %s",
-			       (unsigned long long)saved.rip, strerror(errno));
-	/* Borrow two bytes at the IP for `syscall` (0f 05, little endian). */
-	if (ptrace(PTRACE_POKETEXT, p->pid, (void *)saved.rip,
-		   (void *)(((uint64_t)word & ~0xffffull) | 0x050full)) < 0)
-		return rp_fail(r, "checkpoint: patch: %s", strerror(errno));
-	regs = saved;
-	regs.rax = SYS_clone;
-	regs.orig_rax = (unsigned long long)-1;
-	regs.rdi = 0;  /* flags: no CLONE_VM, exit signal 0 */
-	regs.rsi = 0;  /* same stack */
-	regs.rdx = regs.r10 = regs.r8 = 0;
-	if (ptrace(PTRACE_SETREGS, p->pid, NULL, &regs) < 0) {
-		rp_fail(r, "checkpoint: set registers: %s", strerror(errno));
-		goto restore;
-	}
-	/* First stop: the clone event (the copy exists), then the end of the
-	 * syscall in the parent. */
-	if (ptrace(PTRACE_SINGLESTEP, p->pid, NULL, NULL) < 0 ||
-	    rp_wait(p->pid, &st) < 0 || !WIFSTOPPED(st) ||
-	    st >> 8 != (SIGTRAP | (PTRACE_EVENT_CLONE << 8))) {
-		rp_fail(r, "checkpoint: clone did not happen (status %#x)", st);
-		goto restore;
-	}
-	ptrace(PTRACE_GETEVENTMSG, p->pid, NULL, &msg);
-	cpid = (pid_t)msg;
-	if (ptrace(PTRACE_SINGLESTEP, p->pid, NULL, NULL) < 0 ||
-	    rp_wait(p->pid, &st) < 0 || !WIFSTOPPED(st)) {
-		rp_fail(r, "checkpoint: clone did not return");
-		goto restore;
-	}
-	if (cpid <= 0 || wait_new_child(cpid) < 0) {
-		rp_fail(r, "checkpoint: the copy did not stop");
-		goto restore;
-	}
-	/* The copy has the parent's patched code and registers of the
-	 * injected call: give it what the parent had. */
+	if (syscall_inject_fork(p->pid, &cpid, err, sizeof err) < 0)
+		return rp_fail(r, "checkpoint: %s", err);
 	child->pid = cpid;
 	child->pos = p->pos;
-	if (ptrace(PTRACE_SETREGS, cpid, NULL, &saved) < 0 ||
-	    ptrace(PTRACE_POKETEXT, cpid, (void *)saved.rip, (void *)word) < 0 ||
-	    rp_open_mem(child) < 0) {
+	if (rp_open_mem(child) < 0) {
 		rp_fail(r, "checkpoint: cannot set up the copy: %s", strerror(errno));
-		goto restore;
+		rp_kill(child);
+		return -1;
 	}
 	r->stats.forks++;
-	ret = 0;
-restore:
-	if (ptrace(PTRACE_SETREGS, p->pid, NULL, &saved) < 0 ||
-	    ptrace(PTRACE_POKETEXT, p->pid, (void *)saved.rip, (void *)word) < 0) {
-		if (ret == 0)
-			rp_fail(r, "checkpoint: cannot restore %d: %s",
-				(int)p->pid, strerror(errno));
-		ret = -1;
-	}
-	if (ret < 0) {
-		if (child->pid)
-			rp_kill(child);
-		else if (cpid > 0) {
-			kill(cpid, SIGKILL);
-			waitpid(cpid, &st, __WALL);
-		}
-	}
-	return ret;
+	return 0;
 }
 
 const struct rp_proc *rp_checkpoint_best(const struct replayer *r, uint64_t pos)

@@ -11,7 +11,8 @@
 #include "ptrev/replayer.h"
 #include "ptrev/trace_image.h"
 
-/* A data watch during a scan (replayer_watch.c). While active, every
+/* A data watch during a scan (set up by replayer_watch.c, kept up to date
+ * by the run through replayer_watch_hooks.c). While active, every
  * access the process makes to [addr, addr+len) (a debug-register trap, or
  * a recorded syscall write the replay puts in place) opens an interval
  * (lo, ...] at the last known position; the next known position hi closes
@@ -92,15 +93,14 @@ struct replayer {
 	char why[512];                  /* reason of the failure in progress */
 };
 
-/* replayer.c: can position pos be shown at all (0, or -1 + r->why)? */
-int rp_reachable(struct replayer *r, uint64_t pos);
-/* The launch (base process) exists, or is made now. */
-int rp_ensure_base(struct replayer *r);
-/* A throwaway copy of p runs on to the next recorded event and must agree
- * there (see validate in replayer.c); p itself is untouched. */
-int rp_validate_from(struct replayer *r, struct rp_proc *p);
+/* The files below, each using only those listed before it (so that their
+ * dependencies form no circle):
+ *   replayer_watch_hooks.c  replayer_events.c  replayer_proc.c
+ *   replayer_mmap.c  replayer_syscall.c  replayer_run.c  checkpoint.c
+ *   replayer_start.c  replayer_vdso.c  replayer.c  replayer_watch.c */
 
-/* replayer_watch.c: hooks for the runs (no-ops without an active watch). */
+/* replayer_watch_hooks.c: what a run does for an active watch scan (no-ops
+ * without one). */
 /* p stopped with SIGTRAP: was it a data-watch trap? (then it is noted,
  * DR6 cleared, and the run just resumes) */
 bool rp_watch_trap(struct replayer *r, struct rp_proc *p);
@@ -112,55 +112,35 @@ void rp_watch_known(struct replayer *r, uint64_t to);
 /* The run should end early (the first access was found). */
 bool rp_watch_stopped(const struct replayer *r);
 
-/* replayer_start.c: launching and the recorded start state. */
-int rp_start_state(struct replayer *r);
-int rp_launch_base(struct replayer *r);
+/* replayer_events.c: the thread's recorded events by position. */
+/* (Re)build the arrays from td (its arrays may have moved). 0, -1 no memory. */
 int rp_index_events(struct replayer *r);
+const struct trace_syscall *rp_next_sys(const struct replayer *r, uint64_t pos);
+const struct trace_rdtsc *rp_next_tsc(const struct replayer *r, uint64_t pos);
+/* The first recorded signal with a handler after pos. */
+const struct trace_signal *rp_next_sig(const struct replayer *r, uint64_t pos);
 
-/* replayer_vdso.c */
-void rp_vdso_scan(struct replayer *r);
-
-/* checkpoint.c: processes. */
-/* A stopped copy of p (clone injected, traced, stopped). 0 / -1 + r->why. */
-int rp_fork(struct replayer *r, const struct rp_proc *p, struct rp_proc *child);
-void rp_kill(struct rp_proc *p);
-/* Keep p as a checkpoint (takes ownership), evicting one if full. */
-void rp_checkpoint_add(struct replayer *r, struct rp_proc *p);
-/* The checkpoint (or the base) with the largest position <= pos. */
-const struct rp_proc *rp_checkpoint_best(const struct replayer *r, uint64_t pos);
-bool rp_checkpoint_at(const struct replayer *r, uint64_t pos);
+/* replayer_proc.c: one replay process, and the failure message. */
+int rp_fail(struct replayer *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 int rp_open_mem(struct rp_proc *p);
-
-/* replayer_run.c: running a replay process forward. */
-/* Run p forward to exactly position target (no signal recorded in
- * (p->pos, target] other than at target, which is delivered on arrival).
- * 0, or -1 with r->why. A watch scan with stop_at_first may end it
- * earlier, at the first known position after an access. */
-int rp_run_to(struct replayer *r, struct rp_proc *p, uint64_t target);
-
-/* Run p (a throwaway copy) on to the next recorded event after it, at
- * native speed, and check it there (the syscall's address, number and
- * arguments). *upto: the event's position. 0 when it agrees. */
-int rp_validate_ahead(struct replayer *r, struct rp_proc *p, uint64_t *upto);
+void rp_kill(struct rp_proc *p);
+int rp_get_regs(struct replayer *r, struct rp_proc *p, struct user_regs_struct *regs);
+int rp_set_regs(struct replayer *r, struct rp_proc *p, const struct user_regs_struct *regs);
+/* ptrace request req (signal sig), wait for the next stop into *st; a
+ * process that ended is a failure. */
+int rp_resume_wait(struct replayer *r, struct rp_proc *p, int req, int sig, int *st);
+/* p now stands at the known position `to`. */
+void rp_advance(struct replayer *r, struct rp_proc *p, uint64_t to);
+/* Does the history put instruction pos at ip? (what: for the message) */
+int rp_check_ip(struct replayer *r, uint64_t pos, uint64_t ip, const char *what);
 
 /* replayer_mmap.c: p at the entry stop of the file-backed mmap s (entry:
  * its registers): map the recorded file there. Ends at the exit stop. */
 int rp_mmap_file(struct replayer *r, struct rp_proc *p, const struct trace_syscall *s,
 		 const struct user_regs_struct *entry);
 
-/* replayer_syscall.c: events by position, and replaying them. */
-const struct trace_syscall *rp_next_sys(const struct replayer *r, uint64_t pos);
-const struct trace_rdtsc *rp_next_tsc(const struct replayer *r, uint64_t pos);
-/* The first recorded signal with a handler after pos. */
-const struct trace_signal *rp_next_sig(const struct replayer *r, uint64_t pos);
-int rp_get_regs(struct replayer *r, struct rp_proc *p, struct user_regs_struct *regs);
-int rp_set_regs(struct replayer *r, struct rp_proc *p, const struct user_regs_struct *regs);
-/* ptrace request req (signal sig), wait for the next stop into *st; a
- * process that ended is a failure. */
-int rp_resume_wait(struct replayer *r, struct rp_proc *p, int req, int sig, int *st);
-void rp_advance(struct replayer *r, struct rp_proc *p, uint64_t to);
-/* Does the history put instruction pos at ip? (what: for the message) */
-int rp_check_ip(struct replayer *r, uint64_t pos, uint64_t ip, const char *what);
+/* replayer_syscall.c: replaying the events a process meets. */
 /* p at a syscall-entry stop that must be s: same address, number, args. */
 int rp_check_entry(struct replayer *r, struct rp_proc *p, const struct trace_syscall *s,
 		   struct user_regs_struct *regs);
@@ -171,9 +151,40 @@ int rp_syscall_entry(struct replayer *r, struct rp_proc *p, const struct trace_s
  * position (before limit), or a divergence. */
 int rp_rdtsc(struct replayer *r, struct rp_proc *p, uint64_t limit);
 
-/* Helpers */
-int rp_fail(struct replayer *r, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-int rp_wait(pid_t pid, int *status);
+/* replayer_run.c: running a replay process forward. */
+/* Run p forward to exactly position target (no signal recorded in
+ * (p->pos, target] other than at target, which is delivered on arrival).
+ * 0, or -1 with r->why. A watch scan with stop_at_first may end it
+ * earlier, at the first known position after an access. */
+int rp_run_to(struct replayer *r, struct rp_proc *p, uint64_t target);
+/* Run p (a throwaway copy) on to the next recorded event after it, at
+ * native speed, and check it there (the syscall's address, number and
+ * arguments). *upto: the event's position. 0 when it agrees. */
+int rp_validate_ahead(struct replayer *r, struct rp_proc *p, uint64_t *upto);
+
+/* checkpoint.c: copies of processes, and which ones to keep. */
+/* A stopped copy of p (fork injected, traced, stopped). 0 / -1 + r->why. */
+int rp_fork(struct replayer *r, const struct rp_proc *p, struct rp_proc *child);
+/* Keep p as a checkpoint (takes ownership), evicting one if full. */
+void rp_checkpoint_add(struct replayer *r, struct rp_proc *p);
+/* The checkpoint (or the base) with the largest position <= pos. */
+const struct rp_proc *rp_checkpoint_best(const struct replayer *r, uint64_t pos);
+bool rp_checkpoint_at(const struct replayer *r, uint64_t pos);
+
+/* replayer_start.c: launching and the recorded start state. */
+int rp_start_state(struct replayer *r);
+int rp_launch_base(struct replayer *r);
+
+/* replayer_vdso.c */
+void rp_vdso_scan(struct replayer *r);
+
+/* replayer.c: seeking, and what the watch scans share with it. */
+/* Can position pos be shown at all (0, or -1 + r->why)? */
+int rp_reachable(struct replayer *r, uint64_t pos);
+/* The launch (base process) exists, or is made now. */
+int rp_ensure_base(struct replayer *r);
+/* A throwaway copy of p runs on to the next recorded event and must agree
+ * there (see validate in replayer.c); p itself is untouched. */
+int rp_validate_from(struct replayer *r, struct rp_proc *p);
 
 #endif

@@ -7,6 +7,8 @@
  * and the registers end as the recorded mmap left them. */
 #include "replayer_internal.h"
 
+#include "ptrev/ptrace_wait.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -63,13 +65,13 @@ static int run_here(struct replayer *r, struct rp_proc *p, bool at_entry,
 		return rp_fail(r, "mmap replay: set registers: %s", strerror(errno));
 	if (!at_entry) {
 		if (ptrace(PTRACE_SYSCALL, p->pid, NULL, NULL) < 0 ||
-		    rp_wait(p->pid, &st) < 0 || !WIFSTOPPED(st) ||
+		    ptrace_wait_task(p->pid, &st) < 0 || !WIFSTOPPED(st) ||
 		    WSTOPSIG(st) != (SIGTRAP | 0x80))
 			return rp_fail(r, "mmap replay: no syscall entry");
 		r->stats.stops++;
 	}
 	if (ptrace(PTRACE_SYSCALL, p->pid, NULL, NULL) < 0 ||
-	    rp_wait(p->pid, &st) < 0 || !WIFSTOPPED(st) ||
+	    ptrace_wait_task(p->pid, &st) < 0 || !WIFSTOPPED(st) ||
 	    WSTOPSIG(st) != (SIGTRAP | 0x80))
 		return rp_fail(r, "mmap replay: no syscall exit");
 	r->stats.stops++;

@@ -6,6 +6,8 @@
  * the run with the reason. */
 #include "replayer_internal.h"
 
+#include "ptrev/debugregs.h"
+
 #include <errno.h>
 #include <signal.h>
 #include <stddef.h>
@@ -96,19 +98,13 @@ struct rp_bp {
 	uint8_t orig;
 };
 
-static int dr_poke(pid_t pid, int n, uint64_t v)
-{
-	return ptrace(PTRACE_POKEUSER, pid,
-		      (void *)(offsetof(struct user, u_debugreg) + (size_t)n * 8),
-		      (void *)v) < 0 ? -1 : 0;
-}
-
 static int bp_arm(struct replayer *r, struct rp_proc *p, struct rp_bp *bp)
 {
 	if (bp->armed)
 		return 0;
 	if (bp->hw) {
-		if (dr_poke(p->pid, 0, bp->addr) < 0 || dr_poke(p->pid, 7, 1) < 0)
+		if (inf_dr_write(p->pid, 0, bp->addr) < 0 ||
+		    inf_dr_write(p->pid, 7, inf_dr7_slot(0, DR_EXEC, 1)) < 0)
 			bp->hw = false; /* no debug registers here: int3 */
 		else {
 			bp->armed = true;
@@ -130,7 +126,7 @@ static int bp_disarm(struct replayer *r, struct rp_proc *p, struct rp_bp *bp)
 		return 0;
 	bp->armed = false;
 	if (bp->hw)
-		return dr_poke(p->pid, 7, 0) < 0 ? rp_fail(r, "cannot clear DR7: %s",
+		return inf_dr_write(p->pid, 7, 0) < 0 ? rp_fail(r, "cannot clear DR7: %s",
 							 strerror(errno)) : 0;
 	return poke_byte(r, p, bp->addr, bp->orig);
 }

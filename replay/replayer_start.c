@@ -1,6 +1,6 @@
 /* The replayer's start: the recorded program launched again as it was
- * (path, argv, environment, cwd, auxv, AT_RANDOM bytes), stopped at its
- * first instruction, and the thread's events indexed by position. */
+ * (path, argv, environment, cwd, auxv, AT_RANDOM bytes, the vDSO hidden
+ * when the recording hid it), stopped at its first instruction. */
 #include "replayer_internal.h"
 
 #include <elf.h>
@@ -16,60 +16,10 @@
 #include <unistd.h>
 
 #include "ptrev/inferior.h"
-#include "ptrev/record_startup.h"
+#include "ptrev/start_state.h"
 #include "ptrev/syscall_inject.h"
 
 extern char **environ;
-
-static int by_sys_pos(const void *a, const void *b)
-{
-	const struct trace_syscall *x = *(const struct trace_syscall *const *)a;
-	const struct trace_syscall *y = *(const struct trace_syscall *const *)b;
-	return x->pos < y->pos ? -1 : x->pos > y->pos;
-}
-
-static int by_sig_pos(const void *a, const void *b)
-{
-	const struct trace_signal *x = *(const struct trace_signal *const *)a;
-	const struct trace_signal *y = *(const struct trace_signal *const *)b;
-	return x->pos < y->pos ? -1 : x->pos > y->pos;
-}
-
-static int by_tsc_pos(const void *a, const void *b)
-{
-	const struct trace_rdtsc *x = *(const struct trace_rdtsc *const *)a;
-	const struct trace_rdtsc *y = *(const struct trace_rdtsc *const *)b;
-	return x->pos < y->pos ? -1 : x->pos > y->pos;
-}
-
-/* Rebuilt from scratch: td's arrays may have moved since the last time. */
-int rp_index_events(struct replayer *r)
-{
-	const struct trace_data *td = r->td;
-
-	free(r->sys);
-	free(r->sig);
-	free(r->tsc);
-	r->sys = calloc(td->nsyscalls + 1, sizeof *r->sys);
-	r->sig = calloc(td->nsignals + 1, sizeof *r->sig);
-	r->tsc = calloc(td->nrdtsc + 1, sizeof *r->tsc);
-	r->nsys = r->nsig = r->ntsc = 0;
-	if (!r->sys || !r->sig || !r->tsc)
-		return -1;
-	for (size_t i = 0; i < td->nsyscalls; i++)
-		if (td->syscalls[i].tid == r->tid)
-			r->sys[r->nsys++] = &td->syscalls[i];
-	for (size_t i = 0; i < td->nsignals; i++)
-		if (td->signals[i].tid == r->tid)
-			r->sig[r->nsig++] = &td->signals[i];
-	for (size_t i = 0; i < td->nrdtsc; i++)
-		if (td->rdtsc[i].tid == r->tid)
-			r->tsc[r->ntsc++] = &td->rdtsc[i];
-	qsort(r->sys, r->nsys, sizeof *r->sys, by_sys_pos);
-	qsort(r->sig, r->nsig, sizeof *r->sig, by_sig_pos);
-	qsort(r->tsc, r->ntsc, sizeof *r->tsc, by_tsc_pos);
-	return 0;
-}
 
 static int hex_decode(const char *hex, uint8_t **out, size_t *len)
 {
@@ -151,51 +101,20 @@ int rp_start_state(struct replayer *r)
 	return 0;
 }
 
-/* AT_TYPE's value in an auxv image, 0 if absent. */
-static uint64_t auxv_get(const uint8_t *auxv, size_t len, uint64_t type)
-{
-	for (size_t i = 0; i + 16 <= len; i += 16) {
-		uint64_t t, v;
-		memcpy(&t, auxv + i, 8);
-		memcpy(&v, auxv + i + 8, 8);
-		if (t == type)
-			return v;
-		if (t == AT_NULL)
-			break;
-	}
-	return 0;
-}
-
-static size_t read_proc_file(pid_t pid, const char *name, uint8_t *buf, size_t cap)
-{
-	char path[64];
-	size_t n = 0;
-	ssize_t got;
-	int fd;
-
-	snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	while (n < cap && (got = read(fd, buf + n, cap - n)) > 0)
-		n += (size_t)got;
-	close(fd);
-	return n;
-}
-
 /* The launched process must see what the recorded one saw. */
 static int match_start(struct replayer *r)
 {
-	uint8_t auxv[4096];
-	size_t n = read_proc_file(r->base.pid, "auxv", auxv, sizeof auxv);
-	uint64_t at_random = auxv_get(auxv, n, AT_RANDOM);
+	size_t n = 0;
+	uint8_t *auxv = start_state_read_proc(r->base.pid, "auxv", &n);
+	uint64_t at_random = start_state_auxv_value(auxv, n, AT_RANDOM);
+	int rc = 0;
 
 	if (r->have_at_random) {
 		if (!at_random ||
 		    pwrite(r->base.memfd, r->at_random, 16, (off_t)at_random) != 16)
-			return rp_fail(r, "cannot put the recorded AT_RANDOM bytes in place");
+			rc = rp_fail(r, "cannot put the recorded AT_RANDOM bytes in place");
 	}
-	if (r->auxv && (r->auxv_len != n || memcmp(r->auxv, auxv, n) != 0)) {
+	if (rc == 0 && r->auxv && (r->auxv_len != n || (n && memcmp(r->auxv, auxv, n) != 0))) {
 		/* Entry by entry, to name the first difference. */
 		for (size_t i = 0; i + 16 <= r->auxv_len; i += 16) {
 			uint64_t t, v;
@@ -203,16 +122,19 @@ static int match_start(struct replayer *r)
 			memcpy(&v, r->auxv + i + 8, 8);
 			if (t == AT_NULL)
 				break;
-			if (auxv_get(auxv, n, t) != v)
-				return rp_fail(r, "this machine starts the program with "
-					       "auxv entry %llu = %#llx, the recording "
-					       "had %#llx: replay would differ",
-					       (unsigned long long)t,
-					       (unsigned long long)auxv_get(auxv, n, t),
-					       (unsigned long long)v);
+			uint64_t here = start_state_auxv_value(auxv, n, t);
+			if (here != v) {
+				rc = rp_fail(r, "this machine starts the program with "
+					     "auxv entry %llu = %#llx, the recording "
+					     "had %#llx: replay would differ",
+					     (unsigned long long)t, (unsigned long long)here,
+					     (unsigned long long)v);
+				break;
+			}
 		}
 	}
-	return 0;
+	free(auxv);
+	return rc;
 }
 
 int rp_launch_base(struct replayer *r)
@@ -278,7 +200,7 @@ int rp_launch_base(struct replayer *r)
 		return rp_fail(r, "cannot trace the replay process: %s", strerror(errno));
 	if (match_start(r) < 0)
 		return -1;
-	if (r->vdso_hidden && startup_hide_vdso(r->base.pid) < 0)
+	if (r->vdso_hidden && start_state_hide_vdso(r->base.pid) < 0)
 		return rp_fail(r, "cannot hide the vDSO as the recording did");
 	/* rdtsc traps, as it did while recording, and takes recorded values. */
 	uint64_t args[6] = { PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0, 0 };

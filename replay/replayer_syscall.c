@@ -1,12 +1,11 @@
-/* The replayer's contact with the recording's events: looking them up by
- * position, and replaying the ones a process meets: a syscall at its entry
- * stop (checked, then emulated or run), a trapped rdtsc. Also the small
- * process helpers every run uses (registers, resuming, the position). */
+/* Replaying the recorded events a process meets on its way: a syscall at
+ * its entry stop (checked against the recording, then emulated or run, and
+ * left at its exit stop with the recorded outcome in place) and a trapped
+ * rdtsc (given the recorded value). */
 #include "replayer_internal.h"
 
 #include <errno.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,131 +14,6 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-int rp_fail(struct replayer *r, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(r->why, sizeof r->why, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
-int rp_wait(pid_t pid, int *status)
-{
-	for (;;) {
-		pid_t w = waitpid(pid, status, __WALL);
-		if (w == pid)
-			return 0;
-		if (w < 0 && errno != EINTR)
-			return -1;
-	}
-}
-
-/* ---- event lookup (arrays sorted by position) ---- */
-
-static size_t first_sys_at_or_after(const struct replayer *r, uint64_t pos)
-{
-	size_t lo = 0, hi = r->nsys;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (r->sys[mid]->pos < pos)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-const struct trace_syscall *rp_next_sys(const struct replayer *r, uint64_t pos)
-{
-	size_t i = first_sys_at_or_after(r, pos);
-	return i < r->nsys ? r->sys[i] : NULL;
-}
-
-const struct trace_rdtsc *rp_next_tsc(const struct replayer *r, uint64_t pos)
-{
-	size_t lo = 0, hi = r->ntsc;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (r->tsc[mid]->pos < pos)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < r->ntsc ? r->tsc[lo] : NULL;
-}
-
-/* The first recorded signal with a handler after position pos. Signals
- * without a handler (ignored, or harmless by default) change nothing the
- * program can see and are not delivered again; a fatal one ends the
- * history. */
-const struct trace_signal *rp_next_sig(const struct replayer *r, uint64_t pos)
-{
-	for (size_t i = 0; i < r->nsig; i++)
-		if (r->sig[i]->pos > pos && r->sig[i]->handler_ip)
-			return r->sig[i];
-	return NULL;
-}
-
-/* ---- process helpers ---- */
-
-int rp_get_regs(struct replayer *r, struct rp_proc *p, struct user_regs_struct *regs)
-{
-	if (ptrace(PTRACE_GETREGS, p->pid, NULL, regs) < 0)
-		return rp_fail(r, "replay process %d: registers: %s", (int)p->pid,
-			       strerror(errno));
-	return 0;
-}
-
-int rp_set_regs(struct replayer *r, struct rp_proc *p, const struct user_regs_struct *regs)
-{
-	if (ptrace(PTRACE_SETREGS, p->pid, NULL, regs) < 0)
-		return rp_fail(r, "replay process %d: set registers: %s", (int)p->pid,
-			       strerror(errno));
-	return 0;
-}
-
-int rp_resume_wait(struct replayer *r, struct rp_proc *p, int req, int sig, int *st)
-{
-	if (ptrace(req, p->pid, NULL, (void *)(long)sig) < 0 || rp_wait(p->pid, st) < 0)
-		return rp_fail(r, "replay process %d: %s", (int)p->pid, strerror(errno));
-	r->stats.stops++;
-	if (WIFEXITED(*st) || WIFSIGNALED(*st)) {
-		p->pid = 0;
-		return rp_fail(r, "the replay process ended unexpectedly at position "
-			       "%llu (%s %d)", (unsigned long long)p->pos,
-			       WIFEXITED(*st) ? "exit" : "signal",
-			       WIFEXITED(*st) ? WEXITSTATUS(*st) : WTERMSIG(*st));
-	}
-	return 0;
-}
-
-void rp_advance(struct replayer *r, struct rp_proc *p, uint64_t to)
-{
-	r->stats.insns_run += to - p->pos;
-	p->pos = to;
-	rp_watch_known(r, to);
-}
-
-/* Does the history put instruction pos at ip? */
-int rp_check_ip(struct replayer *r, uint64_t pos, uint64_t ip, const char *what)
-{
-	uint64_t want;
-
-	if (pos >= history_insn_count(r->h))
-		return 0; /* the end: checked by the caller */
-	if (history_ip_at(r->h, pos, &want) < 0)
-		return rp_fail(r, "the history has no address for position %llu",
-			       (unsigned long long)pos);
-	if (want != ip)
-		return rp_fail(r, "replay diverged from the recording at position "
-			       "%llu: %s at %#llx, the recording was at %#llx",
-			       (unsigned long long)pos, what,
-			       (unsigned long long)ip, (unsigned long long)want);
-	return 0;
-}
 
 /* ---- syscalls ---- */
 

@@ -2,7 +2,7 @@
  * that no syscall log holds, so once a recorded program called into it, a
  * replay would compute other times: every later position is unavailable.
  * Recordings made with the vDSO hidden (META vdso=hidden, see
- * include/ptrev/record_startup.h) never enter it; the replay process gets
+ * include/ptrev/start_state.h) never enter it; the replay process gets
  * the same treatment at launch. The entry points come from the recorded
  * copy of the vDSO image (CODE record), searched for in the history. */
 #include "replayer_internal.h"

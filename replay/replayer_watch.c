@@ -11,7 +11,8 @@
  * hi closes the interval: the access's "position after" lies in (lo, hi].
  * Recorded syscall writes the replay puts in place itself (the kernel's
  * writes never trip a debug register) are noted the same way, exactly:
- * (s->pos, s->pos + 1].
+ * (s->pos, s->pos + 1]. The run does the noting through the hooks in
+ * replayer_watch_hooks.c; this file arms the registers and runs the scans.
  *
  * An interval wider than one position is narrowed by bisection: scanning
  * (mid, b] (for the latest) or (a, mid] (for the first) says on which side
@@ -23,11 +24,12 @@
  * and are killed. Copies left on the way may become checkpoints. */
 #include "replayer_internal.h"
 
+#include "ptrev/debugregs.h"
+
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/ptrace.h>
 #include <unistd.h>
 
 /* Stretches this short are single-stepped by rp_run_to (RP_SHORT in
@@ -36,121 +38,29 @@
 /* A copy reached after this many instructions is kept as a checkpoint. */
 #define WATCH_KEEP 4000
 
-#define DR_OFFSET(n) (offsetof(struct user, u_debugreg) + (size_t)(n) * 8)
-
+/* The range in aligned pieces, one debug register each (inf_dr_split). */
 struct pieces {
 	int n;
-	uint64_t addr[4];
-	unsigned len[4];
+	struct dr_piece pc[4];
 };
 
-/* Aligned pieces of 8, 4, 2 or 1 bytes covering [addr, addr+len): what
- * the debug registers can watch. -1 when more than four are needed. */
-static int split(uint64_t addr, size_t len, struct pieces *pc)
-{
-	uint64_t a = addr, end = addr + len;
-
-	pc->n = 0;
-	while (a < end) {
-		unsigned s = 8;
-		while (s > 1 && (a % s != 0 || a + s > end))
-			s /= 2;
-		if (pc->n == 4)
-			return -1;
-		pc->addr[pc->n] = a;
-		pc->len[pc->n++] = s;
-		a += s;
-	}
-	return 0;
-}
-
-static int dr_write(pid_t pid, int n, uint64_t v)
-{
-	return ptrace(PTRACE_POKEUSER, pid, (void *)DR_OFFSET(n), (void *)v) < 0 ? -1 : 0;
-}
-
-/* DR7: local enable L_i (bit 2i); R/W_i at 16+4i: 01 write, 11 read or
- * write; LEN_i at 18+4i: 00 one byte, 01 two, 11 four, 10 eight. */
+/* Watch the pieces in p's debug registers: writes (DR_WRITE) or any
+ * access (DR_ACCESS), DR6 cleared. */
 static int arm(struct replayer *r, struct rp_proc *p, const struct pieces *pc, bool access)
 {
 	uint64_t dr7 = 0;
 
 	for (int i = 0; i < pc->n; i++) {
-		uint64_t lenbits = pc->len[i] == 1 ? 0 : pc->len[i] == 2 ? 1
-				 : pc->len[i] == 8 ? 2 : 3;
-		if (dr_write(p->pid, i, pc->addr[i]) < 0)
+		if (inf_dr_write(p->pid, i, pc->pc[i].addr) < 0)
 			return rp_fail(r, "cannot set a hardware watchpoint at %#llx: %s",
-				       (unsigned long long)pc->addr[i], strerror(errno));
-		dr7 |= 1ull << (2 * i);
-		dr7 |= (uint64_t)(access ? 3 : 1) << (16 + 4 * i);
-		dr7 |= lenbits << (18 + 4 * i);
+				       (unsigned long long)pc->pc[i].addr, strerror(errno));
+		dr7 |= inf_dr7_slot(i, access ? DR_ACCESS : DR_WRITE, pc->pc[i].len);
 	}
-	if (dr_write(p->pid, 6, 0) < 0 || dr_write(p->pid, 7, dr7) < 0)
+	if (inf_dr_write(p->pid, 6, 0) < 0 || inf_dr_write(p->pid, 7, dr7) < 0)
 		return rp_fail(r, "cannot enable hardware watchpoints (debug "
 			       "registers) in the replay process: %s", strerror(errno));
 	return 0;
 }
-
-static void note(struct rp_watch *w, uint64_t lo)
-{
-	if (!w->pending) {
-		w->pending = true;
-		w->pending_lo = lo;
-	}
-}
-
-bool rp_watch_trap(struct replayer *r, struct rp_proc *p)
-{
-	struct rp_watch *w = r->watch;
-
-	if (!w || !w->active)
-		return false;
-	errno = 0;
-	long dr6 = ptrace(PTRACE_PEEKUSER, p->pid, (void *)DR_OFFSET(6), NULL);
-	if (errno || !((unsigned long)dr6 & w->dr_mask))
-		return false;
-	/* Breakpoint stops (int3) leave DR6 alone: clear it, so that a later
-	 * int3 stop does not look like this trap again. */
-	dr_write(p->pid, 6, 0);
-	note(w, p->pos);
-	return true;
-}
-
-void rp_watch_sys_writes(struct replayer *r, struct rp_proc *p, const struct trace_syscall *s)
-{
-	struct rp_watch *w = r->watch;
-
-	if (!w || !w->active)
-		return;
-	for (size_t i = 0; i < s->nwrites; i++) {
-		uint64_t a = s->writes[i].addr, e = a + s->writes[i].len;
-		if (a < w->addr + w->len && w->addr < e && s->writes[i].len)
-			note(w, p->pos);
-	}
-}
-
-void rp_watch_known(struct replayer *r, uint64_t to)
-{
-	struct rp_watch *w = r->watch;
-
-	if (!w || !w->active || !w->pending || to <= w->pending_lo)
-		return;
-	w->pending = false;
-	if (!w->found || !w->stop_at_first) {
-		w->lo = w->pending_lo;
-		w->hi = to;
-	}
-	w->found = true;
-	if (w->stop_at_first)
-		w->stop = true;
-}
-
-bool rp_watch_stopped(const struct replayer *r)
-{
-	return r->watch && r->watch->active && r->watch->stop;
-}
-
-/* ---- scans ---- */
 
 struct search {
 	struct rp_watch w;
@@ -219,7 +129,7 @@ static int scan(struct replayer *r, struct search *sr, uint64_t x, uint64_t y, b
 	}
 	w->active = false;
 	if (rc == 0 && p.pid)
-		dr_write(p.pid, 7, 0);
+		inf_dr_write(p.pid, 7, 0);
 	/* Without an instruction counter a loop that ran a different number
 	 * of times keeps every address right until the next event: check
 	 * there before trusting positions this far. */
@@ -289,7 +199,7 @@ static int setup(struct replayer *r, pid_t tid, uint64_t addr, size_t len, int t
 			       "watched as access) and access (4) exist", type);
 	if (len == 0 || addr + len < addr)
 		return rp_fail(r, "empty or wrapping watch range");
-	if (split(addr, len, &sr->pc) < 0)
+	if ((sr->pc.n = inf_dr_split(addr, len, sr->pc.pc)) < 0)
 		return rp_fail(r, "%zu bytes at %#llx need more than the four "
 			       "hardware watchpoints", len, (unsigned long long)addr);
 	sr->access = type != 2;

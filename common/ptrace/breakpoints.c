@@ -1,7 +1,7 @@
 /* Software breakpoints: an int3 (0xcc) written over the first byte of an
  * instruction, reference counted by address so that gdb inserting the same
  * address twice (two breakpoints on one line) needs two removals. */
-#include "ptrev/inferior_internal.h"
+#include "inferior_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,13 +1,12 @@
-/* Hardware breakpoints and watchpoints through the x86 debug registers.
+/* Hardware breakpoints and watchpoints through the x86 debug registers
+ * (the encoding is described in include/ptrev/debugregs.h): one thread's
+ * registers, and the inferior's slots for gdb's Z1-Z4 on top of them.
  *
- * DR0-DR3 hold addresses; DR7 enables them: local-enable bit 2*i, and at
- * bit 16+4*i two RW bits (00 execute, 01 write, 11 read/write) then two LEN
- * bits (00 1 byte, 01 2, 11 4, 10 8). A slot watches a naturally aligned
- * 1/2/4/8-byte range, so an unaligned or odd-sized request is split into
- * aligned pieces, one register each. x86 cannot trap reads only, so gdb's
- * read watchpoints (Z3) are refused, as gdbserver does. The kernel keeps
- * these registers per thread: every change is written to every thread. */
-#include "ptrev/inferior_internal.h"
+ * An unaligned or odd-sized request is split into aligned pieces, one
+ * register each. x86 cannot trap reads only, so gdb's read watchpoints (Z3)
+ * are refused, as gdbserver does. The kernel keeps these registers per
+ * thread: every change is written to every thread. */
+#include "inferior_internal.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -17,16 +16,9 @@
 #define DR_OFFSET(i) (offsetof(struct user, u_debugreg) + (i) * sizeof(long))
 #define DR7_LOCAL_SLOWDOWN 0x100 /* LE: exact data breakpoints, as gdb sets */
 
-enum { HW_EXEC = 1, HW_WRITE = 2, HW_READ = 3, HW_ACCESS = 4 };
-
-struct piece {
-	uint64_t addr;
-	int len;
-};
-
-static int poke_dr(pid_t tid, int i, uint64_t v)
+int inf_dr_write(pid_t tid, int n, uint64_t value)
 {
-	return ptrace(PTRACE_POKEUSER, tid, (void *)DR_OFFSET(i), (void *)v) < 0 ? -1 : 0;
+	return ptrace(PTRACE_POKEUSER, tid, (void *)DR_OFFSET(n), (void *)value) < 0 ? -1 : 0;
 }
 
 uint64_t inf_dr_read_dr6(pid_t tid)
@@ -38,41 +30,43 @@ uint64_t inf_dr_read_dr6(pid_t tid)
 
 void inf_dr_clear_dr6(pid_t tid)
 {
-	poke_dr(tid, 6, 0);
+	inf_dr_write(tid, 6, 0);
 }
 
 void inf_dr_clear_thread(pid_t tid)
 {
-	poke_dr(tid, 7, 0);
+	inf_dr_write(tid, 7, 0);
 	for (int i = 0; i < 4; i++)
-		poke_dr(tid, i, 0);
+		inf_dr_write(tid, i, 0);
 }
 
 int inf_dr_apply_thread(struct inferior *inf, pid_t tid)
 {
 	/* Disable first, so no half-updated address/length pair is ever live
 	 * (the kernel rejects an enabled slot whose address does not fit). */
-	if (poke_dr(tid, 7, 0) < 0)
+	if (inf_dr_write(tid, 7, 0) < 0)
 		return -1;
 	for (int i = 0; i < 4; i++)
-		if (inf->hw[i].used && poke_dr(tid, i, inf->hw[i].addr) < 0)
+		if (inf->hw[i].used && inf_dr_write(tid, i, inf->hw[i].addr) < 0)
 			return -1;
-	if (inf->dr7 && poke_dr(tid, 7, inf->dr7) < 0)
+	if (inf->dr7 && inf_dr_write(tid, 7, inf->dr7) < 0)
 		return -1;
 	return 0;
+}
+
+uint64_t inf_dr7_slot(int slot, int kind, int len)
+{
+	uint64_t rw = kind == DR_EXEC ? 0 : kind == DR_WRITE ? 1 : 3;
+	uint64_t lenbits = len == 1 ? 0 : len == 2 ? 1 : len == 4 ? 3 : 2;
+	return 1ull << (2 * slot) | (rw | lenbits << 2) << (16 + 4 * slot);
 }
 
 static uint64_t compute_dr7(const struct hw_slot hw[4])
 {
 	uint64_t dr7 = 0;
-	for (int i = 0; i < 4; i++) {
-		if (!hw[i].used)
-			continue;
-		uint64_t rw = hw[i].type == HW_EXEC ? 0 : hw[i].type == HW_WRITE ? 1 : 3;
-		uint64_t len = hw[i].len == 1 ? 0 : hw[i].len == 2 ? 1 : hw[i].len == 4 ? 3 : 2;
-		dr7 |= 1ull << (2 * i);
-		dr7 |= (rw | len << 2) << (16 + 4 * i);
-	}
+	for (int i = 0; i < 4; i++)
+		if (hw[i].used)
+			dr7 |= inf_dr7_slot(i, hw[i].type, hw[i].len);
 	return dr7 ? dr7 | DR7_LOCAL_SLOWDOWN : 0;
 }
 
@@ -89,25 +83,23 @@ static int apply_all(struct inferior *inf)
 	return 0;
 }
 
-/* Split [addr, addr+len) into naturally aligned pieces, largest first.
- * Returns the number of pieces, or -1 if more than 4 would be needed. */
-static int split_range(uint64_t addr, int len, struct piece out[4])
+int inf_dr_split(uint64_t addr, uint64_t len, struct dr_piece out[4])
 {
 	int n = 0;
 	while (len > 0) {
 		int size = 8;
-		while (size > 1 && ((addr & (uint64_t)(size - 1)) || size > len))
+		while (size > 1 && ((addr & (uint64_t)(size - 1)) || (uint64_t)size > len))
 			size /= 2;
 		if (n == 4)
 			return -1;
-		out[n++] = (struct piece){ addr, size };
+		out[n++] = (struct dr_piece){ addr, size };
 		addr += (uint64_t)size;
-		len -= size;
+		len -= (uint64_t)size;
 	}
 	return n;
 }
 
-static int find_slot(const struct inferior *inf, int type, uint64_t req, const struct piece *p)
+static int find_slot(const struct inferior *inf, int type, uint64_t req, const struct dr_piece *p)
 {
 	for (int i = 0; i < 4; i++) {
 		const struct hw_slot *s = &inf->hw[i];
@@ -119,22 +111,22 @@ static int find_slot(const struct inferior *inf, int type, uint64_t req, const s
 }
 
 /* Validate and split a request. Returns pieces, -1 or -2 (unsupported). */
-static int plan(int type, uint64_t addr, int len, struct piece pieces[4])
+static int plan(int type, uint64_t addr, int len, struct dr_piece pieces[4])
 {
-	if (type == HW_READ || type < HW_EXEC || type > HW_ACCESS)
+	if (type == DR_READ || type < DR_EXEC || type > DR_ACCESS)
 		return -2;
-	if (type == HW_EXEC) { /* an execute slot must have length 1 */
-		pieces[0] = (struct piece){ addr, 1 };
+	if (type == DR_EXEC) { /* an execute slot must have length 1 */
+		pieces[0] = (struct dr_piece){ addr, 1 };
 		return 1;
 	}
 	if (len <= 0)
 		return -1;
-	return split_range(addr, len, pieces);
+	return inf_dr_split(addr, (uint64_t)len, pieces);
 }
 
 int inferior_insert_hwpoint(struct inferior *inf, int type, uint64_t addr, int len)
 {
-	struct piece pieces[4];
+	struct dr_piece pieces[4];
 	int n = plan(type, addr, len, pieces);
 	if (n < 0)
 		return n;
@@ -169,7 +161,7 @@ int inferior_insert_hwpoint(struct inferior *inf, int type, uint64_t addr, int l
 
 int inferior_remove_hwpoint(struct inferior *inf, int type, uint64_t addr, int len)
 {
-	struct piece pieces[4];
+	struct dr_piece pieces[4];
 	int n = plan(type, addr, len, pieces);
 	if (n < 0)
 		return n;

@@ -1,7 +1,9 @@
-/* Inferior life cycle: launch under ptrace, the thread table, kill, detach,
- * interrupt. Resuming and waiting (the all-stop machinery) live in
- * inferior_wait.c, memory in inferior_mem.c, registers in inferior_regs.c. */
-#include "ptrev/inferior_internal.h"
+/* Inferior life cycle: launch under ptrace, kill, detach, interrupt.
+ * The thread table lives in inferior_threads.c, resuming and waiting (the
+ * all-stop machinery) in inferior_wait.c, memory in inferior_mem.c,
+ * registers in inferior_regs.c. */
+#include "inferior_internal.h"
+#include "ptrev/ptrace_wait.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -15,55 +17,6 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-struct inf_thread *inferior_thread(struct inferior *inf, pid_t tid)
-{
-	for (size_t i = 0; i < inf->nthreads; i++)
-		if (inf->threads[i].tid == tid)
-			return &inf->threads[i];
-	return NULL;
-}
-
-struct inf_thread *inf_add_thread(struct inferior *inf, pid_t tid)
-{
-	struct inf_thread *t = inferior_thread(inf, tid);
-	if (t)
-		return t;
-	if (inf->nthreads == inf->cap_threads) {
-		size_t cap = inf->cap_threads ? inf->cap_threads * 2 : 8;
-		struct inf_thread *nt = realloc(inf->threads, cap * sizeof(*nt));
-		if (!nt)
-			return NULL;
-		inf->threads = nt;
-		inf->cap_threads = cap;
-	}
-	t = &inf->threads[inf->nthreads++];
-	memset(t, 0, sizeof(*t));
-	t->tid = tid;
-	return t;
-}
-
-void inf_remove_thread(struct inferior *inf, pid_t tid)
-{
-	struct inf_thread *t = inferior_thread(inf, tid);
-	if (!t)
-		return;
-	size_t i = (size_t)(t - inf->threads);
-	memmove(&inf->threads[i], &inf->threads[i + 1], (inf->nthreads - i - 1) * sizeof(*t));
-	inf->nthreads--;
-}
-
-void inf_mark_gone(struct inferior *inf)
-{
-	inf->exited = true;
-	inf->nthreads = 0;
-	inf->nbps = 0;
-	memset(inf->hw, 0, sizeof(inf->hw));
-	inf->dr7 = 0;
-	if (inf->memfd >= 0)
-		close(inf->memfd);
-	inf->memfd = -1;
-}
 
 /* Child side of the launch: never returns. Only async-signal-safe calls,
  * since the parent may have threads. A failure's errno reaches the parent
@@ -100,10 +53,7 @@ static int wait_exec_stop(pid_t pid, const char *path, char *err, size_t errlen)
 {
 	for (;;) {
 		int st;
-		pid_t w = waitpid(pid, &st, __WALL);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0) {
+		if (ptrace_waitpid(pid, &st, __WALL) < 0) {
 			snprintf(err, errlen, "cannot run %s: %s", path, strerror(errno));
 			return -1;
 		}
@@ -158,14 +108,13 @@ int inferior_launch(struct inferior *inf, const char *path, char *const argv[],
 
 	if (r == (ssize_t)sizeof(child_errno)) {
 		/* exec failed: the child has exited (or is about to); reap it. */
-		while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR)
-			;
+		ptrace_waitpid(pid, NULL, __WALL);
 		snprintf(err, errlen, "cannot run %s: %s", path, strerror(child_errno));
 		return -1;
 	}
 	if (wait_exec_stop(pid, path, err, errlen) < 0) {
 		kill(pid, SIGKILL);
-		waitpid(pid, NULL, __WALL | WNOHANG);
+		ptrace_waitpid(pid, NULL, __WALL | WNOHANG);
 		return -1;
 	}
 	/* EXITKILL: if ptrev dies, the kernel kills the inferior too. */
@@ -173,8 +122,7 @@ int inferior_launch(struct inferior *inf, const char *path, char *const argv[],
 		   (void *)(long)(PTRACE_O_TRACECLONE | PTRACE_O_EXITKILL)) < 0) {
 		snprintf(err, errlen, "cannot trace %s: %s", path, strerror(errno));
 		kill(pid, SIGKILL);
-		while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR)
-			;
+		ptrace_waitpid(pid, NULL, __WALL);
 		return -1;
 	}
 	inf->pid = pid;
@@ -194,10 +142,7 @@ static void reap_task(pid_t tid)
 {
 	for (;;) {
 		int st;
-		pid_t w = waitpid(tid, &st, __WALL);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0 || WIFEXITED(st) || WIFSIGNALED(st))
+		if (ptrace_waitpid(tid, &st, __WALL) < 0 || WIFEXITED(st) || WIFSIGNALED(st))
 			return;
 	}
 }

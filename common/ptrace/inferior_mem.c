@@ -2,7 +2,7 @@
  * length, and it writes read-only text pages the way ptrace does), falling
  * back to PTRACE_PEEKDATA/POKEDATA word by word when the file is unusable.
  * The public functions hide our int3 bytes from gdb. */
-#include "ptrev/inferior_internal.h"
+#include "inferior_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* Registers of a stopped thread: the general registers through
  * PTRACE_GETREGS/SETREGS, x87/SSE/AVX state as the NT_X86_XSTATE regset. */
-#include "ptrev/inferior_internal.h"
+#include "inferior_internal.h"
 
 #include <elf.h>
 #include <errno.h>

@@ -12,7 +12,8 @@
  * tracer, so waitpid(-1, __WALL) sees its threads; a new thread's first
  * SIGSTOP may arrive before its creator's PTRACE_EVENT_CLONE, so an
  * unknown task stopped by SIGSTOP is taken for a new thread. */
-#include "ptrev/inferior_internal.h"
+#include "inferior_internal.h"
+#include "ptrev/ptrace_wait.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -136,18 +137,13 @@ static bool collect_new_thread(struct inferior *inf, pid_t ntid)
 	if (!nt)
 		return false;
 	nt->stop_expected = 1;
-	for (;;) {
-		int st;
-		pid_t w = waitpid(ntid, &st, __WALL);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0) {
-			inf_remove_thread(inf, ntid);
-			return false;
-		}
-		handle_status(inf, ntid, st, true);
-		return inferior_thread(inf, ntid) != NULL;
+	int st;
+	if (ptrace_waitpid(ntid, &st, __WALL) < 0) {
+		inf_remove_thread(inf, ntid);
+		return false;
 	}
+	handle_status(inf, ntid, st, true);
+	return inferior_thread(inf, ntid) != NULL;
 }
 
 static void handle_clone(struct inferior *inf, pid_t parent, bool stopping)
@@ -276,13 +272,11 @@ static void wait_thread_stopped(struct inferior *inf, pid_t tid)
 		if (!t || !kernel_running(t))
 			return;
 		int st;
-		pid_t w = waitpid(tid, &st, __WALL | WNOHANG);
+		pid_t w = ptrace_waitpid(tid, &st, __WALL | WNOHANG);
 		if (w == tid) {
 			handle_status(inf, tid, st, true);
 			continue;
 		}
-		if (w < 0 && errno == EINTR)
-			continue;
 		if (w < 0) { /* not ours any more */
 			if (tid == inf->pid)
 				t->running = false;
@@ -374,12 +368,10 @@ int inferior_wait(struct inferior *inf, struct stop_event *ev, bool block)
 			return block ? -1 : 0;
 
 		int st;
-		pid_t w = waitpid(-1, &st, __WALL | (block ? 0 : WNOHANG));
+		pid_t w = ptrace_waitpid(-1, &st, __WALL | (block ? 0 : WNOHANG));
 		if (w == 0)
 			return 0;
 		if (w < 0) {
-			if (errno == EINTR)
-				continue;
 			if (errno == ECHILD) /* reaped behind our back */
 				inf_mark_gone(inf);
 			return -1;

@@ -1,59 +1,55 @@
 /* Injecting a system call into a stopped thread: borrow two code bytes at
  * the current IP for a `syscall` (0f 05), point the registers at it,
- * single-step once, collect rax, then put bytes and registers back. */
+ * single-step, collect rax, then put bytes and registers back. One
+ * implementation of the borrowing for both kinds of caller: a call whose
+ * result is all that matters (syscall_inject), and a fork whose copy must
+ * be given the borrowed state back too (syscall_inject_fork). */
 #include "ptrev/syscall_inject.h"
+#include "ptrev/ptrace_wait.h"
 
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/user.h>
 #include <sys/wait.h>
 
-static int wait_stop(pid_t tid, int *st)
-{
-	for (;;) {
-		pid_t w = waitpid(tid, st, __WALL);
-		if (w == tid)
-			return 0;
-		if (w < 0 && errno != EINTR)
-			return -1;
-	}
-}
+/* What an injection borrowed from the thread. */
+struct borrowed {
+	struct user_regs_struct saved;  /* its registers before */
+	long word;                      /* the code word at saved.rip before */
+};
 
-int syscall_inject(pid_t tid, uint64_t nr, const uint64_t args[6],
-		   int64_t *result, int *pending_sig, char *err, size_t errlen)
+/* Save tid's registers and the code at its IP, write `syscall` there and
+ * load nr and args. 0, or -1 with err and the thread as it was. */
+static int borrow(struct borrowed *b, pid_t tid, uint64_t nr, const uint64_t args[6],
+		  char *err, size_t errlen)
 {
-	static const uint64_t zero[6];
-	struct user_regs_struct saved, r;
-	long word;
+	struct user_regs_struct r;
 	uint64_t patched;
-	int st, ret = -1;
 
-	if (!args)
-		args = zero;
-	*pending_sig = 0;
-	if (ptrace(PTRACE_GETREGS, tid, NULL, &saved) < 0) {
+	if (ptrace(PTRACE_GETREGS, tid, NULL, &b->saved) < 0) {
 		snprintf(err, errlen, "inject: registers of %d: %s", (int)tid,
 			 strerror(errno));
 		return -1;
 	}
 	errno = 0;
-	word = ptrace(PTRACE_PEEKTEXT, tid, (void *)saved.rip, NULL);
+	b->word = ptrace(PTRACE_PEEKTEXT, tid, (void *)b->saved.rip, NULL);
 	if (errno) {
 		snprintf(err, errlen, "inject: code at %#llx: %s",
-			 (unsigned long long)saved.rip, strerror(errno));
+			 (unsigned long long)b->saved.rip, strerror(errno));
 		return -1;
 	}
 	/* Little endian: the low two bytes are the ones at rip. */
-	patched = ((uint64_t)word & ~0xffffull) | 0x050full;
-	if (ptrace(PTRACE_POKETEXT, tid, (void *)saved.rip, (void *)patched) < 0) {
+	patched = ((uint64_t)b->word & ~0xffffull) | 0x050full;
+	if (ptrace(PTRACE_POKETEXT, tid, (void *)b->saved.rip, (void *)patched) < 0) {
 		snprintf(err, errlen, "inject: patch at %#llx: %s",
-			 (unsigned long long)saved.rip, strerror(errno));
+			 (unsigned long long)b->saved.rip, strerror(errno));
 		return -1;
 	}
-	r = saved;
+	r = b->saved;
 	r.rax = nr;
 	r.orig_rax = (unsigned long long)-1; /* no syscall restart games */
 	r.rdi = args[0];
@@ -64,15 +60,49 @@ int syscall_inject(pid_t tid, uint64_t nr, const uint64_t args[6],
 	r.r9 = args[5];
 	if (ptrace(PTRACE_SETREGS, tid, NULL, &r) < 0) {
 		snprintf(err, errlen, "inject: set registers: %s", strerror(errno));
-		goto restore_code;
+		ptrace(PTRACE_POKETEXT, tid, (void *)b->saved.rip, (void *)b->word);
+		return -1;
 	}
+	return 0;
+}
+
+/* Put the borrowed registers and code back into task tid: the thread
+ * itself, or a copy its injected fork made (which inherited both). ret is
+ * the outcome so far: an earlier error's message is kept. */
+static int give_back(const struct borrowed *b, pid_t tid, int ret, char *err, size_t errlen)
+{
+	if (ptrace(PTRACE_SETREGS, tid, NULL, (void *)&b->saved) < 0 && ret == 0) {
+		snprintf(err, errlen, "inject: restore registers: %s", strerror(errno));
+		ret = -1;
+	}
+	if (ptrace(PTRACE_POKETEXT, tid, (void *)b->saved.rip, (void *)b->word) < 0 &&
+	    ret == 0) {
+		snprintf(err, errlen, "inject: restore code: %s", strerror(errno));
+		ret = -1;
+	}
+	return ret;
+}
+
+int syscall_inject(pid_t tid, uint64_t nr, const uint64_t args[6],
+		   int64_t *result, int *pending_sig, char *err, size_t errlen)
+{
+	static const uint64_t zero[6];
+	struct user_regs_struct r;
+	struct borrowed b;
+	int st, ret = -1;
+
+	if (!args)
+		args = zero;
+	*pending_sig = 0;
+	if (borrow(&b, tid, nr, args, err, errlen) < 0)
+		return -1;
 	/* A signal that was already pending stops the thread before the
 	 * syscall runs (IP unchanged): keep it for the caller, try again. */
 	for (int tries = 0; tries < 16; tries++) {
 		if (ptrace(PTRACE_SINGLESTEP, tid, NULL, NULL) < 0 ||
-		    wait_stop(tid, &st) < 0) {
+		    ptrace_wait_task(tid, &st) < 0) {
 			snprintf(err, errlen, "inject: step: %s", strerror(errno));
-			goto restore_regs;
+			return give_back(&b, tid, -1, err, errlen);
 		}
 		if (!WIFSTOPPED(st)) {
 			snprintf(err, errlen, "inject: thread %d ended", (int)tid);
@@ -80,9 +110,9 @@ int syscall_inject(pid_t tid, uint64_t nr, const uint64_t args[6],
 		}
 		if (ptrace(PTRACE_GETREGS, tid, NULL, &r) < 0) {
 			snprintf(err, errlen, "inject: registers: %s", strerror(errno));
-			goto restore_regs;
+			return give_back(&b, tid, -1, err, errlen);
 		}
-		if (r.rip == saved.rip + 2) {
+		if (r.rip == b.saved.rip + 2) {
 			*result = (int64_t)r.rax;
 			ret = 0;
 			if (WSTOPSIG(st) != SIGTRAP && !*pending_sig)
@@ -94,16 +124,53 @@ int syscall_inject(pid_t tid, uint64_t nr, const uint64_t args[6],
 	}
 	if (ret < 0)
 		snprintf(err, errlen, "inject: the syscall did not run");
-restore_regs:
-	if (ptrace(PTRACE_SETREGS, tid, NULL, &saved) < 0 && ret == 0) {
-		snprintf(err, errlen, "inject: restore registers: %s", strerror(errno));
-		ret = -1;
+	return give_back(&b, tid, ret, err, errlen);
+}
+
+int syscall_inject_fork(pid_t pid, pid_t *child, char *err, size_t errlen)
+{
+	/* clone flags 0: no CLONE_VM (copy-on-write memory), exit signal 0;
+	 * stack 0: the same stack. */
+	static const uint64_t fork_args[6];
+	struct borrowed b;
+	unsigned long msg = 0;
+	pid_t cpid = 0;
+	int st = 0, ret = -1;
+
+	*child = 0;
+	if (borrow(&b, pid, SYS_clone, fork_args, err, errlen) < 0)
+		return -1;
+	/* First stop: the clone event (the copy exists), then the end of the
+	 * syscall in the parent. */
+	if (ptrace(PTRACE_SINGLESTEP, pid, NULL, NULL) < 0 ||
+	    ptrace_wait_task(pid, &st) < 0 || !WIFSTOPPED(st) ||
+	    st >> 8 != (SIGTRAP | (PTRACE_EVENT_CLONE << 8))) {
+		snprintf(err, errlen, "inject: clone did not happen (status %#x)", st);
+		goto restore;
 	}
-restore_code:
-	if (ptrace(PTRACE_POKETEXT, tid, (void *)saved.rip, (void *)word) < 0 &&
-	    ret == 0) {
-		snprintf(err, errlen, "inject: restore code: %s", strerror(errno));
-		ret = -1;
+	ptrace(PTRACE_GETEVENTMSG, pid, NULL, &msg);
+	cpid = (pid_t)msg;
+	if (ptrace(PTRACE_SINGLESTEP, pid, NULL, NULL) < 0 ||
+	    ptrace_wait_task(pid, &st) < 0 || !WIFSTOPPED(st)) {
+		snprintf(err, errlen, "inject: clone did not return");
+		goto restore;
+	}
+	/* The copy's first stop (its SIGSTOP; it may even have come before
+	 * the clone event). */
+	if (cpid <= 0 || ptrace_wait_task(cpid, &st) < 0 || !WIFSTOPPED(st)) {
+		snprintf(err, errlen, "inject: the copy did not stop");
+		goto restore;
+	}
+	/* The copy has the parent's patched code and the registers of the
+	 * injected call: give it what the parent had. */
+	ret = give_back(&b, cpid, 0, err, errlen);
+restore:
+	ret = give_back(&b, pid, ret, err, errlen);
+	if (ret < 0 && cpid > 0) {
+		kill(cpid, SIGKILL);
+		ptrace_waitpid(cpid, &st, __WALL);
+	} else if (ret == 0) {
+		*child = cpid;
 	}
 	return ret;
 }

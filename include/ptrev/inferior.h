@@ -4,7 +4,8 @@
  * one event, and the module then stops every other thread before returning
  * the event. Events other threads produced meanwhile are kept pending and
  * returned by later waits, so nothing is lost. Signals are host numbers here;
- * the server converts to gdb's numbering. */
+ * the server converts to gdb's numbering. Code that runs the threads with an
+ * event loop of its own (the recorders) also uses ptrev/inferior_raw.h. */
 #ifndef PTREV_INFERIOR_H
 #define PTREV_INFERIOR_H
 

@@ -1,7 +1,8 @@
 /* What a recording must keep so that re-execution starts exactly as the
  * recorded program did: its environment, auxiliary vector and the kernel's
  * AT_RANDOM bytes (the stack canary and pointer guard come from them).
- * Read by the replayer (replay/replayer_start.c). */
+ * The replayer (replay/replayer_start.c) reads the records; what both sides
+ * do to the process itself is the ptrace layer's (ptrev/start_state.h). */
 #ifndef PTREV_RECORD_STARTUP_H
 #define PTREV_RECORD_STARTUP_H
 
@@ -22,15 +23,15 @@ int record_startup_meta(struct trace_writer *w, pid_t pid);
 int record_startup_meta_to(record_meta_fn put, void *ctx, pid_t pid);
 int record_startup_hide_vdso_to(record_meta_fn put, void *ctx, pid_t pid);
 
-/* Keep the program off the vDSO: its clock functions read kernel data
- * (the vvar page) that no syscall log sees, so a replay would compute other
- * times. This turns the program's AT_SYSINFO_EHDR auxv entry (on its
- * stack; /proc/PID/auxv keeps the kernel's copy) into AT_IGNORE, so libc
- * makes real, recorded syscalls instead, and writes META "vdso" = "hidden"
- * so the replayer does the same. pid must stand at its first instruction
- * after execve. Returns 0, -1 if the auxv could not be found or written. */
+/* Keep the program's clock reads off the vDSO's kernel data, as a replay
+ * will too (start_state_hide_vdso in ptrev/start_state.h: its clock
+ * functions become syscalls), and write META "vdso" = "hidden" so that the
+ * replayer does the same. pid must stand at its first instruction after
+ * execve. Returns 0, -1 if the vDSO could not be patched or the record not
+ * written. */
 int record_startup_hide_vdso(struct trace_writer *w, pid_t pid);
-/* The patch alone (the replayer's side). */
+/* The patch alone: start_state_hide_vdso, by the name the live server and
+ * the tests call it. */
 int startup_hide_vdso(pid_t pid);
 
 #endif

@@ -1,6 +1,7 @@
-/* Running a system call inside a stopped, ptrace-stopped thread of the
- * inferior, as if the program had made it: used by the recorder (prctl
- * PR_SET_TSC) and by checkpointing (an injected fork()). */
+/* Running a system call inside a stopped, ptrace-stopped thread of a traced
+ * process, as if the program had made it: used by the sw recorder and the
+ * replayer (prctl PR_SET_TSC, so that rdtsc traps) and by the replayer's
+ * checkpoints (an injected fork). */
 #ifndef PTREV_SYSCALL_INJECT_H
 #define PTREV_SYSCALL_INJECT_H
 
@@ -18,5 +19,14 @@
  * is returned in *pending_sig (0 = none) for the caller to deliver. */
 int syscall_inject(pid_t tid, uint64_t nr, const uint64_t args[6],
 		   int64_t *result, int *pending_sig, char *err, size_t errlen);
+
+/* A copy of the single-threaded process pid (stopped as above, traced with
+ * PTRACE_O_TRACECLONE): an injected clone() without CLONE_VM (its memory
+ * copy-on-write) and with exit signal 0 (so that killing the copy sends pid
+ * no SIGCHLD to hide). Both end stopped, with pid's registers and code as
+ * they were; the copy is our tracee, *child its pid. Returns 0, or -1 with
+ * a message in err (no copy is left then). No signal may be pending in pid:
+ * any other stop than the clone's is a failure. */
+int syscall_inject_fork(pid_t pid, pid_t *child, char *err, size_t errlen);
 
 #endif

@@ -12,7 +12,8 @@
  * whenever poll() says an AUX area passed its watermark (or every 20 ms),
  * so the hardware rarely finds its buffer full. */
 #include "pt_backend_internal.h"
-#include "ptrev/inferior_internal.h"
+#include "ptrev/inferior_raw.h"
+#include "ptrev/ptrace_wait.h"
 
 #include <cpuid.h>
 #include <errno.h>
@@ -221,9 +222,7 @@ static int run(struct pt_rec *r, struct trace_end *end)
 			return -1;
 	for (;;) {
 		int st;
-		pid_t w = waitpid(-1, &st, __WALL | WNOHANG);
-		if (w < 0 && errno == EINTR)
-			continue;
+		pid_t w = ptrace_waitpid(-1, &st, __WALL | WNOHANG);
 		if (w < 0) {
 			if (errno == ECHILD) { /* reaped behind our back */
 				end->status_kind = 2;

@@ -11,7 +11,8 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "ptrev/inferior_internal.h"
+#include "ptrev/inferior_raw.h"
+#include "ptrev/ptrace_wait.h"
 #include "ptrev/sw_engine.h"
 
 /* Something failed: end every stream where it stands, kill the program
@@ -27,7 +28,7 @@ static void kill_everything(struct sw_rec *r)
 	}
 	if (!r->proc_gone) {
 		kill(r->pid, SIGKILL);
-		while (waitpid(-1, &st, __WALL) > 0 || errno == EINTR)
+		while (ptrace_waitpid(-1, &st, __WALL) > 0)
 			;
 	}
 	r->proc_gone = true;
@@ -86,7 +87,7 @@ int sw_backend_record(struct inferior *inf, struct trace_writer *w,
 		end->status_kind = 2;
 		end->status = 0;
 	}
-	while (waitpid(-1, &st, __WALL) > 0) /* reap the leftovers */
+	while (ptrace_waitpid(-1, &st, __WALL) > 0) /* reap the leftovers */
 		;
 	sw_engine_free(e);
 	memcpy(inf->pass_signals, saved_pass, sizeof saved_pass);

@@ -5,7 +5,7 @@
  * (sw_lift_int3) and the int3 again after it (sw_restore_int3). */
 #include "recorder_sw.h"
 
-#include "ptrev/inferior_internal.h"
+#include "ptrev/inferior_raw.h"
 
 /* A breakpoint of the caller's before the instruction at ip? */
 enum stop_kind sw_breakpoint_at(const struct inferior *inf, uint64_t ip)

@@ -17,7 +17,7 @@
 #include <sys/ptrace.h>
 #include <sys/wait.h>
 
-#include "ptrev/inferior_internal.h"
+#include "ptrev/inferior_raw.h"
 
 /* A thread is gone (st from waitpid). A thread that was in a syscall ran
  * it (exit, exit_group, or blocked when another thread ended the process);

@@ -20,7 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ptrev/inferior_internal.h"
+#include "ptrev/inferior_raw.h"
+#include "ptrev/ptrace_wait.h"
 #include "ptrev/sw_engine.h"
 
 static uint64_t now_ns(void)
@@ -228,7 +229,7 @@ static bool will_report(const struct sw_rec *r, const struct sw_thread *t)
 static int collect(struct sw_rec *r, bool block)
 {
 	int st;
-	pid_t w = waitpid(-1, &st, __WALL | (block ? 0 : WNOHANG));
+	pid_t w = ptrace_waitpid_or_stop(-1, &st, __WALL | (block ? 0 : WNOHANG), r->stop);
 
 	if (w == 0)
 		return 0;

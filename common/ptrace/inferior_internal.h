@@ -1,0 +1,25 @@
+/* Helpers shared by the inferior-control files of the ptrace layer
+ * (common/ptrace/inferior*.c, breakpoints.c, debugregs.c) and by no one
+ * else: what other folders may use is in include/ptrev/inferior.h and
+ * include/ptrev/inferior_raw.h. */
+#ifndef PTREV_COMMON_PTRACE_INFERIOR_INTERNAL_H
+#define PTREV_COMMON_PTRACE_INFERIOR_INTERNAL_H
+
+#include "ptrev/inferior.h"
+#include "ptrev/inferior_raw.h"
+
+/* Stop every running thread (inferior_wait.c). */
+void inf_stop_all(struct inferior *inf);
+
+/* Put the original bytes back everywhere and forget all software
+ * breakpoints (breakpoints.c; detach). */
+void inf_remove_all_swbreaks(struct inferior *inf);
+
+/* Clear DR7 and DR0-3 of one thread (debugregs.c; detach). */
+void inf_dr_clear_thread(pid_t tid);
+
+/* Program counter of a stopped thread (inferior_regs.c). */
+int inf_get_pc(pid_t tid, uint64_t *pc);
+int inf_set_pc(pid_t tid, uint64_t pc);
+
+#endif

@@ -1,0 +1,46 @@
+/* The x86 debug registers of one thread, through PTRACE_PEEKUSER/POKEUSER.
+ *
+ * DR0-DR3 hold addresses; DR7 enables them: local-enable bit 2*i, and at
+ * bit 16+4*i two R/W bits (00 execute, 01 write, 11 read or write) then two
+ * LEN bits (00 1 byte, 01 2, 11 4, 10 8); DR6 says which one trapped. A
+ * register watches a naturally aligned 1/2/4/8-byte range, so a range is
+ * split into aligned pieces, one register each.
+ *
+ * Kept apart from the inferior's hardware points (inferior.h, which keeps
+ * slots for gdb's Z1-Z4 and writes them to every thread) because the
+ * replayer programs the registers of processes that are no inferior: a
+ * hardware breakpoint to run to a position, data watches while it
+ * re-executes. One encoding and one way to the registers for both. */
+#ifndef PTREV_DEBUGREGS_H
+#define PTREV_DEBUGREGS_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Kinds of point, in gdb's Z numbering. x86 has no read-only watch: a
+ * DR_READ piece is programmed as DR_ACCESS. */
+enum { DR_EXEC = 1, DR_WRITE = 2, DR_READ = 3, DR_ACCESS = 4 };
+
+struct dr_piece {
+	uint64_t addr;
+	int len;        /* 1, 2, 4 or 8; addr a multiple of it */
+};
+
+/* Split [addr, addr+len) into naturally aligned pieces, largest first.
+ * Returns their number, or -1 if more than four would be needed. */
+int inf_dr_split(uint64_t addr, uint64_t len, struct dr_piece out[4]);
+
+/* The DR7 bits that enable register `slot` (0-3) for a point of `kind`
+ * (DR_*) and length len (1, 2, 4, 8; 1 for DR_EXEC). OR them together. */
+uint64_t inf_dr7_slot(int slot, int kind, int len);
+
+/* Write debug register n (0-3 an address, 6 the status, 7 the control) of
+ * stopped thread tid. 0, or -1 with errno. */
+int inf_dr_write(pid_t tid, int n, uint64_t value);
+
+/* DR6 of a thread (which debug register trapped); 0 when it cannot be
+ * read. Cleared after a trap, as the CPU never clears it. */
+uint64_t inf_dr_read_dr6(pid_t tid);
+void inf_dr_clear_dr6(pid_t tid);
+
+#endif

@@ -1,0 +1,40 @@
+/* The inferior below its all-stop bookkeeping, for code that runs the
+ * inferior's threads with an event loop of its own instead of
+ * inferior_resume/inferior_wait: the recorders (server/record/sw steps every
+ * instruction and stops at gdb's breakpoints itself; server/record/pt waits
+ * for the process while perf traces it).
+ *
+ * Such a loop sees every clone, exit and trap first, so it must keep the
+ * inferior's tables true for inferior.h's functions used around it (register
+ * and memory access, detach, the next inferior_wait): it adds and removes
+ * threads, marks the process gone, copies the debug registers to a new
+ * thread and reads DR6 to tell a watchpoint's trap from a step. And it steps
+ * threads over gdb's int3 bytes itself, so it reads the breakpoint table
+ * and writes memory without the int3 hiding inferior_write_mem does. */
+#ifndef PTREV_INFERIOR_RAW_H
+#define PTREV_INFERIOR_RAW_H
+
+#include "ptrev/debugregs.h"
+#include "ptrev/inferior.h"
+
+/* Thread table (inferior_threads.c). A thread the loop has seen start or
+ * end; adding a known one returns it, NULL only out of memory. */
+struct inf_thread *inf_add_thread(struct inferior *inf, pid_t tid);
+void inf_remove_thread(struct inferior *inf, pid_t tid);
+/* The process is gone: drop threads, breakpoints and debug-register slots,
+ * close /proc/PID/mem, mark it exited. */
+void inf_mark_gone(struct inferior *inf);
+
+/* Memory as it is, our int3 bytes included (inferior_mem.c). */
+ssize_t inf_mem_read_raw(struct inferior *inf, uint64_t addr, void *buf, size_t len);
+ssize_t inf_mem_write_raw(struct inferior *inf, uint64_t addr, const void *buf, size_t len);
+
+/* gdb's software breakpoint at addr (its saved original byte), or NULL
+ * (breakpoints.c). */
+struct sw_breakpoint *inf_find_swbreak(struct inferior *inf, uint64_t addr);
+
+/* Program DR0-3/DR7 of one thread from the inferior's hardware points
+ * (debugregs.c): a new thread does not inherit them from its creator.
+ * DR6 (which one trapped) is read and cleared with debugregs.h. */
+int inf_dr_apply_thread(struct inferior *inf, pid_t tid);
+#endif
