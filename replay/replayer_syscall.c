@@ -146,6 +146,13 @@ int rp_syscall_entry(struct replayer *r, struct rp_proc *p,
 		 * steps they held TF, so the recorded program saw it there. */
 		if (r->stepped_recording)
 			regs.r11 |= 0x100;
+		/* Arrived at the syscall by a hardware breakpoint hit, the
+		 * process had the resume flag (RF) set, which `syscall` saved in
+		 * r11 and the kernel's return after a ptrace stop (IRET) puts
+		 * back. The recorded program had none: the CPU clears RF after
+		 * every instruction it completes, and SYSRET clears it too. */
+		regs.eflags &= ~0x10000ull;
+		regs.r11 &= ~0x10000ull;
 		if (rp_set_regs(r, p, &regs) < 0)
 			return -1;
 	}
@@ -203,6 +210,7 @@ int rp_rdtsc(struct replayer *r, struct rp_proc *p, uint64_t limit)
 	if (t->is_rdtscp)
 		regs.rcx = t->aux;
 	regs.rip += (uint64_t)len;
+	regs.eflags &= ~0x10000ull; /* the CPU clears RF after the instruction */
 	if (rp_set_regs(r, p, &regs) < 0)
 		return -1;
 	rp_advance(r, p, t->pos + 1);
