@@ -28,7 +28,7 @@ ALLOWED = {
     'common': [],
     'common/ptrace': ['common'],
     'replay/trace': ['common'],
-    'decode': ['common', 'replay/trace'],
+    'decode': ['common', 'common/ptrace', 'replay/trace'],
     'replay': ['common', 'common/ptrace', 'replay/trace', 'decode'],
     'server/rsp': ['common'],
     'server/record': ['common', 'common/ptrace', 'replay/trace', 'decode'],
