@@ -4,17 +4,29 @@
  *   sw_engine.c           the engine API: resume/wait/interrupt in all-stop
  *                         style, stopping every thread, reporting
  *   recorder_sw_stop.c    one waitpid status of a thread: what it means
+ *   recorder_sw_block.c   the stop that ends a native run: the block's
+ *                         executed prefix encoded, then the stop handled
+ *                         as a single step's would be
  *   recorder_sw_signal.c  signal stops: delivery, handlers, rdtsc emulation
  *   recorder_sw_step.c    complete a step (encode, log), decide to step
  *                         again or stop
- *   recorder_sw_sched.c   one thread on the CPU at a time; the SCHED runs;
- *                         issuing the single-step
+ *   recorder_sw_sched.c   one thread on the CPU at a time; the SCHED runs
+ *   recorder_sw_run.c     how a thread executes its next instructions: a
+ *                         native run to the end of its basic block, an
+ *                         emulated branch, or a single step
  *   recorder_sw_bp.c      the caller's breakpoints before each instruction;
  *                         our int3 lifted for a step over it
  *   recorder_sw_thread.c  per-thread state, memory reads, the
- *                         classification cache
+ *                         classification and block caches
  * Records go through one trace writer (trace_file.h): the caller's file,
- * kept in memory too for the engine's caller, or memory alone. */
+ * kept in memory too for the engine's caller, or memory alone.
+ *
+ * Two steppers produce the same PT (PTREV_SW_STEPPER selects): `insn`
+ * single-steps every instruction; `block` (the default) runs each basic
+ * block natively to its control transfer (block_step.h) and hands every
+ * instruction of it to the encoder exactly as single steps would, then
+ * emulates or single-steps the transfer. `block-hw` is `block` with debug
+ * registers only (no int3 writes), for comparisons. */
 #ifndef PTREV_SERVER_RECORDER_SW_H
 #define PTREV_SERVER_RECORDER_SW_H
 
@@ -25,6 +37,8 @@
 #include <sys/types.h>
 #include <sys/user.h>
 
+#include "ptrev/block_cache.h"
+#include "ptrev/block_step.h"
 #include "ptrev/inferior.h"
 #include "ptrev/insn_class.h"
 #include "ptrev/pt_encoder.h"
@@ -33,6 +47,13 @@
 #include "ptrev/sideband.h"
 
 struct sw_rec;
+
+enum sw_stepper {
+	SW_STEPPER_BLOCK = 0,  /* native runs per block (int3, or a debug
+				* register when other threads exist) */
+	SW_STEPPER_INSN,       /* one single step per instruction */
+	SW_STEPPER_BLOCK_HW,   /* native runs with debug registers only */
+};
 
 struct sw_thread {
 	pid_t tid;
@@ -62,6 +83,11 @@ struct sw_thread {
 	bool exempt;           /* first instruction of a resume off a stop */
 	uint64_t lifted;       /* int3 lifted for this thread's step (0 none) */
 	bool ready;            /* waits for the CPU (sw_rec.cpu) to step */
+	/* A native run in flight (block stepper): blk.n instructions from
+	 * blk.start, stopping at blk.end (blk.has_term: before the control
+	 * transfer there). A copy: the cache may drop its block meanwhile. */
+	bool in_block;
+	struct block blk;
 };
 
 /* One classification cache entry: valid when gen matches. */
@@ -100,6 +126,12 @@ struct sw_rec {
 	size_t nearly, capearly;
 	struct icache_entry *icache;
 	uint32_t gen;          /* bump to invalidate the whole cache */
+	struct block_cache *bcache; /* blocks, invalidated with icache */
+	struct bstep *bstep;   /* native runs (NULL: single steps only) */
+	enum sw_stepper stepper;
+	/* A CLONE_VM child that is not a traced thread shares the memory:
+	 * an int3 written for a run could be met by it. */
+	bool shared_vm;
 	struct trace_end end;  /* the summary so far */
 	char err[512];
 	size_t errlen;
@@ -128,8 +160,14 @@ struct sw_rec {
 	size_t nruns, runs_cap;
 };
 
-/* Steps a thread makes before another ready thread gets the CPU. */
+/* Instructions a thread executes before another ready thread gets the
+ * CPU (both steppers count completed instructions, so they switch at the
+ * same positions). */
 #define SW_QUANTUM 1000
+/* Branches emulated one after the other before the thread is stepped once
+ * anyway (so that a jump to itself still goes through waitpid, where
+ * interrupts and other threads are seen). */
+#define SW_EMU_CHAIN 64
 /* Finished runs kept before they are written as one SCHED record. */
 #define SW_SCHED_BATCH 512
 
@@ -153,10 +191,15 @@ void sw_set_pending(struct sw_thread *t, enum stop_kind kind, int sig);
 /* Classify the instruction at ip (cached; our int3 bytes hidden).
  * Returns 0, or -1 with err. */
 int sw_classify(struct sw_rec *r, uint64_t ip, struct insn_info *out);
+/* Code may have changed: forget classifications and blocks. */
 void sw_icache_invalidate(struct sw_rec *r);
-/* /proc/PID/mem for reading, (re)opened (after execve). 0/-1. */
+/* /proc/PID/mem for reading, (re)opened (after execve; the block
+ * stepper's too). 0/-1. */
 int sw_open_memfd(struct sw_rec *r);
 long sw_read_mem(void *rec, uint64_t addr, void *buf, size_t len);
+/* The program's code at addr: memory with the caller's int3 bytes hidden
+ * (block_read_fn, for the block cache). */
+long sw_read_code(void *rec, uint64_t addr, void *buf, size_t len);
 
 /* Is t about to execute exit or exit_group (it never stops again)? */
 static inline bool sw_is_exit_syscall(const struct sw_thread *t)
@@ -174,16 +217,32 @@ void sw_lift_int3(struct sw_thread *t);
 /* Put it back once t's step is over (the last thread stepping it). */
 void sw_restore_int3(struct sw_thread *t);
 
+/* The first of b's instructions 1..n-1 with a breakpoint of the caller's
+ * before it (a native run must stop there), or n. */
+uint32_t sw_breakpoint_cut(const struct inferior *inf, const struct block *b, uint32_t n);
+
+/* ---- executing the next instructions (recorder_sw_run.c) ---- */
+/* Single-step the instruction at t's IP (delivering t->deliver). 0/-1. */
+int sw_run_step(struct sw_thread *t);
+/* t holds the CPU at a boundary (breakpoints checked): run its block
+ * natively, at most limit instructions, or single-step. With emu, a
+ * control transfer at the IP that only reads registers is executed here
+ * instead: returns 1 with the registers after it in *emu (written to the
+ * thread). 0 (running), 1 (emulated) or -1. */
+int sw_run(struct sw_thread *t, uint32_t limit, struct user_regs_struct *emu);
+
 /* ---- the CPU and the schedule (recorder_sw_sched.c) ---- */
-/* Step t (standing at a boundary, breakpoints checked) when it may have
- * the CPU; else it waits, ready. A syscall steps at once. 0/-1. */
-int sw_sched_run(struct sw_thread *t);
+/* Run t (standing at a boundary, breakpoints checked) when it may have
+ * the CPU; else it waits, ready. A syscall steps at once. 0, 1 when an
+ * instruction was emulated (sw_run: registers in *emu; emu NULL: never),
+ * or -1. */
+int sw_sched_run(struct sw_thread *t, struct user_regs_struct *emu);
 /* t stops stepping (an event, not resumed, stopping, gone): give the CPU
  * back if it has it. */
 void sw_sched_release(struct sw_thread *t);
-/* Give a free CPU to the next ready thread (round robin) and step it.
- * 0/-1. */
-int sw_sched_dispatch(struct sw_rec *r);
+/* Give a free CPU to the next ready thread (round robin): the thread to
+ * advance (sw_advance), or NULL. */
+struct sw_thread *sw_sched_dispatch(struct sw_rec *r);
 /* Forget who waits (everything stopped for a report). */
 void sw_sched_reset(struct sw_rec *r);
 /* t completed its instruction pos: extend the schedule. 0/-1. */
@@ -196,6 +255,9 @@ int sw_sched_flush(struct sw_rec *r);
 /* The instruction at t->regs.rip completed and the thread now stands at
  * now->rip: encode it, log a syscall, refresh the sideband. 0/-1. */
 int sw_complete_step(struct sw_thread *t, const struct user_regs_struct *now);
+/* The first k instructions of b (all falling through) completed in a
+ * native run: encode each as its own step would have. 0/-1. */
+int sw_complete_run(struct sw_thread *t, const struct block *b, uint32_t k);
 /* Write the SYSCALL record of the syscall t just completed (registers
  * before in t->regs) with result, and the memory it wrote. 0/-1. */
 int sw_log_syscall(struct sw_thread *t, int64_t result);
@@ -229,6 +291,10 @@ void sw_hold_signal(struct sw_thread *t, int sig, const siginfo_t *si);
 /* Trap rdtsc in thread t (PR_SET_TSC) or undo it. A signal that arrived
  * meanwhile becomes the thread's pending signal. 0/-1. */
 int sw_set_tsc_trapping(struct sw_thread *t, bool on);
+
+/* ---- the end of a native run (recorder_sw_block.c) ---- */
+/* t, in a native run, stopped with waitpid status st. 0/-1. */
+int sw_block_stop(struct sw_thread *t, int st);
 
 /* ---- one waitpid status (recorder_sw_stop.c) ---- */
 /* Process one waitpid status. 0/-1 (err set). */

@@ -2,7 +2,9 @@
  * They are checked before every instruction (sw_breakpoint_at), never
  * found by executing int3: a thread that must execute the instruction
  * under one of our int3 bytes gets the original byte back for its step
- * (sw_lift_int3) and the int3 again after it (sw_restore_int3). */
+ * (sw_lift_int3) and the int3 again after it (sw_restore_int3). A native
+ * run of a block stops before the first breakpoint inside it
+ * (sw_breakpoint_cut), where the same check then finds it. */
 #include "recorder_sw.h"
 
 #include "ptrev/inferior_raw.h"
@@ -18,6 +20,20 @@ enum stop_kind sw_breakpoint_at(const struct inferior *inf, uint64_t ip)
 			    inf->hw[i].addr == ip)
 				return STOP_HWBREAK;
 	return STOP_NONE;
+}
+
+uint32_t sw_breakpoint_cut(const struct inferior *inf, const struct block *b, uint32_t n)
+{
+	uint64_t ip = b->start;
+
+	if (!inf->nbps && !inf->dr7)
+		return n;
+	for (uint32_t i = 1; i < n; i++) {
+		ip += b->insn[i - 1].len;
+		if (sw_breakpoint_at(inf, ip) != STOP_NONE)
+			return i;
+	}
+	return n;
 }
 
 /* Our int3 at the instruction a thread must execute: put the original byte

@@ -10,16 +10,15 @@
  * CPU: it may block in the kernel until another thread acts. Its
  * completion takes its place in the order when it is collected, as rr
  * places a desched'd syscall. The CPU passes round robin after SW_QUANTUM
- * steps, or when its holder stops stepping or enters a syscall. The
- * single-step itself is issued here, the one place that decides a thread
- * may run. */
+ * instructions, or when its holder stops or enters a syscall. This is the
+ * one place that decides a thread may run; how it runs (a native run of
+ * its block, never past the end of its quantum, or a single step) is
+ * recorder_sw_run.c's. */
 #include "recorder_sw.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ptrace.h>
 
 static bool other_ready(const struct sw_rec *r, const struct sw_thread *t)
 {
@@ -29,43 +28,28 @@ static bool other_ready(const struct sw_rec *r, const struct sw_thread *t)
 	return false;
 }
 
-static int sw_step_thread(struct sw_thread *t)
-{
-	int sig = t->deliver;
-
-	t->deliver = 0;
-	t->delivering = sig != 0;
-	t->exiting = !sig && sw_is_exit_syscall(t);
-	if (ptrace(PTRACE_SINGLESTEP, t->tid, NULL, (void *)(long)sig) < 0 &&
-	    errno != ESRCH) {
-		snprintf(t->rec->err, t->rec->errlen, "cannot step thread %d: %s",
-			 (int)t->tid, strerror(errno));
-		return -1;
-	}
-	t->inflight = true;
-	return 0;
-}
-
-static int step(struct sw_thread *t)
-{
-	if (t->rec->inf->nbps)
-		sw_lift_int3(t);
-	return sw_step_thread(t);
-}
-
 void sw_sched_release(struct sw_thread *t)
 {
 	if (t->rec->cpu == t)
 		t->rec->cpu = NULL;
 }
 
-int sw_sched_run(struct sw_thread *t)
+/* How many instructions t may execute before its quantum is over, when
+ * another thread could then want the CPU. */
+static uint32_t quantum_left(const struct sw_rec *r)
+{
+	if (r->live < 2 || r->slice >= SW_QUANTUM)
+		return UINT32_MAX;
+	return SW_QUANTUM - r->slice;
+}
+
+int sw_sched_run(struct sw_thread *t, struct user_regs_struct *emu)
 {
 	struct sw_rec *r = t->rec;
 
 	if (t->info.kind == INSN_SYSCALL) {
 		sw_sched_release(t);
-		return step(t);
+		return sw_run_step(t);
 	}
 	if (r->cpu == t && r->slice >= SW_QUANTUM && other_ready(r, t))
 		r->cpu = NULL; /* its turn is over: to the back of the queue */
@@ -86,17 +70,16 @@ int sw_sched_run(struct sw_thread *t)
 				r->rr_next = i + 1;
 	}
 	t->ready = false;
-	r->slice++;
-	return step(t);
+	return sw_run(t, quantum_left(r), emu);
 }
 
-int sw_sched_dispatch(struct sw_rec *r)
+struct sw_thread *sw_sched_dispatch(struct sw_rec *r)
 {
 	/* A holder that is not stepping has stopped (gone, or an event). */
 	if (r->cpu && !r->cpu->inflight)
 		r->cpu = NULL;
 	if (r->cpu || r->stopping || !r->nthreads)
-		return 0;
+		return NULL;
 	for (size_t k = 0; k < r->nthreads; k++) {
 		size_t i = (r->rr_next + k) % r->nthreads;
 		struct sw_thread *t = r->threads[i];
@@ -106,11 +89,11 @@ int sw_sched_dispatch(struct sw_rec *r)
 		if (t->gone || t->has_pending || !t->resumed)
 			continue;
 		r->cpu = t;
-		r->slice = 1;
+		r->slice = 0;
 		r->rr_next = i + 1;
-		return step(t);
+		return t;
 	}
-	return 0;
+	return NULL;
 }
 
 void sw_sched_reset(struct sw_rec *r)
@@ -155,6 +138,8 @@ int sw_sched_note(struct sw_thread *t, uint64_t pos)
 	struct sw_rec *r = t->rec;
 	struct trace_sched_run *c = &r->run;
 
+	if (r->cpu == t)
+		r->slice++;
 	if (c->count && c->tid == t->tid && c->pos + c->count == pos) {
 		c->count++;
 		return 0;

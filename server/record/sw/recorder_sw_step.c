@@ -3,12 +3,16 @@
  * (and a syscall's result and the memory it wrote are logged, the
  * mappings refreshed after one that changes them); then it is stepped
  * again, or left stopped with an event for the caller: a breakpoint before
- * the next instruction, the end of a single-step. Who steps when is the
- * scheduler's (recorder_sw_sched.c); what a waitpid status means is
+ * the next instruction, the end of a single-step. A native run's
+ * instructions are encoded here one by one too (sw_complete_run), and a
+ * branch the block stepper emulates completes here like a step, without a
+ * stop in between. Who steps when is the scheduler's
+ * (recorder_sw_sched.c); what a waitpid status means is
  * recorder_sw_stop.c's, which calls here. */
 #include "recorder_sw.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +72,44 @@ int sw_log_syscall(struct sw_thread *t, int64_t result)
 	return rc;
 }
 
+/* A clone that made a task sharing our memory without being one of our
+ * threads (CLONE_VM without CLONE_THREAD; CLONE_VFORK children stop
+ * sharing before the parent goes on): from now on no int3 is written for
+ * a native run, since that task could execute it. */
+static void note_shared_vm(struct sw_thread *t, int64_t result)
+{
+	uint64_t flags = t->regs.rdi;
+
+	if (result <= 0)
+		return;
+	if (t->regs.rax == SYS_clone3 &&
+	    sw_read_mem(t->rec, t->regs.rdi, &flags, sizeof flags) != (long)sizeof flags)
+		flags = CLONE_VM; /* unknown: assume the worst */
+	else if (t->regs.rax != SYS_clone && t->regs.rax != SYS_clone3)
+		return;
+	if ((flags & CLONE_VM) && !(flags & (CLONE_THREAD | CLONE_VFORK)))
+		t->rec->shared_vm = true;
+}
+
+int sw_complete_run(struct sw_thread *t, const struct block *b, uint32_t k)
+{
+	uint64_t ip = b->start;
+
+	for (uint32_t i = 0; i < k; i++) {
+		uint64_t next = ip + b->insn[i].len;
+		if (ptenc_step(t->enc, ip, &b->insn[i], next) < 0) {
+			snprintf(t->rec->err, t->rec->errlen, "encoder (thread %d): %s",
+				 (int)t->tid, ptenc_error(t->enc));
+			return -1;
+		}
+		t->insns++;
+		if (sw_sched_note(t, t->insns - 1) < 0)
+			return -1;
+		ip = next;
+	}
+	return 0;
+}
+
 int sw_complete_step(struct sw_thread *t, const struct user_regs_struct *now)
 {
 	struct sw_rec *r = t->rec;
@@ -91,8 +133,12 @@ int sw_complete_step(struct sw_thread *t, const struct user_regs_struct *now)
 		if (sw_log_syscall(t, (int64_t)now->rax) < 0)
 			return -1;
 		if ((t->regs.rax == SYS_execve || t->regs.rax == SYS_execveat) &&
-		    (int64_t)now->rax == 0 && sw_open_memfd(r) < 0)
-			return -1;
+		    (int64_t)now->rax == 0) {
+			if (sw_open_memfd(r) < 0)
+				return -1;
+			r->shared_vm = false; /* a new address space, ours alone */
+		}
+		note_shared_vm(t, (int64_t)now->rax);
 		if (syscall_changes_maps(t->regs.rax)) {
 			sw_icache_invalidate(r);
 			if (sideband_update(r->sb, t->tid, t->insns + 1) < 0) {
@@ -156,30 +202,9 @@ static void predict_restart(struct sw_thread *t)
 		memset(&t->info, 0, sizeof t->info);
 }
 
-int sw_advance(struct sw_thread *t)
-{
-	struct sw_rec *r = t->rec;
-
-	if (t->gone || t->has_pending || !t->resumed || r->stopping) {
-		sw_sched_release(t);
-		return 0;
-	}
-	if (!t->deliver)
-		predict_restart(t);
-	if (!t->deliver && !(t->exempt && t->regs.rip == t->reported_ip)) {
-		/* A signal to deliver goes first: the handler runs before
-		 * the instruction here. */
-		enum stop_kind k = sw_breakpoint_at(r->inf, t->regs.rip);
-		if (k != STOP_NONE) {
-			sw_set_pending(t, k, SIGTRAP);
-			sw_sched_release(t);
-			return 0;
-		}
-	}
-	return sw_sched_run(t);
-}
-
-int sw_resume(struct sw_thread *t, const struct user_regs_struct *now, bool after_step)
+/* t stands at a boundary with registers now: its "before" state. */
+static void at_boundary(struct sw_thread *t, const struct user_regs_struct *now,
+			bool after_step)
 {
 	t->regs = *now;
 	if (sw_classify(t->rec, t->regs.rip, &t->info) < 0)
@@ -190,5 +215,47 @@ int sw_resume(struct sw_thread *t, const struct user_regs_struct *now, bool afte
 		if (t->stepping && t->resumed && !t->has_pending)
 			sw_set_pending(t, STOP_STEP, SIGTRAP);
 	}
+}
+
+int sw_advance(struct sw_thread *t)
+{
+	struct sw_rec *r = t->rec;
+	struct user_regs_struct emu;
+	unsigned chain = 0;
+
+	for (;;) {
+		int rc;
+
+		if (t->gone || t->has_pending || !t->resumed || r->stopping) {
+			sw_sched_release(t);
+			return 0;
+		}
+		if (!t->deliver)
+			predict_restart(t);
+		if (!t->deliver && !(t->exempt && t->regs.rip == t->reported_ip)) {
+			/* A signal to deliver goes first: the handler runs
+			 * before the instruction here. */
+			enum stop_kind k = sw_breakpoint_at(r->inf, t->regs.rip);
+			if (k != STOP_NONE) {
+				sw_set_pending(t, k, SIGTRAP);
+				sw_sched_release(t);
+				return 0;
+			}
+		}
+		rc = sw_sched_run(t, ++chain < SW_EMU_CHAIN ? &emu : NULL);
+		if (rc <= 0)
+			return rc;
+		/* A branch emulated from the registers: it completed as a
+		 * step would have, and the thread goes on from its target
+		 * (loop here rather than recurse, for chains of them). */
+		if (sw_complete_step(t, &emu) < 0)
+			return -1;
+		at_boundary(t, &emu, true);
+	}
+}
+
+int sw_resume(struct sw_thread *t, const struct user_regs_struct *now, bool after_step)
+{
+	at_boundary(t, now, after_step);
 	return sw_advance(t);
 }

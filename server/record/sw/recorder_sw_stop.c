@@ -6,7 +6,8 @@
  * first instruction; an exit ends a thread's stream, the leader's the
  * process. A thread blocked in a syscall simply has not reported yet, so
  * no thread ever waits for another. Per step: one waitpid, one
- * PTRACE_GETREGS, one PTRACE_SINGLESTEP (classification is cached). */
+ * PTRACE_GETREGS, one PTRACE_SINGLESTEP (classification is cached). The
+ * stop that ends a native run of a block goes to recorder_sw_block.c. */
 #include "recorder_sw.h"
 
 #include <errno.h>
@@ -21,11 +22,20 @@
 
 /* A thread is gone (st from waitpid). A thread that was in a syscall ran
  * it (exit, exit_group, or blocked when another thread ended the process);
- * anything else was cut off before its next instruction. */
+ * anything else was cut off before its next instruction. One killed in a
+ * native run (SIGKILL, another thread's exit_group) ends where its block
+ * began: how far it got died with it. */
 static int thread_gone(struct sw_thread *t, int st)
 {
 	int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 
+	if (t->in_block) {
+		struct user_regs_struct none = {0};
+		bstep_stopped(t->rec->bstep, t->tid, st, &none);
+		t->in_block = false;
+	}
+	if (t->rec->bstep)
+		bstep_forget(t->rec->bstep, t->tid);
 	t->inflight = false;
 	t->ready = false;
 	sw_sched_release(t);
@@ -162,6 +172,8 @@ static int on_stop(struct sw_rec *r, pid_t tid, int st)
 		return 0;
 	}
 	t->inflight = false;
+	if (t->in_block)
+		return sw_block_stop(t, st);
 	if (st >> 16 == PTRACE_EVENT_CLONE)
 		return on_clone(t);
 	if (st >> 16) { /* other events are not enabled; just go on */

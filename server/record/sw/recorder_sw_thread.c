@@ -2,8 +2,9 @@
  * event a thread holds for the caller), the program's memory as the
  * recorder reads it (/proc/PID/mem), and the instruction classification
  * cache that keeps a step cheap: the bytes at an IP are read and decoded
- * once, not at every execution. The bottom of the backend's files: it
- * calls none of the others. */
+ * once, not at every execution (the block cache, block_cache.h, does the
+ * same for whole blocks and is invalidated with it). The bottom of the
+ * backend's files: it calls none of the others. */
 #include "recorder_sw.h"
 
 #include <errno.h>
@@ -155,6 +156,11 @@ int sw_open_memfd(struct sw_rec *r)
 	r->memfd = fd;
 	if (r->sb)
 		sideband_set_memfd(r->sb, fd);
+	if (r->bstep && bstep_exec(r->bstep) < 0) {
+		snprintf(r->err, r->errlen, "cannot open %s for writing: %s",
+			 path, strerror(errno));
+		return -1;
+	}
 	return 0;
 }
 
@@ -171,6 +177,23 @@ void sw_icache_invalidate(struct sw_rec *r)
 		memset(r->icache, 0, sizeof(*r->icache) << ICACHE_BITS);
 		r->gen = 1;
 	}
+	if (r->bcache)
+		block_cache_invalidate(r->bcache);
+}
+
+long sw_read_code(void *rec, uint64_t addr, void *buf, size_t len)
+{
+	struct sw_rec *r = rec;
+	ssize_t n = pread(r->memfd, buf, len, (off_t)addr);
+	uint8_t *code = buf;
+
+	/* The server's int3 bytes are not the program's code. */
+	for (size_t i = 0; n > 0 && r->inf && i < r->inf->nbps; i++) {
+		uint64_t a = r->inf->bps[i].addr;
+		if (a >= addr && a < addr + (uint64_t)n)
+			code[a - addr] = r->inf->bps[i].saved;
+	}
+	return (long)n;
 }
 
 int sw_classify(struct sw_rec *r, uint64_t ip, struct insn_info *out)
@@ -178,23 +201,17 @@ int sw_classify(struct sw_rec *r, uint64_t ip, struct insn_info *out)
 	uint64_t h = (ip * 0x9e3779b97f4a7c15ull) >> (64 - ICACHE_BITS);
 	struct icache_entry *e = &r->icache[h];
 	uint8_t code[16];
-	ssize_t n;
+	long n;
 
 	if (e->gen == r->gen && e->ip == ip) {
 		*out = e->info;
 		return 0;
 	}
-	n = pread(r->memfd, code, sizeof code, (off_t)ip);
+	n = sw_read_code(r, ip, code, sizeof code);
 	if (n <= 0) {
 		snprintf(r->err, r->errlen, "cannot read the code at %#llx",
 			 (unsigned long long)ip);
 		return -1;
-	}
-	/* The server's int3 bytes are not the program's code. */
-	for (size_t i = 0; r->inf && i < r->inf->nbps; i++) {
-		uint64_t a = r->inf->bps[i].addr;
-		if (a >= ip && a < ip + (uint64_t)n)
-			code[a - ip] = r->inf->bps[i].saved;
 	}
 	if (insn_classify(code, (size_t)n, ip, out) < 0) {
 		snprintf(r->err, r->errlen, "no valid instruction at %#llx",

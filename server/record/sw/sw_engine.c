@@ -1,10 +1,11 @@
 /* The sw recorder driven like the inferior module (sw_engine.h): the
  * caller resumes threads, waits for one event, and every other thread is
  * then stopped at its next instruction boundary before the event is
- * returned. Threads are single-stepped anyway, so stopping one is simply
- * not stepping it again; a thread blocked in a syscall gets a SIGSTOP that
- * is absorbed (never recorded, never reported). The per-status work is in
- * recorder_sw_stop.c, who steps when in recorder_sw_sched.c. */
+ * returned. Threads stop at every instruction or block anyway, so stopping
+ * one is simply not running it again; a thread blocked in a syscall or in
+ * a native run gets a SIGSTOP that is absorbed (never recorded, never
+ * reported). The per-status work is in recorder_sw_stop.c, who runs when
+ * in recorder_sw_sched.c, how in recorder_sw_run.c. */
 #include "recorder_sw.h"
 
 #include <errno.h>
@@ -68,6 +69,57 @@ static struct sw_thread *adopt(struct sw_rec *r, struct inf_thread *it)
 	return t;
 }
 
+/* PTREV_SW_STEPPER: insn, block (the default) or block-hw. */
+static enum sw_stepper stepper_from_env(void)
+{
+	const char *v = getenv("PTREV_SW_STEPPER");
+
+	if (!v || !*v || !strcmp(v, "block"))
+		return SW_STEPPER_BLOCK;
+	if (!strcmp(v, "insn"))
+		return SW_STEPPER_INSN;
+	if (!strcmp(v, "block-hw"))
+		return SW_STEPPER_BLOCK_HW;
+	fprintf(stderr, "ptrev: PTREV_SW_STEPPER=%s unknown (insn, block, "
+		"block-hw): using block\n", v);
+	return SW_STEPPER_BLOCK;
+}
+
+/* The block stepper's caches and breakpoints; without them (memory that
+ * cannot be written) every instruction is single-stepped. */
+static int block_stepper_new(struct sw_rec *r)
+{
+	char err[256];
+
+	r->stepper = stepper_from_env();
+	if (r->stepper == SW_STEPPER_INSN)
+		return 0;
+	r->bcache = block_cache_new(sw_read_code, r);
+	if (!r->bcache) {
+		snprintf(r->err, r->errlen, "out of memory");
+		return -1;
+	}
+	r->bstep = bstep_new(r->pid, err, sizeof err);
+	if (!r->bstep) {
+		fprintf(stderr, "ptrev: %s: single-stepping every instruction\n", err);
+		r->stepper = SW_STEPPER_INSN;
+	}
+	return 0;
+}
+
+/* Our debug registers off in every stopped thread: the caller is about to
+ * change its points (apply_all rewrites DR7), or takes the threads back. */
+static void disarm_all(struct sw_rec *r)
+{
+	if (!r->bstep)
+		return;
+	for (size_t i = 0; i < r->nthreads; i++) {
+		struct sw_thread *t = r->threads[i];
+		if (!t->gone && !t->inflight)
+			bstep_disarm(r->bstep, t->tid, r->inf->dr7);
+	}
+}
+
 struct sw_engine *sw_engine_new(struct inferior *inf, struct trace_writer *w,
 				const struct sw_record_opts *o, char *err, size_t errlen)
 {
@@ -109,7 +161,7 @@ struct sw_engine *sw_engine_new(struct inferior *inf, struct trace_writer *w,
 	if (!r->w || (r->keep && trace_writer_keep(r->w, &r->td) < 0))
 		goto bad;
 	r->icache = calloc((size_t)1 << ICACHE_BITS, sizeof *r->icache);
-	if (!r->icache || sw_open_memfd(r) < 0)
+	if (!r->icache || block_stepper_new(r) < 0 || sw_open_memfd(r) < 0)
 		goto bad;
 	r->sb = sideband_new(r->pid, r->memfd, r->w);
 	if (!r->sb)
@@ -185,8 +237,10 @@ int sw_engine_resume(struct sw_engine *e, pid_t tid, bool step, int sig)
 	}
 	if (ptrace(PTRACE_GETREGS, tid, NULL, &now) < 0)
 		return -1;
-	/* gdb may have written code or registers while it was stopped. */
+	/* gdb may have written code or registers while it was stopped, and
+	 * set points in the debug registers over ours. */
 	sw_icache_invalidate(r);
+	disarm_all(r);
 	if (t->held) {
 		int held = t->sig.signo;
 		t->held = false;
@@ -394,7 +448,7 @@ int sw_engine_wait(struct sw_engine *e, struct stop_event *ev, bool block)
 		}
 		if (t)
 			return report(r, t, ev);
-		if (sw_sched_dispatch(r) < 0) {
+		if ((t = sw_sched_dispatch(r)) && sw_advance(t) < 0) {
 			r->failed = true;
 			return -1;
 		}
@@ -431,6 +485,7 @@ int sw_engine_finish(struct sw_engine *e, struct trace_end *end, bool write_end,
 	int rc = 0;
 
 	if (!r->proc_gone) {
+		disarm_all(r);
 		for (size_t i = 0; i < r->nthreads; i++) {
 			struct sw_thread *t = r->threads[i];
 			struct inf_thread *it = inferior_thread(r->inf, t->tid);
@@ -490,6 +545,8 @@ void sw_engine_free(struct sw_engine *e)
 	sw_threads_free(r);
 	sideband_free(r->sb);
 	free(r->icache);
+	block_cache_free(r->bcache);
+	bstep_free(r->bstep);
 	free(r->early);
 	free(r->runs);
 	if (r->memfd >= 0)

@@ -1,0 +1,106 @@
+/* sw backend: the stop that ends a native run of a basic block
+ * (recorder_sw_run.c started it). Whatever stopped the thread, the
+ * instructions from the block's start up to its IP ran, all of them ones
+ * that fall through: they are encoded one by one, as their single steps
+ * would have been, and the thread then stands at a boundary exactly as
+ * after a single step that executed nothing more:
+ *  - our breakpoint at the block's end: go on from there (the control
+ *    transfer is emulated or stepped, recorder_sw_step.c decides);
+ *  - a watchpoint of the caller's: it triggered on the instruction before
+ *    the IP, which is encoded already; reported as a single step would
+ *    report it;
+ *  - a signal (an asynchronous one anywhere, a fault, rdtsc trapped by
+ *    PR_SET_TSC, our SIGSTOP): before the instruction at the IP, handled
+ *    by recorder_sw_signal.c as for a step that did not execute. */
+#include "recorder_sw.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+
+#include "ptrev/inferior_raw.h"
+
+/* A SIGTRAP that is not ours: one of the caller's debug registers? A
+ * watchpoint becomes the thread's pending STOP_WATCH; an execution
+ * breakpoint (which the run should have stopped before) stopped it before
+ * the instruction, where the breakpoint check finds it. Returns whether it
+ * was one. */
+static bool callers_trap(struct sw_thread *t)
+{
+	struct inferior *inf = t->rec->inf;
+	uint64_t dr6;
+	bool any = false;
+
+	if (!inf->dr7)
+		return false;
+	dr6 = inf_dr_read_dr6(t->tid) & 0xf;
+	for (int i = 0; i < 4 && dr6; i++) {
+		if (!(dr6 & (1u << i)) || !inf->hw[i].used)
+			continue;
+		any = true;
+		if (inf->hw[i].type == 1 || t->has_pending)
+			continue;
+		sw_set_pending(t, STOP_WATCH, SIGTRAP);
+		t->pending.watch_addr = inf->hw[i].req_addr;
+		t->pending.watch_type = inf->hw[i].type;
+	}
+	if (any)
+		inf_dr_clear_dr6(t->tid);
+	return any;
+}
+
+int sw_block_stop(struct sw_thread *t, int st)
+{
+	struct sw_rec *r = t->rec;
+	struct user_regs_struct now;
+	int reached, k;
+
+	t->in_block = false;
+	if (ptrace(PTRACE_GETREGS, t->tid, NULL, &now) < 0) {
+		/* Gone meanwhile: its exit status follows. */
+		memset(&now, 0, sizeof now);
+		bstep_stopped(r->bstep, t->tid, st, &now);
+		return errno == ESRCH ? 0 : -1;
+	}
+	reached = bstep_stopped(r->bstep, t->tid, st, &now);
+	if (reached < 0) {
+		snprintf(r->err, r->errlen, "registers of thread %d: %s",
+			 (int)t->tid, strerror(errno));
+		return -1;
+	}
+	k = block_index_of(&t->blk, now.rip);
+	if (k < 0) {
+		snprintf(r->err, r->errlen, "thread %d stopped at %#llx, outside "
+			 "its block %#llx..%#llx (status %#x)", (int)t->tid,
+			 (unsigned long long)now.rip,
+			 (unsigned long long)t->blk.start,
+			 (unsigned long long)t->blk.end, st);
+		return -1;
+	}
+	if (sw_complete_run(t, &t->blk, (uint32_t)k) < 0)
+		return -1;
+	if (k > 0) {
+		/* It moved on from where it was last reported. */
+		t->exempt = false;
+		t->reported = false;
+	}
+	/* The state before the instruction at the IP, as a step would
+	 * leave it: then the signal code sees a step that ran nothing. */
+	t->regs = now;
+	t->info = t->blk.insn[k];
+	if (k == (int)t->blk.n && !t->blk.has_term &&
+	    sw_classify(r, now.rip, &t->info) < 0)
+		memset(&t->info, 0, sizeof t->info);
+	if (reached)
+		return sw_resume(t, &now, false);
+	if ((st >> 16) != 0) {
+		snprintf(r->err, r->errlen, "thread %d: ptrace event %d in a "
+			 "native run", (int)t->tid, st >> 16);
+		return -1;
+	}
+	if (WSTOPSIG(st) == SIGTRAP && callers_trap(t))
+		return sw_resume(t, &now, false);
+	return sw_signal_stop(t, WSTOPSIG(st), &now);
+}
