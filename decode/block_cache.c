@@ -72,7 +72,7 @@ static void term_emu(const uint8_t *code, size_t len, struct block *b)
 					   ZYDIS_STACK_WIDTH_64)) ||
 	    !ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&dec, NULL, code, len, &in)))
 		return;
-	if (in.operand_width != 64)
+	if (in.operand_width != 64 || (in.attributes & ZYDIS_ATTRIB_HAS_OPERANDSIZE))
 		return;
 	if (kind == INSN_JMP) {
 		b->emu = BLOCK_EMU_JMP;

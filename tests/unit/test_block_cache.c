@@ -1,0 +1,296 @@
+/* block_cache: blocks decoded from hand-assembled bytes (where they end,
+ * what ends them, cuts at the maximum length and at bytes that cannot be
+ * decoded or read), the cache (hits, invalidation, reads), positions in a
+ * block, and branch emulation checked against the CPU itself: every jcc,
+ * jrcxz, jecxz, loop, loope and loopne is executed here for every
+ * combination of the flags it reads and must go where block_emulate says. */
+#include "ptrev/block_cache.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "../check.h"
+
+#define IP 0x401000ull
+
+static size_t unhex(const char *hex, uint8_t *out, size_t cap)
+{
+	size_t n = 0;
+	for (; hex[0] && hex[1] && n < cap; hex += 2) {
+		unsigned v;
+		if (hex[0] == ' ') {
+			hex--;
+			continue;
+		}
+		sscanf(hex, "%2x", &v);
+		out[n++] = (uint8_t)v;
+	}
+	return n;
+}
+
+static int decode_hex(const char *hex, struct block *b)
+{
+	uint8_t code[1024];
+	size_t n = unhex(hex, code, sizeof code);
+	return block_decode(code, n, IP, b);
+}
+
+static void case_shapes(void)
+{
+	struct block b;
+
+	/* mov rbp, rsp; add eax, 1; nop; jnz -16 */
+	CHECK(decode_hex("4889e5 83c001 90 75f0", &b) == 0, "decodes");
+	CHECK(b.start == IP && b.n == 3 && b.end == IP + 7 && b.has_term,
+	      "straight run of 3, then the jcc: n %u end %#llx", b.n,
+	      (unsigned long long)b.end);
+	CHECK(b.insn[3].kind == INSN_COND && b.insn[3].len == 2 &&
+	      b.insn[3].target == IP + 9 - 16, "terminator classified");
+	CHECK(b.emu == BLOCK_EMU_JCC && b.cc == 5, "jnz: emu %d cc %d", b.emu, b.cc);
+	CHECK(block_ip_at(&b, 0) == IP && block_ip_at(&b, 2) == IP + 6 &&
+	      block_ip_at(&b, 3) == IP + 7, "addresses");
+	CHECK(block_index_of(&b, IP) == 0 && block_index_of(&b, IP + 3) == 1 &&
+	      block_index_of(&b, IP + 7) == 3, "positions");
+	CHECK(block_index_of(&b, IP + 1) == -1 && block_index_of(&b, IP + 8) == -1,
+	      "inside an instruction or past the end: none");
+
+	/* At a control transfer: nothing runs natively. */
+	CHECK(decode_hex("c3", &b) == 0 && b.n == 0 && b.end == IP && b.has_term &&
+	      b.insn[0].kind == INSN_RET && b.emu == BLOCK_EMU_NONE, "ret alone");
+	CHECK(decode_hex("90 0f05", &b) == 0 && b.n == 1 && b.has_term &&
+	      b.insn[1].kind == INSN_SYSCALL && b.emu == BLOCK_EMU_NONE, "syscall ends");
+	CHECK(decode_hex("90 cc", &b) == 0 && b.n == 1 && b.insn[1].kind == INSN_INT,
+	      "int3 ends");
+	CHECK(decode_hex("e9 00100000", &b) == 0 && b.n == 0 &&
+	      b.emu == BLOCK_EMU_JMP && b.insn[0].target == IP + 5 + 0x1000, "direct jmp");
+	CHECK(decode_hex("e8 00000000", &b) == 0 && b.emu == BLOCK_EMU_NONE,
+	      "a call is stepped (it writes the stack)");
+	CHECK(decode_hex("ffe0", &b) == 0 && b.insn[0].kind == INSN_JMP_IND &&
+	      b.emu == BLOCK_EMU_NONE, "indirect jmp stepped");
+	/* Not emulated: the 0x66 prefix (AMD truncates the target), loop
+	 * with a 32-bit address size. */
+	CHECK(decode_hex("6675f0", &b) == 0 && b.has_term && b.emu == BLOCK_EMU_NONE,
+	      "66 jnz stepped: emu %d", b.emu);
+	CHECK(decode_hex("67e2fe", &b) == 0 && b.emu == BLOCK_EMU_NONE, "67 loop stepped");
+	CHECK(decode_hex("e2fe", &b) == 0 && b.emu == BLOCK_EMU_LOOP, "loop");
+	CHECK(decode_hex("e1fe", &b) == 0 && b.emu == BLOCK_EMU_LOOPE, "loope");
+	CHECK(decode_hex("e0fe", &b) == 0 && b.emu == BLOCK_EMU_LOOPNE, "loopne");
+	CHECK(decode_hex("e3fe", &b) == 0 && b.emu == BLOCK_EMU_JRCXZ, "jrcxz");
+	CHECK(decode_hex("67e3fe", &b) == 0 && b.emu == BLOCK_EMU_JECXZ, "jecxz");
+	CHECK(decode_hex("0f8f00010000", &b) == 0 && b.emu == BLOCK_EMU_JCC && b.cc == 0xf,
+	      "jg rel32");
+	/* REP, rdtsc and the like fall through: they stay in the block. */
+	CHECK(decode_hex("f3a4 0f31 0f01f9 0fa2 74fe", &b) == 0 && b.n == 4 &&
+	      b.has_term, "rep movsb, rdtsc, rdtscp, cpuid inside: n %u", b.n);
+
+	/* Invalid bytes: the block stops before them; at the start, none. */
+	CHECK(decode_hex("90 90 06", &b) == 0 && b.n == 2 && !b.has_term &&
+	      b.end == IP + 2, "cut before an invalid instruction: n %u", b.n);
+	CHECK(decode_hex("06", &b) < 0, "no block at an invalid instruction");
+	/* Bytes that end mid-instruction (the end of a mapping). */
+	CHECK(decode_hex("90 90 b8 0100", &b) == 0 && b.n == 2 && !b.has_term,
+	      "cut before a truncated instruction");
+
+	/* A straight run longer than the maximum is cut. */
+	{
+		char hex[2 * (BLOCK_MAX_INSNS + 10) + 8];
+		size_t k = 0;
+		for (int i = 0; i < BLOCK_MAX_INSNS + 10; i++)
+			k += (size_t)sprintf(hex + k, "90");
+		sprintf(hex + k, "c3");
+		CHECK(decode_hex(hex, &b) == 0 && b.n == BLOCK_MAX_INSNS && !b.has_term &&
+		      b.end == IP + BLOCK_MAX_INSNS, "cut at %d: n %u", BLOCK_MAX_INSNS, b.n);
+	}
+}
+
+/* ---- the cache -------------------------------------------------------- */
+
+struct mem {
+	uint64_t base;
+	uint8_t bytes[4096];
+	size_t len;
+	int reads;
+};
+
+static long mem_read(void *arg, uint64_t addr, void *buf, size_t len)
+{
+	struct mem *m = arg;
+	m->reads++;
+	if (addr < m->base || addr >= m->base + m->len)
+		return -1;
+	if (len > m->base + m->len - addr)
+		len = m->base + m->len - addr;
+	memcpy(buf, m->bytes + (addr - m->base), len);
+	return (long)len;
+}
+
+static void case_cache(void)
+{
+	struct mem m = { .base = IP };
+	struct block_cache *c = block_cache_new(mem_read, &m);
+	const struct block *b;
+
+	/* 300 nops (longer than a read chunk), then ret. */
+	memset(m.bytes, 0x90, 300);
+	m.bytes[300] = 0xc3;
+	m.len = 301;
+	CHECK(c != NULL, "new");
+	if (!c)
+		return;
+	b = block_cache_get(c, IP + 280);
+	CHECK(b && b->n == 20 && b->has_term && b->insn[20].kind == INSN_RET,
+	      "block near the end: n %u", b ? b->n : 0);
+	b = block_cache_get(c, IP);
+	CHECK(b && b->n == BLOCK_MAX_INSNS && !b->has_term, "long run cut");
+	int reads = m.reads;
+	b = block_cache_get(c, IP);
+	CHECK(b && m.reads == reads && block_cache_stats(c)->hits == 1,
+	      "second get from the cache: %d reads", m.reads - reads);
+	/* The code changes: invalidated, read again. */
+	m.bytes[2] = 0xc3;
+	b = block_cache_get(c, IP);
+	CHECK(b && b->n == BLOCK_MAX_INSNS, "stale until invalidated");
+	block_cache_invalidate(c);
+	b = block_cache_get(c, IP);
+	CHECK(b && b->n == 2 && b->has_term && m.reads > reads, "after invalidation: n %u",
+	      b ? b->n : 0);
+	/* An instruction running past the readable bytes: cut before it. */
+	m.len = 299;
+	m.bytes[297] = 0xb8; /* mov eax, imm32 needs 5 bytes */
+	block_cache_invalidate(c);
+	b = block_cache_get(c, IP + 290);
+	CHECK(b && b->n == 7 && !b->has_term && b->end == IP + 297,
+	      "cut at the end of the mapping: n %u", b ? b->n : 0);
+	CHECK(block_cache_get(c, IP + 4096) == NULL, "unreadable: NULL");
+	CHECK(block_cache_stats(c)->invalidations == 2, "invalidations counted");
+	block_cache_free(c);
+}
+
+/* ---- emulation against the CPU ---------------------------------------- */
+
+/* Code run here: rdi = flags, rsi = rcx; push rdi; popf; mov rcx, rsi;
+ * BRANCH; xor eax, eax (fell through); ret; taken: mov eax, 1; ret. The
+ * branch's displacement (its last disp bytes) points at `taken`; the final
+ * rcx is stored at [rdx]. */
+typedef int (*probe_fn)(uint64_t flags, uint64_t rcx, uint64_t *rcx_out);
+
+static probe_fn make_probe(uint8_t *page, const uint8_t *br, size_t brlen, size_t disp)
+{
+	uint8_t *p = page;
+	*p++ = 0x57;                          /* push rdi */
+	*p++ = 0x9d;                          /* popf */
+	*p++ = 0x48; *p++ = 0x89; *p++ = 0xf1; /* mov rcx, rsi */
+	memcpy(p, br, brlen);
+	uint8_t *rel = p + brlen - disp;
+	p += brlen;
+	*p++ = 0x48; *p++ = 0x89; *p++ = 0x0a; /* mov [rdx], rcx */
+	*p++ = 0x31; *p++ = 0xc0;             /* xor eax, eax */
+	*p++ = 0xc3;                          /* ret */
+	int32_t d = (int32_t)(p - (rel + disp));
+	memcpy(rel, &d, disp); /* little endian: rel8 is d's low byte */
+	*p++ = 0x48; *p++ = 0x89; *p++ = 0x0a; /* taken: mov [rdx], rcx */
+	*p++ = 0xb8; *p++ = 1; *p++ = 0; *p++ = 0; *p++ = 0; /* mov eax, 1 */
+	*p++ = 0xc3;
+	return (probe_fn)(uintptr_t)page;
+}
+
+static void check_branch(const char *what, const uint8_t *br, size_t brlen,
+			 size_t disp, uint8_t *page)
+{
+	static const uint64_t bits[] = { 0x001, 0x004, 0x040, 0x080, 0x800 };
+	static const uint64_t rcxs[] = { 0, 1, 2, 0x100000000ull, 0xffffffffull };
+	struct block b;
+	int bad = 0;
+
+	if (mprotect(page, 4096, PROT_READ | PROT_WRITE) < 0)
+		return;
+	probe_fn f = make_probe(page, br, brlen, disp);
+	if (mprotect(page, 4096, PROT_READ | PROT_EXEC) < 0)
+		return;
+	uint64_t at = (uint64_t)(uintptr_t)page + 5;
+	if (block_decode(page + 5, 16, at, &b) < 0 || b.n != 0 || b.emu == BLOCK_EMU_NONE) {
+		CHECK(0, "%s: not an emulable block", what);
+		return;
+	}
+	for (unsigned m = 0; m < 32; m++) {
+		uint64_t fl = 0x202; /* IF and the reserved bit 1 */
+		for (int i = 0; i < 5; i++)
+			if (m & (1u << i))
+				fl |= bits[i];
+		for (size_t k = 0; k < sizeof rcxs / sizeof *rcxs; k++) {
+			struct user_regs_struct r = {0};
+			uint64_t rcx_out = 0;
+			int taken = f(fl, rcxs[k], &rcx_out);
+			r.rip = at;
+			r.eflags = fl;
+			r.rcx = rcxs[k];
+			if (!block_emulate(&b, &r)) {
+				bad++;
+				continue;
+			}
+			uint64_t want = taken ? b.insn[0].target : at + b.insn[0].len;
+			if (r.rip != want || r.rcx != rcx_out) {
+				if (!bad)
+					CHECK(0, "%s, flags %#llx rcx %#llx: CPU %s (rcx %#llx), "
+					      "emulated rip %#llx rcx %#llx", what,
+					      (unsigned long long)fl, (unsigned long long)rcxs[k],
+					      taken ? "taken" : "fell through",
+					      (unsigned long long)rcx_out,
+					      (unsigned long long)r.rip, (unsigned long long)r.rcx);
+				bad++;
+			}
+		}
+	}
+	CHECK(bad == 0, "%s: %d disagreements", what, bad);
+}
+
+static void case_emulate(void)
+{
+	uint8_t *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char what[32];
+
+	CHECK(page != MAP_FAILED, "mmap");
+	if (page == MAP_FAILED)
+		return;
+	for (int cc = 0; cc < 16; cc++) {
+		uint8_t br[2] = { (uint8_t)(0x70 + cc), 0 };
+		snprintf(what, sizeof what, "j%x rel8", cc);
+		check_branch(what, br, 2, 1, page);
+		uint8_t br32[6] = { 0x0f, (uint8_t)(0x80 + cc), 0, 0, 0, 0 };
+		snprintf(what, sizeof what, "j%x rel32", cc);
+		check_branch(what, br32, 6, 4, page);
+	}
+	check_branch("jrcxz", (const uint8_t[]){ 0xe3, 0 }, 2, 1, page);
+	check_branch("jecxz", (const uint8_t[]){ 0x67, 0xe3, 0 }, 3, 1, page);
+	check_branch("loop", (const uint8_t[]){ 0xe2, 0 }, 2, 1, page);
+	check_branch("loope", (const uint8_t[]){ 0xe1, 0 }, 2, 1, page);
+	check_branch("loopne", (const uint8_t[]){ 0xe0, 0 }, 2, 1, page);
+	check_branch("jmp rel8", (const uint8_t[]){ 0xeb, 0 }, 2, 1, page);
+	check_branch("jmp rel32", (const uint8_t[]){ 0xe9, 0, 0, 0, 0 }, 5, 4, page);
+
+	/* Not at the terminator, no terminator, a call: refused. */
+	struct block b;
+	struct user_regs_struct r = { .rip = IP };
+	CHECK(decode_hex("90 74fe", &b) == 0 && !block_emulate(&b, &r) && r.rip == IP,
+	      "rip not at the terminator: refused");
+	r.rip = IP;
+	CHECK(decode_hex("e8 00000000", &b) == 0 && !block_emulate(&b, &r), "call refused");
+	CHECK(decode_hex("90 90 06", &b) == 0 && (r.rip = b.end, !block_emulate(&b, &r)),
+	      "no terminator: refused");
+	munmap(page, 4096);
+}
+
+int main(void)
+{
+	case_shapes();
+	case_cache();
+	case_emulate();
+	if (failures)
+		printf("%d failure(s)\n", failures);
+	else
+		printf("block_cache: all checks passed\n");
+	return failures ? 1 : 0;
+}
