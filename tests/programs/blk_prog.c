@@ -9,19 +9,44 @@
  *                    (blk_after_store follows the store)
  *   blk_rdtsc        rdtsc in the middle of a block
  *   blk_rep          rep movsb in the middle of a block
- *   blk_never        never executed */
+ *   blk_never        never executed
+ * With argv[1] "alarm" it only spins in a loop until SIGALRM from an
+ * interval timer has interrupted it 3 times (signals in mid-block). */
+#include <signal.h>
 #include <string.h>
+#include <sys/time.h>
 
 volatile unsigned long blk_watched;
 static char src[64] = "block stepper", dst[64];
 
 __asm__(".text\n.globl blk_never\nblk_never: ret\n");
 
+static volatile sig_atomic_t alarms;
+
+static void on_alarm(int sig)
+{
+	alarms += sig == SIGALRM;
+}
+
+static int spin(void)
+{
+	struct itimerval it = { { 0, 2000 }, { 0, 2000 } };
+	volatile unsigned long x = 1;
+
+	signal(SIGALRM, on_alarm);
+	setitimer(ITIMER_REAL, &it, NULL);
+	while (alarms < 3)
+		x = x * 3 + (x >> 7);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned long r;
 	long fault = argc > 1 && !strcmp(argv[1], "fault");
 
+	if (argc > 1 && !strcmp(argv[1], "alarm"))
+		return spin();
 	__asm__ volatile(
 		".globl blk_a\nblk_a: mov $1, %%eax\n"
 		"add $2, %%rax\n"
