@@ -1,19 +1,22 @@
-/* Basic blocks for a block stepper (block_cache.h): decoding the straight
- * run of instructions at an IP up to the control transfer that ends it,
- * and a direct-mapped cache of them, so that code executed again and again
- * is read and decoded once. Each instruction is classified by insn_class
- * (the same answers the single-stepper's encoder gets); the terminator is
- * decoded once more with Zydis for what emulating it needs (its condition,
- * its operand and address sizes). */
+/* Basic blocks for a block stepper (block_cache.h): decoding the run of
+ * instructions at an IP whose successors are known without running them
+ * (falling through, direct jmp and call followed to their targets) up to
+ * the control transfer that ends it, and a direct-mapped cache of them, so
+ * that code executed again and again is read and decoded once. Each
+ * instruction is classified by insn_class (the same answers the
+ * single-stepper's encoder gets); the terminator is decoded once more with
+ * Zydis, operands included, for what emulating or predicting it needs
+ * (its condition, where an indirect one finds its target). */
 #include "ptrev/block_cache.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <Zydis/Zydis.h>
 
 #define CACHE_BITS 12
-/* Bytes read at once: BLOCK_MAX_INSNS instructions of typical length. */
+/* Bytes read at once: several instructions of typical length. */
 #define READ_CHUNK 256
 
 struct entry {
@@ -52,27 +55,97 @@ static int jcc_cc(ZydisMnemonic m)
 	}
 }
 
-/* How the terminator (already classified as kind) may be emulated. Only
- * branches with a 64-bit operand size: with a 0x66 prefix AMD truncates
- * the target to 16 bits where Intel does not, so those are stepped; and
- * loop with a 32-bit address size (ecx) is stepped too, rather than guess
- * what it does to rcx's upper half. */
-static void term_emu(const uint8_t *code, size_t len, struct block *b)
+/* A 64-bit general register as the word it is in user_regs_struct, or -1
+ * (for any other register, which an operand we predict may not use). */
+static int regs_word(ZydisRegister r)
+{
+#define W(f) (int)(offsetof(struct user_regs_struct, f) / sizeof(unsigned long long))
+	switch (r) {
+	case ZYDIS_REGISTER_RAX: return W(rax);
+	case ZYDIS_REGISTER_RCX: return W(rcx);
+	case ZYDIS_REGISTER_RDX: return W(rdx);
+	case ZYDIS_REGISTER_RBX: return W(rbx);
+	case ZYDIS_REGISTER_RSP: return W(rsp);
+	case ZYDIS_REGISTER_RBP: return W(rbp);
+	case ZYDIS_REGISTER_RSI: return W(rsi);
+	case ZYDIS_REGISTER_RDI: return W(rdi);
+	case ZYDIS_REGISTER_R8: return W(r8);
+	case ZYDIS_REGISTER_R9: return W(r9);
+	case ZYDIS_REGISTER_R10: return W(r10);
+	case ZYDIS_REGISTER_R11: return W(r11);
+	case ZYDIS_REGISTER_R12: return W(r12);
+	case ZYDIS_REGISTER_R13: return W(r13);
+	case ZYDIS_REGISTER_R14: return W(r14);
+	case ZYDIS_REGISTER_R15: return W(r15);
+	default: return -1;
+	}
+#undef W
+}
+
+/* Where an indirect jmp/call finds its target: its one explicit operand,
+ * a 64-bit register or a memory operand addressed with 64-bit registers
+ * (or rip) and no segment override. Anything else stays unknown. */
+static void ind_src(const ZydisDecodedInstruction *in, const ZydisDecodedOperand *op,
+		    struct block_src *src)
+{
+	if (in->operand_count_visible < 1 || in->operand_width != 64)
+		return;
+	if (op->type == ZYDIS_OPERAND_TYPE_REGISTER) {
+		int r = regs_word(op->reg.value);
+		if (r >= 0) {
+			src->kind = BLOCK_SRC_REG;
+			src->base = (int8_t)r;
+		}
+		return;
+	}
+	if (op->type != ZYDIS_OPERAND_TYPE_MEMORY || in->address_width != 64 ||
+	    op->size != 64 || (op->mem.segment != ZYDIS_REGISTER_DS &&
+			       op->mem.segment != ZYDIS_REGISTER_SS &&
+			       op->mem.segment != ZYDIS_REGISTER_NONE))
+		return;
+	src->base = src->index = -1;
+	if (op->mem.base == ZYDIS_REGISTER_RIP) {
+		src->rip_rel = true;
+	} else if (op->mem.base != ZYDIS_REGISTER_NONE &&
+		   (src->base = (int8_t)regs_word(op->mem.base)) < 0) {
+		return;
+	}
+	if (op->mem.index != ZYDIS_REGISTER_NONE &&
+	    (src->index = (int8_t)regs_word(op->mem.index)) < 0)
+		return;
+	src->scale = op->mem.scale ? op->mem.scale : 1;
+	src->disp = op->mem.disp.has_displacement ? op->mem.disp.value : 0;
+	src->kind = BLOCK_SRC_MEM;
+}
+
+/* What emulating or predicting the terminator needs. Only branches with a
+ * 64-bit operand size are emulated: with a 0x66 prefix AMD truncates the
+ * target to 16 bits where Intel does not, so those run; and loop with a
+ * 32-bit address size (ecx) too, rather than guess what it does to rcx's
+ * upper half. */
+static void term_info(const uint8_t *code, size_t len, struct block *b)
 {
 	ZydisDecoder dec;
 	ZydisDecodedInstruction in;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
 	enum insn_kind kind = b->insn[b->n].kind;
 	int cc;
 
-	b->emu = BLOCK_EMU_NONE;
-	b->cc = 0;
-	if (kind != INSN_COND && kind != INSN_JMP)
-		return;
 	if (!ZYAN_SUCCESS(ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64,
 					   ZYDIS_STACK_WIDTH_64)) ||
-	    !ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&dec, NULL, code, len, &in)))
+	    !ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, code, len, &in, ops)))
 		return;
-	if (in.operand_width != 64 || (in.attributes & ZYDIS_ATTRIB_HAS_OPERANDSIZE))
+	if (kind == INSN_RET) {
+		if (in.operand_width == 64)
+			b->src.kind = BLOCK_SRC_STACK;
+		return;
+	}
+	if (kind == INSN_JMP_IND || kind == INSN_CALL_IND) {
+		ind_src(&in, &ops[0], &b->src);
+		return;
+	}
+	if ((kind != INSN_COND && kind != INSN_JMP) || in.operand_width != 64 ||
+	    (in.attributes & ZYDIS_ATTRIB_HAS_OPERANDSIZE))
 		return;
 	if (kind == INSN_JMP) {
 		b->emu = BLOCK_EMU_JMP;
@@ -104,32 +177,89 @@ static void term_emu(const uint8_t *code, size_t len, struct block *b)
 	}
 }
 
-int block_decode(const uint8_t *code, size_t len, uint64_t ip, struct block *out)
-{
-	size_t off = 0;
+/* The code being decoded: a window read at base, refilled where the
+ * decoding goes (a jump elsewhere, or the window's end). */
+struct window {
+	block_read_fn read;
+	void *arg;
+	uint64_t base;
+	size_t len;
+	bool eof;              /* nothing readable past base + len */
+	uint8_t code[READ_CHUNK];
+};
 
-	memset(out, 0, offsetof(struct block, insn));
+/* Bytes at ip, at least 15 when readable; NULL when none are. */
+static const uint8_t *bytes_at(struct window *w, uint64_t ip, size_t *len)
+{
+	bool inside = ip >= w->base && ip < w->base + w->len;
+
+	if (!inside || (w->base + w->len - ip < ZYDIS_MAX_INSTRUCTION_LENGTH && !w->eof)) {
+		long got = w->read(w->arg, ip, w->code, sizeof w->code);
+		w->base = ip;
+		w->len = got > 0 ? (size_t)got : 0;
+		w->eof = got < (long)sizeof w->code;
+	}
+	if (ip < w->base || ip >= w->base + w->len)
+		return NULL;
+	*len = w->base + w->len - ip;
+	return w->code + (ip - w->base);
+}
+
+static bool in_block(const struct block *b, uint64_t ip)
+{
+	for (uint32_t i = 0; i < b->n; i++)
+		if (b->ip[i] == ip)
+			return true;
+	return false;
+}
+
+int block_decode(block_read_fn read, void *arg, uint64_t ip, struct block *out)
+{
+	struct window w = { .read = read, .arg = arg };
+	uint64_t cur = ip;
+
+	memset(out, 0, offsetof(struct block, ip));
 	out->start = ip;
-	for (;;) {
+	out->src.base = out->src.index = -1;
+	while (out->n < BLOCK_MAX_INSNS) {
 		struct insn_info *in = &out->insn[out->n];
-		if (insn_classify(code + off, len - off, ip + off, in) < 0) {
+		const uint8_t *code;
+		size_t len = 0;
+		uint64_t next;
+
+		code = bytes_at(&w, cur, &len);
+		if (!code || insn_classify(code, len, cur, in) < 0) {
 			/* Unreadable or invalid here: the run stops before
 			 * it and whoever executes it next finds out. */
 			if (out->n == 0)
 				return -1;
 			break;
 		}
-		if (in->kind != INSN_OTHER) {
+		if (in->kind == INSN_OTHER)
+			next = cur + in->len;
+		else if (in->kind == INSN_JMP || in->kind == INSN_CALL)
+			next = in->target;
+		else
+			next = 0; /* decided when it runs */
+		if (next && (next == cur || in_block(out, next))) {
+			/* Back into the block: one address twice in a run
+			 * would make a stop there ambiguous. A jump or call
+			 * ends the block; an instruction falling into it is
+			 * the next block's first. */
+			if (in->kind == INSN_OTHER)
+				break;
+			next = 0;
+		}
+		if (!next) {
 			out->has_term = true;
-			term_emu(code + off, len - off, out);
+			term_info(code, len, out);
 			break;
 		}
-		off += in->len;
-		out->n++;
-		if (out->n == BLOCK_MAX_INSNS)
-			break;
+		out->ip[out->n++] = cur;
+		cur = next;
 	}
-	out->end = ip + off;
+	out->end = cur;
+	out->ip[out->n] = cur;
 	return 0;
 }
 
@@ -173,36 +303,19 @@ const struct block_cache_stats *block_cache_stats(const struct block_cache *c)
 	return &c->stats;
 }
 
-/* Read as much as a block can need: a chunk, more if its instructions run
- * past it. A block decoded from a chunk that ended mid-way would be cut
- * short for nothing, so decode again with more bytes when the first try
- * stopped at the chunk's end. */
 const struct block *block_cache_get(struct block_cache *c, uint64_t ip)
 {
 	uint64_t h = (ip * 0x9e3779b97f4a7c15ull) >> (64 - CACHE_BITS);
 	struct entry *e = &c->e[h];
-	uint8_t code[BLOCK_MAX_INSNS * 15 + 15];
-	size_t have = 0;
 
 	if (e->gen == c->gen && e->b.start == ip) {
 		c->stats.hits++;
 		return &e->b;
 	}
 	c->stats.misses++;
-	for (;;) {
-		size_t want = have + READ_CHUNK <= sizeof code ? READ_CHUNK : sizeof code - have;
-		long got = c->read(c->arg, ip + have, code + have, want);
-		if (got > 0)
-			have += (size_t)got;
-		if (block_decode(code, have, ip, &e->b) < 0) {
-			e->gen = 0;
-			return NULL;
-		}
-		/* Done unless the decode ran into the end of what was read
-		 * while more could be read. */
-		if (got < (long)want || have == sizeof code ||
-		    e->b.has_term || e->b.n == BLOCK_MAX_INSNS)
-			break;
+	if (block_decode(c->read, c->arg, ip, &e->b) < 0) {
+		e->gen = 0;
+		return NULL;
 	}
 	e->gen = c->gen;
 	return &e->b;
@@ -210,22 +323,13 @@ const struct block *block_cache_get(struct block_cache *c, uint64_t ip)
 
 uint64_t block_ip_at(const struct block *b, uint32_t i)
 {
-	uint64_t ip = b->start;
-
-	for (uint32_t k = 0; k < i && k < b->n; k++)
-		ip += b->insn[k].len;
-	return ip;
+	return b->ip[i <= b->n ? i : b->n];
 }
 
 int block_index_of(const struct block *b, uint64_t ip)
 {
-	uint64_t at = b->start;
-
-	for (uint32_t k = 0; k <= b->n; k++) {
-		if (at == ip)
+	for (uint32_t k = 0; k <= b->n; k++)
+		if (b->ip[k] == ip)
 			return (int)k;
-		if (k < b->n)
-			at += b->insn[k].len;
-	}
 	return -1;
 }

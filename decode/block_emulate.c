@@ -1,8 +1,11 @@
-/* Executing a block's terminator from the registers alone (block_cache.h):
- * a direct jmp goes to its target; a conditional branch goes to its target
- * or falls through as EFLAGS (and rcx) say, exactly as the CPU decides it.
- * This saves the stop a single step of the terminator would cost; nothing
- * in memory changes, so no watchpoint or other thread could tell. */
+/* A block's terminator before it runs (block_cache.h): executed from the
+ * registers alone (a direct jmp goes to its target; a conditional branch
+ * goes to its target or falls through as EFLAGS and rcx say, exactly as
+ * the CPU decides it; nothing in memory changes, so no watchpoint or other
+ * thread could tell), or only where it will go (a ret to the address on
+ * the stack, an indirect branch to what its operand holds), so that a
+ * block stepper can let it run natively on into the next block and stop
+ * only at that block's end. */
 #include "ptrev/block_cache.h"
 
 #define CF 0x001
@@ -68,4 +71,56 @@ bool block_emulate(const struct block *b, struct user_regs_struct *regs)
 	}
 	regs->rip = taken ? t->target : fall;
 	return true;
+}
+
+/* The 64-bit register of user_regs_struct word w. */
+static uint64_t reg(const struct user_regs_struct *regs, int w)
+{
+	const unsigned long long *words = (const unsigned long long *)regs;
+	return w >= 0 ? (uint64_t)words[w] : 0;
+}
+
+static bool read_u64(block_read_fn read, void *arg, uint64_t addr, uint64_t *v)
+{
+	return read(arg, addr, v, sizeof *v) == (long)sizeof *v;
+}
+
+bool block_successor(const struct block *b, const struct user_regs_struct *regs,
+		     block_read_fn read, void *arg, uint64_t *next)
+{
+	const struct insn_info *t = &b->insn[b->n];
+	const struct block_src *s = &b->src;
+	struct user_regs_struct r;
+	uint64_t ea;
+
+	if (!b->has_term || regs->rip != b->end)
+		return false;
+	switch (t->kind) {
+	case INSN_COND:
+	case INSN_JMP:
+		r = *regs;
+		if (!block_emulate(b, &r))
+			return false;
+		*next = r.rip;
+		return true;
+	case INSN_CALL:
+		*next = t->target;
+		return true;
+	case INSN_RET:
+		return s->kind == BLOCK_SRC_STACK && read_u64(read, arg, regs->rsp, next);
+	case INSN_JMP_IND:
+	case INSN_CALL_IND:
+		if (s->kind == BLOCK_SRC_REG) {
+			*next = reg(regs, s->base);
+			return true;
+		}
+		if (s->kind != BLOCK_SRC_MEM)
+			return false;
+		/* The address as the CPU computes it, before a call pushes. */
+		ea = (s->rip_rel ? b->end + t->len : reg(regs, s->base)) +
+		     reg(regs, s->index) * s->scale + (uint64_t)s->disp;
+		return read_u64(read, arg, ea, next);
+	default:
+		return false;
+	}
 }

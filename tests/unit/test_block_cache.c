@@ -30,11 +30,31 @@ static size_t unhex(const char *hex, uint8_t *out, size_t cap)
 	return n;
 }
 
+struct mem {
+	uint64_t base;
+	uint8_t bytes[4096];
+	size_t len;
+	int reads;
+};
+
+static long mem_read(void *arg, uint64_t addr, void *buf, size_t len)
+{
+	struct mem *m = arg;
+	m->reads++;
+	if (addr < m->base || addr >= m->base + m->len)
+		return -1;
+	if (len > m->base + m->len - addr)
+		len = m->base + m->len - addr;
+	memcpy(buf, m->bytes + (addr - m->base), len);
+	return (long)len;
+}
+
 static int decode_hex(const char *hex, struct block *b)
 {
-	uint8_t code[1024];
-	size_t n = unhex(hex, code, sizeof code);
-	return block_decode(code, n, IP, b);
+	static struct mem m;
+	m.base = IP;
+	m.len = unhex(hex, m.bytes, sizeof m.bytes);
+	return block_decode(mem_read, &m, IP, b);
 }
 
 static void case_shapes(void)
@@ -63,10 +83,10 @@ static void case_shapes(void)
 	      b.insn[1].kind == INSN_SYSCALL && b.emu == BLOCK_EMU_NONE, "syscall ends");
 	CHECK(decode_hex("90 cc", &b) == 0 && b.n == 1 && b.insn[1].kind == INSN_INT,
 	      "int3 ends");
-	CHECK(decode_hex("e9 00100000", &b) == 0 && b.n == 0 &&
-	      b.emu == BLOCK_EMU_JMP && b.insn[0].target == IP + 5 + 0x1000, "direct jmp");
-	CHECK(decode_hex("e8 00000000", &b) == 0 && b.emu == BLOCK_EMU_NONE,
-	      "a call is stepped (it writes the stack)");
+	CHECK(decode_hex("ebfe", &b) == 0 && b.n == 0 && b.has_term &&
+	      b.emu == BLOCK_EMU_JMP && b.insn[0].target == IP, "jmp to itself ends");
+	CHECK(decode_hex("e9 00100000", &b) == 0 && b.n == 1 && !b.has_term &&
+	      b.end == IP + 5 + 0x1000, "a direct jmp is followed (to unreadable code: cut)");
 	CHECK(decode_hex("ffe0", &b) == 0 && b.insn[0].kind == INSN_JMP_IND &&
 	      b.emu == BLOCK_EMU_NONE, "indirect jmp stepped");
 	/* Not emulated: the 0x66 prefix (AMD truncates the target), loop
@@ -106,25 +126,6 @@ static void case_shapes(void)
 }
 
 /* ---- the cache -------------------------------------------------------- */
-
-struct mem {
-	uint64_t base;
-	uint8_t bytes[4096];
-	size_t len;
-	int reads;
-};
-
-static long mem_read(void *arg, uint64_t addr, void *buf, size_t len)
-{
-	struct mem *m = arg;
-	m->reads++;
-	if (addr < m->base || addr >= m->base + m->len)
-		return -1;
-	if (len > m->base + m->len - addr)
-		len = m->base + m->len - addr;
-	memcpy(buf, m->bytes + (addr - m->base), len);
-	return (long)len;
-}
 
 static void case_cache(void)
 {
@@ -210,7 +211,9 @@ static void check_branch(const char *what, const uint8_t *br, size_t brlen,
 	if (mprotect(page, 4096, PROT_READ | PROT_EXEC) < 0)
 		return;
 	uint64_t at = (uint64_t)(uintptr_t)page + 5;
-	if (block_decode(page + 5, 16, at, &b) < 0 || b.n != 0 || b.emu == BLOCK_EMU_NONE) {
+	struct mem code = { .base = at, .len = 16 };
+	memcpy(code.bytes, page + 5, 16);
+	if (block_decode(mem_read, &code, at, &b) < 0 || b.n != 0 || b.emu == BLOCK_EMU_NONE) {
 		CHECK(0, "%s: not an emulable block", what);
 		return;
 	}
@@ -268,8 +271,7 @@ static void case_emulate(void)
 	check_branch("loop", (const uint8_t[]){ 0xe2, 0 }, 2, 1, page);
 	check_branch("loope", (const uint8_t[]){ 0xe1, 0 }, 2, 1, page);
 	check_branch("loopne", (const uint8_t[]){ 0xe0, 0 }, 2, 1, page);
-	check_branch("jmp rel8", (const uint8_t[]){ 0xeb, 0 }, 2, 1, page);
-	check_branch("jmp rel32", (const uint8_t[]){ 0xe9, 0, 0, 0, 0 }, 5, 4, page);
+
 
 	/* Not at the terminator, no terminator, a call: refused. */
 	struct block b;
@@ -277,15 +279,106 @@ static void case_emulate(void)
 	CHECK(decode_hex("90 74fe", &b) == 0 && !block_emulate(&b, &r) && r.rip == IP,
 	      "rip not at the terminator: refused");
 	r.rip = IP;
-	CHECK(decode_hex("e8 00000000", &b) == 0 && !block_emulate(&b, &r), "call refused");
+	CHECK(decode_hex("e8 fbffffff", &b) == 0 && b.n == 0 && b.has_term &&
+	      !block_emulate(&b, &r), "call (to itself) refused");
+	r.rip = IP;
+	CHECK(decode_hex("ebfe", &b) == 0 && block_emulate(&b, &r) && r.rip == IP,
+	      "jmp emulated");
 	CHECK(decode_hex("90 90 06", &b) == 0 && (r.rip = b.end, !block_emulate(&b, &r)),
 	      "no terminator: refused");
 	munmap(page, 4096);
 }
 
+/* Blocks go on through direct jumps and calls; every address once. */
+static void case_superblocks(void)
+{
+	struct block b;
+
+	/* jmp +5 over five nops, nop, nop, ret */
+	CHECK(decode_hex("e905000000 9090909090 9090c3", &b) == 0 && b.n == 3 &&
+	      b.ip[0] == IP && b.ip[1] == IP + 10 && b.ip[2] == IP + 11 &&
+	      b.end == IP + 12 && b.has_term && b.insn[3].kind == INSN_RET &&
+	      b.src.kind == BLOCK_SRC_STACK, "through a jmp: n %u end %#llx", b.n,
+	      (unsigned long long)b.end);
+	CHECK(block_index_of(&b, IP + 10) == 1 && block_index_of(&b, IP + 5) == -1 &&
+	      block_ip_at(&b, 3) == IP + 12, "positions across the jump");
+	/* call +5, then the callee: nop, ret */
+	CHECK(decode_hex("e805000000 9090909090 90c3", &b) == 0 && b.n == 2 &&
+	      b.insn[0].kind == INSN_CALL && b.ip[1] == IP + 10 && b.end == IP + 11 &&
+	      b.has_term, "through a call: n %u", b.n);
+	/* nop, nop, jmp back to the start: the jmp ends it */
+	CHECK(decode_hex("9090ebfc", &b) == 0 && b.n == 2 && b.has_term &&
+	      b.insn[2].kind == INSN_JMP && b.emu == BLOCK_EMU_JMP && b.end == IP + 2,
+	      "jmp back into the block ends it: n %u", b.n);
+	/* nop; jmp +1 (to IP+4); [IP+3] nop; [IP+4] jmp -3 (to IP+3), whose
+	 * nop falls into IP+4 again: the block stops before that nop. */
+	CHECK(decode_hex("90 eb01 90 ebfd", &b) == 0 && b.n == 3 && !b.has_term &&
+	      b.ip[2] == IP + 4 && b.end == IP + 3, "fall-through into the block: cut "
+	      "before it: n %u end %#llx", b.n, (unsigned long long)b.end);
+}
+
+/* Where a terminator goes, from registers and memory. */
+static void case_successor(void)
+{
+	static struct mem m;
+	struct block b;
+	struct user_regs_struct r;
+	uint64_t next = 0, v = 0x5555123456;
+
+	/* Code at IP, data at IP + 0x100. */
+	memset(&m, 0, sizeof m);
+	m.base = IP;
+	m.len = 0x200;
+	memcpy(m.bytes + 0x100, &v, 8);
+#define DECODE(hex) (unhex(hex, m.bytes, 0x100), block_decode(mem_read, &m, IP, &b))
+	memset(&r, 0, sizeof r);
+	r.rip = IP;
+	r.rsp = IP + 0x100;
+	CHECK(DECODE("c3") == 0 && block_successor(&b, &r, mem_read, &m, &next) &&
+	      next == v, "ret: %#llx", (unsigned long long)next);
+	r.rax = 0x1234;
+	CHECK(DECODE("ffd0") == 0 && block_successor(&b, &r, mem_read, &m, &next) &&
+	      next == 0x1234, "call rax");
+	CHECK(DECODE("41ffe3") == 0 && (r.r11 = 0x777, block_successor(&b, &r, mem_read, &m, &next)) &&
+	      next == 0x777, "jmp r11");
+	/* jmp [rip + 0xfa]: the next instruction (IP + 6) + 0xfa = IP + 0x100 */
+	CHECK(DECODE("ff25fa000000") == 0 && block_successor(&b, &r, mem_read, &m, &next) &&
+	      next == v, "jmp [rip+disp]");
+	/* call [rsp + 8]: rsp as before the push */
+	r.rsp = IP + 0xf8;
+	CHECK(DECODE("ff542408") == 0 && block_successor(&b, &r, mem_read, &m, &next) &&
+	      next == v, "call [rsp+8]");
+	/* jmp [rax + rcx*8 + 0x20] */
+	r.rax = IP + 0x100 - 0x20 - 2 * 8;
+	r.rcx = 2;
+	CHECK(DECODE("ff64c820") == 0 && block_successor(&b, &r, mem_read, &m, &next) &&
+	      next == v, "jmp [rax+rcx*8+0x20]");
+	CHECK(DECODE("64ff20") == 0 && !block_successor(&b, &r, mem_read, &m, &next),
+	      "fs override: unknown");
+	CHECK(DECODE("67ff20") == 0 && !block_successor(&b, &r, mem_read, &m, &next),
+	      "32-bit address: unknown");
+	CHECK(DECODE("0f05") == 0 && !block_successor(&b, &r, mem_read, &m, &next),
+	      "syscall: unknown");
+	r.rsp = IP + 0x1000;
+	CHECK(DECODE("c3") == 0 && !block_successor(&b, &r, mem_read, &m, &next),
+	      "ret with an unreadable stack: unknown");
+	r.eflags = 0x40;
+	CHECK(DECODE("7410") == 0 && block_successor(&b, &r, mem_read, &m, &next) &&
+	      next == IP + 0x12, "jz taken");
+	r.eflags = 0;
+	CHECK(block_successor(&b, &r, mem_read, &m, &next) && next == IP + 2, "jz not taken");
+	CHECK(DECODE("e8fbffffff") == 0 && block_successor(&b, &r, mem_read, &m, &next) &&
+	      next == IP, "direct call (to itself)");
+	r.rip = IP + 1;
+	CHECK(!block_successor(&b, &r, mem_read, &m, &next), "rip elsewhere: refused");
+#undef DECODE
+}
+
 int main(void)
 {
 	case_shapes();
+	case_superblocks();
+	case_successor();
 	case_cache();
 	case_emulate();
 	if (failures)

@@ -85,8 +85,11 @@ struct sw_thread {
 	bool ready;            /* waits for the CPU (sw_rec.cpu) to step */
 	/* A native run in flight (block stepper): blk.n instructions from
 	 * blk.start, stopping at blk.end (blk.has_term: before the control
-	 * transfer there). A copy: the cache may drop its block meanwhile. */
+	 * transfer there). With fold, the run starts with the control
+	 * transfer at the thread's IP (t->info, t->regs), known to go to
+	 * blk.start. A copy: the cache may drop its block meanwhile. */
 	bool in_block;
+	bool fold;
 	struct block blk;
 };
 
@@ -255,7 +258,7 @@ int sw_sched_flush(struct sw_rec *r);
 /* The instruction at t->regs.rip completed and the thread now stands at
  * now->rip: encode it, log a syscall, refresh the sideband. 0/-1. */
 int sw_complete_step(struct sw_thread *t, const struct user_regs_struct *now);
-/* The first k instructions of b (all falling through) completed in a
+/* The first k instructions of b (each going to the next) completed in a
  * native run: encode each as its own step would have. 0/-1. */
 int sw_complete_run(struct sw_thread *t, const struct block *b, uint32_t k);
 /* Write the SYSCALL record of the syscall t just completed (registers

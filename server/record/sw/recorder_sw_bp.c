@@ -24,15 +24,11 @@ enum stop_kind sw_breakpoint_at(const struct inferior *inf, uint64_t ip)
 
 uint32_t sw_breakpoint_cut(const struct inferior *inf, const struct block *b, uint32_t n)
 {
-	uint64_t ip = b->start;
-
 	if (!inf->nbps && !inf->dr7)
 		return n;
-	for (uint32_t i = 1; i < n; i++) {
-		ip += b->insn[i - 1].len;
-		if (sw_breakpoint_at(inf, ip) != STOP_NONE)
+	for (uint32_t i = 1; i < n; i++)
+		if (sw_breakpoint_at(inf, b->ip[i]) != STOP_NONE)
 			return i;
-	}
 	return n;
 }
 

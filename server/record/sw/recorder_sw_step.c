@@ -93,11 +93,8 @@ static void note_shared_vm(struct sw_thread *t, int64_t result)
 
 int sw_complete_run(struct sw_thread *t, const struct block *b, uint32_t k)
 {
-	uint64_t ip = b->start;
-
 	for (uint32_t i = 0; i < k; i++) {
-		uint64_t next = ip + b->insn[i].len;
-		if (ptenc_step(t->enc, ip, &b->insn[i], next) < 0) {
+		if (ptenc_step(t->enc, b->ip[i], &b->insn[i], b->ip[i + 1]) < 0) {
 			snprintf(t->rec->err, t->rec->errlen, "encoder (thread %d): %s",
 				 (int)t->tid, ptenc_error(t->enc));
 			return -1;
@@ -105,7 +102,6 @@ int sw_complete_run(struct sw_thread *t, const struct block *b, uint32_t k)
 		t->insns++;
 		if (sw_sched_note(t, t->insns - 1) < 0)
 			return -1;
-		ip = next;
 	}
 	return 0;
 }
