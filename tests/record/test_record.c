@@ -457,8 +457,9 @@ static void case_missing(void)
 static void case_stopped(int sig)
 {
 	char file[4200], prog[4200], err[512];
+	/* Long enough to be in the middle after 1.5 s at any speed. */
 	char *argv[] = { "ptrev", "record", "--backend", "sw", "-o", file, "--",
-			 prog, NULL };
+			 prog, "100000000", NULL };
 	struct trace_data td;
 	struct timespec ts = { 1, 500000000 };
 	pid_t pid;

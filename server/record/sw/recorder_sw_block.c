@@ -1,9 +1,10 @@
 /* sw backend: the stop that ends a native run of a basic block
  * (recorder_sw_run.c started it). Whatever stopped the thread, the
- * instructions from the block's start up to its IP ran, all of them ones
- * that fall through: they are encoded one by one, as their single steps
- * would have been, and the thread then stands at a boundary exactly as
- * after a single step that executed nothing more:
+ * instructions from the block's start up to its IP ran (after the control
+ * transfer the run started with, if it folded one in and the IP moved),
+ * each going to the next: they are encoded one by one, as their single
+ * steps would have been, and the thread then stands at a boundary exactly
+ * as after a single step that executed nothing more:
  *  - our breakpoint at the block's end: go on from there (the control
  *    transfer is emulated or stepped, recorder_sw_step.c decides);
  *  - a watchpoint of the caller's: it triggered on the instruction before
@@ -55,7 +56,9 @@ int sw_block_stop(struct sw_thread *t, int st)
 {
 	struct sw_rec *r = t->rec;
 	struct user_regs_struct now;
-	int reached, k;
+	struct insn_info info = t->info;
+	bool moved = false;
+	int reached, k = -1;
 
 	t->in_block = false;
 	if (ptrace(PTRACE_GETREGS, t->tid, NULL, &now) < 0) {
@@ -70,18 +73,34 @@ int sw_block_stop(struct sw_thread *t, int st)
 			 (int)t->tid, strerror(errno));
 		return -1;
 	}
-	k = block_index_of(&t->blk, now.rip);
-	if (k < 0) {
-		snprintf(r->err, r->errlen, "thread %d stopped at %#llx, outside "
-			 "its block %#llx..%#llx (status %#x)", (int)t->tid,
-			 (unsigned long long)now.rip,
-			 (unsigned long long)t->blk.start,
-			 (unsigned long long)t->blk.end, st);
-		return -1;
+	if (t->fold && now.rip != t->regs.rip) {
+		/* The control transfer the run started with went where it
+		 * was known to go (t->regs, t->info: the state before it). */
+		struct user_regs_struct after = now;
+		after.rip = t->blk.start;
+		if (sw_complete_step(t, &after) < 0)
+			return -1;
+		moved = true;
 	}
-	if (sw_complete_run(t, &t->blk, (uint32_t)k) < 0)
-		return -1;
-	if (k > 0) {
+	if (!t->fold || moved) {
+		k = block_index_of(&t->blk, now.rip);
+		if (k < 0) {
+			snprintf(r->err, r->errlen, "thread %d stopped at %#llx, outside "
+				 "its block %#llx..%#llx (status %#x)", (int)t->tid,
+				 (unsigned long long)now.rip,
+				 (unsigned long long)t->blk.start,
+				 (unsigned long long)t->blk.end, st);
+			return -1;
+		}
+		if (sw_complete_run(t, &t->blk, (uint32_t)k) < 0)
+			return -1;
+		moved = moved || k > 0;
+		info = t->blk.insn[k];
+		if (k == (int)t->blk.n && !t->blk.has_term &&
+		    sw_classify(r, now.rip, &info) < 0)
+			memset(&info, 0, sizeof info);
+	}
+	if (moved) {
 		/* It moved on from where it was last reported. */
 		t->exempt = false;
 		t->reported = false;
@@ -89,10 +108,7 @@ int sw_block_stop(struct sw_thread *t, int st)
 	/* The state before the instruction at the IP, as a step would
 	 * leave it: then the signal code sees a step that ran nothing. */
 	t->regs = now;
-	t->info = t->blk.insn[k];
-	if (k == (int)t->blk.n && !t->blk.has_term &&
-	    sw_classify(r, now.rip, &t->info) < 0)
-		memset(&t->info, 0, sizeof t->info);
+	t->info = info;
 	if (reached)
 		return sw_resume(t, &now, false);
 	if ((st >> 16) != 0) {

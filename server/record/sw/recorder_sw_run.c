@@ -1,16 +1,24 @@
 /* sw backend: how a thread that holds the CPU executes its next
  * instructions. The block stepper runs the basic block at its IP natively
- * to the control transfer that ends it (block_step.h): one stop per block
- * instead of one per instruction; the transfer itself is then emulated
- * when it only reads registers (jcc, jmp) or single-stepped. The run is
- * cut short before any breakpoint of the caller's and at the end of the
- * thread's quantum, so that it stops exactly where single steps would have
- * stopped.
+ * (block_step.h) through every instruction whose successor is known in
+ * advance (block_cache.h: falling through, direct jumps and calls) to the
+ * control transfer that decides from the registers where to go: one stop
+ * per such transfer instead of one per instruction. Standing before it,
+ * the thread knows where it goes (block_successor), so the next run starts
+ * with the transfer itself and goes on through the next block ("fold"):
+ * returns and calls execute natively (the stack, a shadow stack and
+ * watchpoints see them as they are), and no stop is spent on them. A
+ * conditional or direct jump that cannot fold (the next block ends where
+ * the thread stands: a tight loop) is executed from the registers instead
+ * (block_emulate); anything else is single-stepped. Runs are cut short
+ * before any breakpoint of the caller's and at the end of the thread's
+ * quantum, so that they stop exactly where single steps would have.
  *
  * Single steps remain where they are simpler or the only way: the
  * `insn` stepper, a caller's stepi, a signal to deliver (the step stops at
  * the handler's first instruction), the first instruction of a resume off
- * a breakpoint, a syscall, and anything a block cannot start with.
+ * a breakpoint, syscalls, int, far transfers, and anything a block cannot
+ * start with.
  *
  * The breakpoint that ends a run: an int3 written for the run while the
  * thread is the process's only one (measured ~30% cheaper per stop than a
@@ -84,13 +92,68 @@ static int emulate(struct sw_thread *t, const struct block *b,
 	return 1;
 }
 
+/* Start a native run of b's first n instructions (after the control
+ * transfer at the IP, with fold). 0, or 1 when it cannot start. */
+static int start_run(struct sw_thread *t, const struct block *b, uint32_t n, bool fold)
+{
+	struct sw_rec *r = t->rec;
+	enum bstep_mech how = BSTEP_INT3;
+	int slot = -1;
+
+	if (r->stepper == SW_STEPPER_BLOCK_HW || r->live > 1 || r->shared_vm) {
+		how = BSTEP_HW;
+		slot = free_slot(r->inf);
+		if (slot < 0)
+			return 1;
+	}
+	t->blk = *b;
+	t->blk.has_term = n == b->n && b->has_term;
+	t->blk.n = n;
+	t->blk.end = b->ip[n];
+	/* An int3 that cannot be written (a shared read-only mapping), or
+	 * the thread is gone: the caller's single step copes. */
+	if (bstep_run(r->bstep, t->tid, t->blk.end, how, slot, r->inf->dr7) < 0)
+		return 1;
+	t->in_block = true;
+	t->fold = fold;
+	t->inflight = true;
+	t->delivering = false;
+	t->exiting = false;
+	return 0;
+}
+
+/* t stands at the control transfer that ends block x. Fold it into a run
+ * through the block it goes to, when that block has instructions before
+ * its own end, no breakpoint at its start, and does not come back through
+ * here (one address twice in a run would make a stop there ambiguous).
+ * 0 (running) or 1 (not folded). */
+static int fold(struct sw_thread *t, const struct block *x, uint32_t limit)
+{
+	struct sw_rec *r = t->rec;
+	const struct block *sb;
+	uint64_t next;
+	uint32_t n;
+
+	if (limit < 2 || !block_successor(x, &t->regs, sw_read_mem, r, &next) ||
+	    sw_breakpoint_at(r->inf, next) != STOP_NONE ||
+	    !(sb = block_cache_get(r->bcache, next)))
+		return 1;
+	n = sw_breakpoint_cut(r->inf, sb, sb->n < limit - 1 ? sb->n : limit - 1);
+	for (uint32_t i = 0; i <= n; i++)
+		if (sb->ip[i] == t->regs.rip)
+			return 1;
+	if (n == 0)
+		return 1;
+	return start_run(t, sb, n, true);
+}
+
 int sw_run(struct sw_thread *t, uint32_t limit, struct user_regs_struct *emu)
 {
 	struct sw_rec *r = t->rec;
 	const struct block *b;
-	enum bstep_mech how = BSTEP_INT3;
+	struct block x;
 	uint32_t n;
-	int slot = -1, rc;
+	int rc;
 
 	if (!r->bstep || t->deliver || t->stepping || !t->info.len ||
 	    (t->exempt && t->regs.rip == t->reported_ip &&
@@ -100,30 +163,17 @@ int sw_run(struct sw_thread *t, uint32_t limit, struct user_regs_struct *emu)
 	if (!b)
 		return sw_run_step(t);
 	n = sw_breakpoint_cut(r->inf, b, b->n < limit ? b->n : limit);
-	if (n == 0) {
-		/* At the control transfer itself. */
-		if (emu && (rc = emulate(t, b, emu)) != 0)
-			return rc;
+	if (n > 0)
+		return start_run(t, b, n, false) == 0 ? 0 : sw_run_step(t);
+	/* At the control transfer itself (kept: reading the next block may
+	 * drop this one from the cache). */
+	x = *b;
+	if (!x.has_term || insn_kind_enters_kernel(x.insn[0].kind) ||
+	    x.insn[0].kind == INSN_FAR)
 		return sw_run_step(t);
-	}
-	if (r->stepper == SW_STEPPER_BLOCK_HW || r->live > 1 || r->shared_vm) {
-		how = BSTEP_HW;
-		slot = free_slot(r->inf);
-		if (slot < 0)
-			return sw_run_step(t);
-	}
-	t->blk = *b;
-	t->blk.has_term = n == b->n && b->has_term;
-	t->blk.n = n;
-	t->blk.end = block_ip_at(b, n);
-	if (bstep_run(r->bstep, t->tid, t->blk.end, how, slot, r->inf->dr7) < 0) {
-		/* An int3 that cannot be written (a shared read-only
-		 * mapping), or the thread is gone: the step copes. */
-		return sw_run_step(t);
-	}
-	t->in_block = true;
-	t->inflight = true;
-	t->delivering = false;
-	t->exiting = false;
-	return 0;
+	if (fold(t, &x, limit) == 0)
+		return 0;
+	if (emu && (rc = emulate(t, &x, emu)) != 0)
+		return rc;
+	return sw_run_step(t);
 }
