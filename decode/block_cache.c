@@ -205,10 +205,22 @@ static const uint8_t *bytes_at(struct window *w, uint64_t ip, size_t *len)
 	return w->code + (ip - w->base);
 }
 
+/* Is ip one of the block's instructions, or inside one's bytes? */
 static bool in_block(const struct block *b, uint64_t ip)
 {
 	for (uint32_t i = 0; i < b->n; i++)
-		if (b->ip[i] == ip)
+		if (ip >= b->ip[i] && ip < b->ip[i] + b->insn[i].len)
+			return true;
+	return false;
+}
+
+/* Would [ip, ip + len) cover the start of one of the block's
+ * instructions? (Overlapping instructions: code jumping into the middle
+ * of others.) */
+static bool covers(const struct block *b, uint64_t ip, unsigned len)
+{
+	for (uint32_t i = 0; i < b->n; i++)
+		if (b->ip[i] > ip && b->ip[i] < ip + len)
 			return true;
 	return false;
 }
@@ -241,11 +253,16 @@ int block_decode(block_read_fn read, void *arg, uint64_t ip, struct block *out)
 			next = in->target;
 		else
 			next = 0; /* decided when it runs */
-		if (next && (next == cur || in_block(out, next))) {
+		if (covers(out, cur, in->len))
+			break; /* overlapping code: the next block's */
+		if (next && (in_block(out, next) ||
+			     (next >= cur && next < cur + in->len))) {
 			/* Back into the block: one address twice in a run
-			 * would make a stop there ambiguous. A jump or call
-			 * ends the block; an instruction falling into it is
-			 * the next block's first. */
+			 * would make a stop there ambiguous, and a stop
+			 * inside an instruction's bytes would write an
+			 * int3 into code still to run. A jump or call ends
+			 * the block; an instruction falling into it is the
+			 * next block's first. */
 			if (in->kind == INSN_OTHER)
 				break;
 			next = 0;

@@ -8,8 +8,11 @@
  * ip[i + 1], whatever the registers hold: an instruction that falls
  * through (INSN_OTHER), or a direct jmp or call, followed to its target (a
  * block goes on through them, so it need not be contiguous in memory).
- * Every ip[] of a block is distinct: a thread started at ip[0] and stopped
- * at ip[k] (k <= n; ip[n] is `end`) has executed exactly insn[0..k),
+ * Every ip[] of a block is distinct, and none lies inside another's bytes
+ * (code that jumps into the middle of instructions ends a block there), so
+ * an int3 at `end` changes nothing the run executes before it, and a
+ * thread started at ip[0] and stopped at ip[k] (k <= n; ip[n] is `end`)
+ * has executed exactly insn[0..k),
  * whatever stopped it (a signal, a fault, a watchpoint), and its IP says
  * which k (block_index_of). When has_term, insn[n] is the instruction at
  * `end` that decides where execution goes next from the registers or

@@ -315,6 +315,16 @@ static void case_superblocks(void)
 	CHECK(decode_hex("90 eb01 90 ebfd", &b) == 0 && b.n == 3 && !b.has_term &&
 	      b.ip[2] == IP + 4 && b.end == IP + 3, "fall-through into the block: cut "
 	      "before it: n %u end %#llx", b.n, (unsigned long long)b.end);
+	/* Overlapping code. mov ax, 0x05eb; jmp -4 lands inside the mov:
+	 * the jmp ends the block (no stop inside an instruction's bytes). */
+	CHECK(decode_hex("66b8eb05 ebfc", &b) == 0 && b.n == 1 && b.has_term &&
+	      b.insn[1].kind == INSN_JMP && b.end == IP + 4, "jmp into an instruction "
+	      "ends the block: n %u", b.n);
+	/* jmp +2; [IP+4] jmp -3 to IP+3, where mov al, 0xeb covers IP+4: the
+	 * block stops before it. */
+	CHECK(decode_hex("eb02 90 b0 ebfd", &b) == 0 && b.n == 2 && !b.has_term &&
+	      b.end == IP + 3, "an instruction over another's start: cut before it: "
+	      "n %u end %#llx", b.n, (unsigned long long)b.end);
 }
 
 /* Where a terminator goes, from registers and memory. */

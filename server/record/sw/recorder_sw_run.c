@@ -142,6 +142,10 @@ static int fold(struct sw_thread *t, const struct block *x, uint32_t limit)
 	for (uint32_t i = 0; i <= n; i++)
 		if (sb->ip[i] == t->regs.rip)
 			return 1;
+	/* Nor may the run's end lie inside the transfer's own bytes (the
+	 * int3 there would change it before it runs). */
+	if (sb->ip[n] > t->regs.rip && sb->ip[n] < t->regs.rip + x->insn[0].len)
+		return 1;
 	if (n == 0)
 		return 1;
 	return start_run(t, sb, n, true);
