@@ -4,10 +4,13 @@
  *
  *   BSTEP_INT3  an int3 byte written at the address for the run only, and
  *               lifted at the thread's next stop, whatever it is. The
- *               cheapest here (one stop ~30% cheaper than a debug register
- *               hit in a VM). Only when nothing else can meet the byte
- *               meanwhile: no other task sharing the memory may run (a
- *               thread, a CLONE_VM child) and none may copy it (fork).
+ *               cheapest here (bench/stop_cost: a debug register stop
+ *               costs 1.2-1.4 times as much in a VM). Only when nothing
+ *               else can meet the byte meanwhile: no other task sharing
+ *               the memory may run (a thread, a CLONE_VM child), none may
+ *               copy it (fork) and the caller must not read the code there
+ *               until the stop (the byte is in memory; a MAP_SHARED
+ *               writable mapping would show it to other processes too).
  *   BSTEP_HW    a debug register of the thread (an execution breakpoint):
  *               private to the thread, nothing written to memory. The
  *               caller names a slot its own points (gdb's) do not use and
