@@ -253,7 +253,12 @@ int sw_set_tsc_trapping(struct sw_thread *t, bool on)
 	if (syscall_inject(t->tid, SYS_prctl, args, &res, &pending, r->err,
 			   r->errlen) < 0)
 		return -1;
-	if (pending) {
+	if (pending == SIGSTOP && t->stop_expected > 0) {
+		/* Ours (all-stop: it was still pending when the thread
+		 * stopped for something else), which the injection's step
+		 * swallowed: it never happened, nobody must wait for it. */
+		t->stop_expected--;
+	} else if (pending) {
 		if (pending < 65 && r->inf->pass_signals[pending])
 			sw_prepare_signal(t, pending, NULL);
 		else
