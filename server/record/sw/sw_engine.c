@@ -221,6 +221,10 @@ int sw_engine_resume(struct sw_engine *e, pid_t tid, bool step, int sig)
 		return -1;
 	if (t->resumed)
 		return 0;
+	/* gdb may have set points in the debug registers over ours (its
+	 * DR7 went to every thread): before any thread runs again, even one
+	 * whose pending event is dropped or passed on. */
+	disarm_all(r);
 	if (t->has_pending) {
 		/* A breakpoint hit whose breakpoint is gone since: forget it,
 		 * the thread runs the instruction. */
@@ -237,10 +241,8 @@ int sw_engine_resume(struct sw_engine *e, pid_t tid, bool step, int sig)
 	}
 	if (ptrace(PTRACE_GETREGS, tid, NULL, &now) < 0)
 		return -1;
-	/* gdb may have written code or registers while it was stopped, and
-	 * set points in the debug registers over ours. */
+	/* gdb may have written code or registers while it was stopped. */
 	sw_icache_invalidate(r);
-	disarm_all(r);
 	if (t->held) {
 		int held = t->sig.signo;
 		t->held = false;
