@@ -1,4 +1,4 @@
-/* `ptrev record [--backend auto|pt|sw] [--psb-period BYTES] [--no-copy]
+/* `ptrev record [--backend auto|pt|event|sw] [--psb-period BYTES] [--no-copy]
  * -o FILE -- PROG [ARGS...]`: launch PROG under ptrace, record it with the
  * chosen backend into FILE, exit with its status. The recording holds a
  * copy of every binary mapped executable unless --no-copy is given. The
@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ptrev/event_backend.h"
 #include "ptrev/pt_backend.h"
 #include "ptrev/pt_encoder.h"
 
@@ -40,7 +41,7 @@ static int usage(const char *msg)
 {
 	if (msg)
 		fprintf(stderr, "ptrev record: %s\n", msg);
-	fputs("usage: ptrev record [--backend auto|pt|sw] [--psb-period BYTES] "
+	fputs("usage: ptrev record [--backend auto|pt|event|sw] [--psb-period BYTES] "
 	      "[--no-copy] -o FILE -- PROG [ARGS...]\n", stderr);
 	return 2;
 }
@@ -120,10 +121,11 @@ int record_main(int argc, char **argv)
 		return usage("-o FILE is required");
 	if (i >= argc)
 		return usage("no program given");
-	if (strcmp(backend, "auto") && strcmp(backend, "pt") && strcmp(backend, "sw"))
-		return usage("--backend is auto, pt or sw");
+	if (strcmp(backend, "auto") && strcmp(backend, "pt") && strcmp(backend, "sw") &&
+	    strcmp(backend, "event"))
+		return usage("--backend is auto, pt, event or sw");
 
-	if (strcmp(backend, "sw") != 0) {
+	if (strcmp(backend, "sw") != 0 && strcmp(backend, "event") != 0) {
 		bool usable = pt_backend_probe(why, sizeof why) == 0;
 		if (!usable && strcmp(backend, "pt") == 0) {
 			fprintf(stderr, "ptrev: cannot record with Intel PT: %s\n", why);
@@ -168,11 +170,11 @@ int record_main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 
 	record_write_meta(w, backend, prog, argv + i, inf.pid,
-		   strcmp(backend, "sw") == 0 ? (psb_period ? (unsigned)psb_period
+		   strcmp(backend, "pt") != 0 ? (psb_period ? (unsigned)psb_period
 				   : PTENC_DEFAULT_PSB_PERIOD) : (unsigned)psb_period);
 	/* What a full-state replay needs to start identically: environment,
 	 * auxv, AT_RANDOM; and no vDSO, whose clock reads no log would see. */
-	if (strcmp(backend, "sw") == 0 &&
+	if (strcmp(backend, "pt") != 0 &&
 	    (record_startup_hide_vdso(w, inf.pid) < 0 || record_startup_meta(w, inf.pid) < 0))
 		fprintf(stderr, "ptrev: could not record the start state; "
 			"replays may not show full state\n");
@@ -180,6 +182,9 @@ int record_main(int argc, char **argv)
 		struct sw_record_opts o = { .psb_period = (uint32_t)psb_period,
 					    .stop = &stop_signal, .no_copy = no_copy };
 		rc = sw_backend_record(&inf, w, &o, &end, err, sizeof err);
+	} else if (strcmp(backend, "event") == 0) {
+		struct event_record_opts o = {.stop = &stop_signal, .no_copy = no_copy};
+		rc = event_backend_record(&inf, w, &o, &end, err, sizeof err);
 	} else {
 		struct pt_backend_opts o;
 		memset(&o, 0, sizeof o);
