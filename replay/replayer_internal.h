@@ -96,7 +96,8 @@ struct replayer {
 /* The files below, each using only those listed before it (so that their
  * dependencies form no circle):
  *   replayer_watch_hooks.c  replayer_events.c  replayer_proc.c
- *   replayer_mmap.c  replayer_syscall.c  replayer_run.c  checkpoint.c
+ *   sys_replay.c (one syscall, shared with the event replay)  replayer_syscall.c
+ *   replayer_run.c  checkpoint.c
  *   replayer_start.c  replayer_vdso.c  replayer.c  replayer_watch.c */
 
 /* replayer_watch_hooks.c: what a run does for an active watch scan (no-ops
@@ -135,10 +136,6 @@ void rp_advance(struct replayer *r, struct rp_proc *p, uint64_t to);
 /* Does the history put instruction pos at ip? (what: for the message) */
 int rp_check_ip(struct replayer *r, uint64_t pos, uint64_t ip, const char *what);
 
-/* replayer_mmap.c: p at the entry stop of the file-backed mmap s (entry:
- * its registers): map the recorded file there. Ends at the exit stop. */
-int rp_mmap_file(struct replayer *r, struct rp_proc *p, const struct trace_syscall *s,
-		 const struct user_regs_struct *entry);
 
 /* replayer_syscall.c: replaying the events a process meets. */
 /* p at a syscall-entry stop that must be s: same address, number, args. */
