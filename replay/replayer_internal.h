@@ -10,6 +10,7 @@
 #include "ptrev/history.h"
 #include "ptrev/replayer.h"
 #include "ptrev/trace_image.h"
+#include "relaunch.h"
 
 /* A data watch during a scan (set up by replayer_watch.c, kept up to date
  * by the run through replayer_watch_hooks.c). While active, every
@@ -55,19 +56,12 @@ struct replayer {
 	size_t ntsc;
 	size_t indexed_sys, indexed_sig, indexed_tsc; /* td counts indexed */
 
-	/* Start state. */
-	char *path, *cwd;
-	char **argv, **envp;
-	uint8_t at_random[16];
-	bool have_at_random;
-	uint8_t *auxv;
-	size_t auxv_len;
+	struct relaunch start;          /* the recorded start state */
 	bool vdso_hidden;               /* META vdso=hidden: hide it too */
 	uint64_t vdso_first;            /* first vDSO call, UINT64_MAX: none */
 	uint64_t vdso_searched;         /* history searched up to here */
 	bool no_hw_bp;                  /* use int3 only (tests, benchmarks) */
 	bool stepped_recording;         /* sw backend: TF was set throughout */
-	char warning[512];
 	bool unsupported;               /* every seek fails with why_all */
 	char why_all[512];
 
