@@ -207,7 +207,7 @@ static int cmd_replay(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	char err[512];
 	static struct trace_data td;
-	if (trace_read_file(file, &td, err, sizeof err) != 0) {
+	if (cli_open_recording(file, &td, err, sizeof err) != 0) {
 		fprintf(stderr, "ptrev replay: %s: %s\n", file, err);
 		return 1;
 	}

@@ -26,6 +26,10 @@ static int gone(struct ev_rec *r, pid_t tid, int st)
 	if (t) {
 		struct trace_thread th = {.tid = tid, .pos = t->events, .exited = true,
 					  .exit_code = code};
+		/* Its last run ends with its last event: a fatal signal, or
+		 * whatever it did before the program ended around it. */
+		if (r->cpu == t && t->events > t->run_first && ev_run_end(t, t->events - 1) < 0)
+			return -1;
 		if (r->cpu == t)
 			r->cpu = NULL;
 		t->state = EV_T_GONE;
