@@ -239,7 +239,7 @@ static int complete_syscall(struct erp *e, struct erp_thread *t, const struct us
 	return report_insn(e, t, ip, &info, now.rip);
 }
 
-static int syscall_event(struct erp *e, struct erp_thread *t, bool at_entry_only)
+static int syscall_event(struct erp *e, struct erp_thread *t, bool to_point)
 {
 	struct stop s;
 	const struct trace_syscall *sc = t->ev[t->next].rec;
@@ -250,7 +250,7 @@ static int syscall_event(struct erp *e, struct erp_thread *t, bool at_entry_only
 	if (event_here(e, t) < 0)
 		return -1;
 	t->at_entry = true;
-	return at_entry_only ? 0 : complete_syscall(e, t, &s.regs);
+	return to_point ? 0 : complete_syscall(e, t, &s.regs);
 }
 
 static int rdtsc_event(struct erp *e, struct erp_thread *t)
@@ -281,7 +281,7 @@ static int rdtsc_event(struct erp *e, struct erp_thread *t)
 	return stepping(e) ? report_insn(e, t, ip, &info, s.regs.rip) : 0;
 }
 
-static int signal_event(struct erp *e, struct erp_thread *t)
+static int signal_event(struct erp *e, struct erp_thread *t, bool to_point)
 {
 	const struct trace_signal *g = t->ev[t->next].rec;
 	struct stop s;
@@ -311,6 +311,10 @@ static int signal_event(struct erp *e, struct erp_thread *t)
 			return -1;
 		break;
 	}
+	if (to_point) {
+		t->at_signal = true; /* stands where it is taken, not delivered */
+		return 0;
+	}
 	if (event_here(e, t) < 0 || (stepping(e) && e->obs->interrupt(e, t, s.regs.rip) < 0))
 		return -1;
 	if (!g->handler_ip && end_others(e, t) < 0)
@@ -338,12 +342,14 @@ static int state_event(struct erp *e, struct erp_thread *t)
 	return 0;
 }
 
-int erp_advance(struct erp *e, struct erp_thread *t, bool at_entry_only)
+int erp_advance(struct erp *e, struct erp_thread *t, bool to_point)
 {
 	if (t->gone || e->exited)
 		return erp_fail(e, "thread %d ended before its event %zu", (int)t->rec_tid, t->next);
+	if (t->at_signal)
+		return erp_fail(e, "thread %d stands at its last signal", (int)t->rec_tid);
 	if (t->at_entry) {
-		if (at_entry_only)
+		if (to_point)
 			return 0;
 		struct user_regs_struct entry;
 		if (erp_get_regs(e, t, &entry) < 0)
@@ -354,11 +360,11 @@ int erp_advance(struct erp *e, struct erp_thread *t, bool at_entry_only)
 		return erp_fail(e, "thread %d has no event %zu", (int)t->rec_tid, t->next);
 	switch (t->ev[t->next].kind) {
 	case ERP_SYSCALL:
-		return syscall_event(e, t, at_entry_only);
+		return syscall_event(e, t, to_point);
 	case ERP_RDTSC:
 		return rdtsc_event(e, t);
 	case ERP_SIGNAL:
-		return signal_event(e, t);
+		return signal_event(e, t, to_point);
 	case ERP_STATE:
 		return state_event(e, t);
 	}
@@ -382,6 +388,17 @@ int erp_end_here(struct erp *e, struct erp_thread *t)
 	if (!stepping(e) || !t->started || t->ended)
 		return 0;
 	t->ended = true;
+	if (t->at_entry && !t->gone && !e->exited) {
+		/* Cut short at the entry of a syscall (the thread order ends
+		 * there): its instruction ran, the syscall did not return. As
+		 * a recording that ends with the thread in a syscall: the
+		 * instruction is its last, in a run of its own at the end. */
+		struct insn_info info;
+		if (erp_get_regs(e, t, &regs) < 0 || erp_classify(e, regs.rip - 2, &info) < 0 ||
+		    report_insn(e, t, regs.rip - 2, &info, 0) < 0 ||
+		    e->obs->run(e, t, t->insns - 1, 1) < 0)
+			return -1;
+	}
 	if (t->at_entry || t->in_unrecorded || t->gone || e->exited)
 		return e->obs->end(e, t, 0);
 	if (erp_get_regs(e, t, &regs) < 0)

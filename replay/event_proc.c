@@ -42,13 +42,35 @@ int erp_launch(struct erp *e)
 	return 0;
 }
 
-void erp_kill(struct erp *e)
+/* Wait until every thread of this replay is reaped. Only its own tids:
+ * the server may hold other traced processes (the end state of the same
+ * recording, kept stopped), and waiting for any child would wait for
+ * them too. A thread stopped at a ptrace stop when the group dies is
+ * woken by the kernel's SIGKILL; one already reaped answers ECHILD. */
+void erp_reap(struct erp *e)
 {
 	int st;
+	for (size_t i = 0; i < e->nthreads; i++) {
+		struct erp_thread *t = &e->threads[i];
+		if (!t->tid || t->tid == e->pid)
+			continue;
+		while (ptrace_waitpid(t->tid, &st, __WALL) > 0 && !WIFEXITED(st) && !WIFSIGNALED(st))
+			;
+		t->gone = true;
+	}
+	while (e->pid && ptrace_waitpid(e->pid, &st, __WALL) > 0 && !WIFEXITED(st) &&
+	       !WIFSIGNALED(st))
+		;
+	for (size_t i = 0; i < e->nthreads; i++)
+		e->threads[i].gone = true;
+	e->exited = true;
+}
+
+void erp_kill(struct erp *e)
+{
 	if (e->pid && !e->exited) {
 		kill(e->pid, SIGKILL);
-		while (ptrace_waitpid(-1, &st, __WALL) > 0)
-			;
+		erp_reap(e);
 	}
 	e->exited = true;
 	if (e->memfd >= 0)
@@ -191,6 +213,21 @@ static int do_clone(struct erp *e, struct erp_thread *t, const struct trace_sysc
 	return 0;
 }
 
+/* Has the thread finished exiting (a zombie, or gone)? */
+static bool zombie(pid_t pid, pid_t tid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return true;
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	const char *p = strrchr(buf, ')');
+	return !p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X';
+}
+
 /* exit ends the thread, exit_group the whole process: for real. */
 static int do_exit(struct erp *e, struct erp_thread *t, const struct trace_syscall *s)
 {
@@ -198,16 +235,21 @@ static int do_exit(struct erp *e, struct erp_thread *t, const struct trace_sysca
 	if (ptrace(PTRACE_SYSCALL, t->tid, NULL, NULL) < 0)
 		return erp_fail(e, "replay thread %d: %s", (int)t->tid, strerror(errno));
 	if (s->nr == SYS_exit) {
-		/* Not waited for: a leader that exits first is reported only
-		 * once its whole thread group is gone. Reaped at the end. */
+		/* Done only when the kernel has cleared the thread's tid word
+		 * (CLONE_CHILD_CLEARTID), which a joining thread reads next. A
+		 * leader that exits first is reported only once its whole
+		 * thread group is gone: it is done when it is a zombie. */
 		t->gone = true;
+		if (t->tid != e->pid) {
+			if (ptrace_wait_task(t->tid, &st) < 0)
+				return erp_fail(e, "replay thread %d: %s", (int)t->tid, strerror(errno));
+			return 0;
+		}
+		while (!zombie(e->pid, t->tid))
+			usleep(100);
 		return 0;
 	}
-	while (ptrace_waitpid(-1, &st, __WALL) > 0)
-		;
-	for (size_t i = 0; i < e->nthreads; i++)
-		e->threads[i].gone = true;
-	e->exited = true;
+	erp_reap(e);
 	return 0;
 }
 
@@ -298,11 +340,7 @@ int erp_deliver(struct erp *e, struct erp_thread *t, const struct trace_signal *
 		/* Fatal: the program ends here, as it did. */
 		if (ptrace(PTRACE_CONT, t->tid, NULL, (void *)(long)g->signo) < 0)
 			return erp_fail(e, "cannot deliver signal %d: %s", g->signo, strerror(errno));
-		while (ptrace_waitpid(-1, &st, __WALL) > 0)
-			;
-		for (size_t i = 0; i < e->nthreads; i++)
-			e->threads[i].gone = true;
-		e->exited = true;
+		erp_reap(e);
 		return 0;
 	}
 	if (erp_resume(e, t, PTRACE_SINGLESTEP, g->signo, &st) < 0)

@@ -34,6 +34,27 @@ static bool completes_at_once(const struct erp_thread *t, uint64_t k)
 	       s->nr == SYS_clone3;
 }
 
+/* The event that ends the program (exit_group, the last thread's exit, a
+ * fatal signal), when it is t's last. */
+static bool ends_program(const struct erp *e, const struct erp_thread *t, uint64_t k)
+{
+	if (k + 1 != t->nev)
+		return false;
+	if (t->ev[k].kind == ERP_SIGNAL)
+		return ((const struct trace_signal *)t->ev[k].rec)->handler_ip == 0;
+	if (t->ev[k].kind != ERP_SYSCALL)
+		return false;
+	const struct trace_syscall *s = t->ev[k].rec;
+	if (s->nr == SYS_exit_group)
+		return true;
+	if (s->nr != SYS_exit)
+		return false;
+	for (size_t i = 0; i < e->nthreads; i++)
+		if (&e->threads[i] != t && !e->threads[i].gone)
+			return false;
+	return true;
+}
+
 /* One run: t completes what it stood at, then its events up to pos +
  * count - 1, stopping at the entry of the last one when that is a
  * syscall (which completes when t runs next). A run that names an event
@@ -57,8 +78,10 @@ static int one_run(struct erp *e, struct erp_thread *t, uint64_t pos, uint64_t c
 		if (e->exited)
 			return erp_fail(e, "the program ended before thread %d's event %llu",
 					(int)t->rec_tid, (unsigned long long)k);
+		bool to_point = (last && !completes_at_once(t, k)) ||
+				(e->hold_at_end && ends_program(e, t, k));
 		int rc = k == t->nev && last ? erp_advance_to_unrecorded(e, t)
-					     : erp_advance(e, t, last && !completes_at_once(t, k));
+					     : erp_advance(e, t, to_point);
 		if (rc < 0)
 			return -1;
 	}
@@ -78,11 +101,13 @@ static int all_of_one_thread(struct erp *e)
 	return t->nev ? one_run(e, t, 0, t->nev) : 0;
 }
 
-int erp_replay_all(struct erp *e, const struct trace_data *td, const struct erp_observer *obs)
+int erp_replay_all(struct erp *e, const struct trace_data *td, const struct erp_observer *obs,
+		   bool hold_at_end)
 {
 	memset(e, 0, sizeof *e);
 	e->memfd = -1;
 	e->obs = obs;
+	e->hold_at_end = hold_at_end;
 	if (erp_index(e, td) < 0 || erp_launch(e) < 0)
 		return -1;
 	int rc = 0;

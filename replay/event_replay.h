@@ -44,6 +44,9 @@ struct erp_thread {
 	                         its event next (not completed yet) */
 	bool in_unrecorded;   /* stopped at the entry of a syscall the log
 	                         does not hold (it never returned) */
+	bool at_signal;       /* stands where its event next, a signal, is
+	                         taken: held there (the end of a replay that
+	                         stops before the program's end) */
 	bool started;         /* the observer heard of its first instruction */
 	bool ended;           /* ...and of its end */
 	bool gone;            /* exited (or the process ended) */
@@ -85,6 +88,11 @@ struct erp {
 	struct erp_thread *threads; /* in the recording's THREAD order */
 	size_t nthreads;
 	const struct erp_observer *obs; /* NULL: runs are native */
+	/* Stop before the program's end: its last exit_group, the last
+	 * thread's exit or a fatal signal is reached but not done, so that
+	 * the state there can be read (the end of a recording, as gdb sees
+	 * it). */
+	bool hold_at_end;
 	/* The instruction classification cache, keyed by address; emptied
 	 * when the program changes its mappings. */
 	struct erp_icache *icache;
@@ -106,6 +114,7 @@ int erp_fail(struct erp *e, const char *fmt, ...) __attribute__((format(printf, 
 /* ---- event_proc.c ---- */
 int erp_launch(struct erp *e);
 void erp_kill(struct erp *e);
+void erp_reap(struct erp *e);
 int erp_get_regs(struct erp *e, struct erp_thread *t, struct user_regs_struct *regs);
 int erp_set_regs(struct erp *e, struct erp_thread *t, const struct user_regs_struct *regs);
 /* Resume t with req (PTRACE_SYSCALL, PTRACE_SINGLESTEP, ...) and wait for
@@ -130,9 +139,10 @@ void erp_icache_clear(struct erp *e);
 
 /* ---- event_advance.c ---- */
 /* Run t (stopped after its event next - 1, or at the entry of a syscall
- * that event next is) on to event next and through it; at_entry_only:
- * stop at the entry of a syscall event without completing it. */
-int erp_advance(struct erp *e, struct erp_thread *t, bool at_entry_only);
+ * that event next is) on to event next and through it; to_point: stop
+ * where the event happens without doing it (a syscall at its entry, a
+ * signal where it is taken, undelivered). */
+int erp_advance(struct erp *e, struct erp_thread *t, bool to_point);
 /* Run t on to the entry of a syscall the log does not hold: the one it
  * was in when the recording ended. */
 int erp_advance_to_unrecorded(struct erp *e, struct erp_thread *t);
@@ -141,8 +151,9 @@ int erp_end_here(struct erp *e, struct erp_thread *t);
 
 /* ---- event_replay.c ---- */
 /* Replay everything: every run of the recorded order, with obs (NULL:
- * native). 0, or -1 with e->why. */
-int erp_replay_all(struct erp *e, const struct trace_data *td, const struct erp_observer *obs);
+ * native); hold_at_end: see struct erp. 0, or -1 with e->why. */
+int erp_replay_all(struct erp *e, const struct trace_data *td, const struct erp_observer *obs,
+		   bool hold_at_end);
 void erp_free(struct erp *e);
 
 #endif

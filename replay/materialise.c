@@ -101,6 +101,15 @@ static int on_run(struct erp *e, struct erp_thread *t, uint64_t first, uint64_t 
 	return 0;
 }
 
+void materialise_say_made(const struct materialise_stats *st)
+{
+	fprintf(stderr, "ptrev: history made: %llu instructions in %.1f s\n",
+		(unsigned long long)st->instructions, (double)st->ns / 1e9);
+	if (st->cut_short)
+		fprintf(stderr, "ptrev: the recording's thread order ends before its program did "
+			"(a recorder stopped early): its history ends there\n");
+}
+
 bool materialise_needed(const struct trace_data *td)
 {
 	const char *b = trace_meta(td, "backend");
@@ -142,6 +151,34 @@ static uint64_t after_events(const struct conv *c, pid_t tid, uint64_t n)
 	return p + (insn ? 1 : 0);
 }
 
+/* Did the replay get to event k of tid (its order may end before the
+ * events do: a recorder stopped before it wrote the rest)? Only what it
+ * got to is in the history; a syscall it stands at the entry of counts
+ * (its instruction ran, as in a recording that ends in it). */
+static bool reached(const struct conv *c, pid_t tid, uint64_t k)
+{
+	struct erp_thread *t = erp_thread_rec(c->e, tid);
+	return t && t->tid && (k < t->next || (k == t->next && t->at_entry));
+}
+
+static bool created(const struct conv *c, pid_t tid)
+{
+	struct erp_thread *t = erp_thread_rec(c->e, tid);
+	return t && t->tid;
+}
+
+/* Did the replay get to the program's end (not only to the end of its
+ * thread order)? */
+static bool all_done(const struct erp *e)
+{
+	if (e->exited)
+		return true;
+	for (size_t i = 0; i < e->nthreads; i++)
+		if (!e->threads[i].gone)
+			return false;
+	return true;
+}
+
 static int write_all(const struct conv *c, const struct trace_data *ev, struct trace_writer *w)
 {
 	int r = 0;
@@ -151,6 +188,8 @@ static int write_all(const struct conv *c, const struct trace_data *ev, struct t
 		r = trace_write_meta(w, "materialised", "1");
 	for (size_t i = 0; i < ev->nthreads && r == 0; i++) {
 		struct trace_thread th = ev->threads[i];
+		if (!created(c, th.tid) || (th.exited && !erp_thread_rec(c->e, th.tid)->gone))
+			continue;
 		if (th.exited) {
 			struct erp_thread *t = erp_thread_rec(c->e, th.tid);
 			size_t k = t ? (size_t)(t - c->e->threads) : c->m->nthreads;
@@ -164,11 +203,15 @@ static int write_all(const struct conv *c, const struct trace_data *ev, struct t
 		r = trace_write_file(w, &ev->files[i]);
 	for (size_t i = 0; i < ev->nmmaps && r == 0; i++) {
 		struct trace_mmap mm = ev->mmaps[i];
+		if (mm.tid && mm.pos && !reached(c, mm.tid, mm.pos - 1))
+			continue;
 		mm.pos = mm.tid ? after_events(c, mm.tid, mm.pos) : 0;
 		r = trace_write_mmap(w, &mm);
 	}
 	for (size_t i = 0; i < ev->nmunmaps && r == 0; i++) {
 		struct trace_munmap mu = ev->munmaps[i];
+		if (mu.tid && mu.pos && !reached(c, mu.tid, mu.pos - 1))
+			continue;
 		mu.pos = mu.tid ? after_events(c, mu.tid, mu.pos) : 0;
 		r = trace_write_munmap(w, &mu);
 	}
@@ -176,22 +219,30 @@ static int write_all(const struct conv *c, const struct trace_data *ev, struct t
 		r = trace_write_code(w, &ev->code[i]);
 	for (size_t i = 0; i < ev->nsyscalls && r == 0; i++) {
 		struct trace_syscall s = ev->syscalls[i];
+		if (!reached(c, s.tid, s.pos))
+			continue;
 		s.pos = at_event(c, s.tid, s.pos);
 		r = trace_write_syscall(w, &s);
 	}
 	for (size_t i = 0; i < ev->nsignals && r == 0; i++) {
 		struct trace_signal g = ev->signals[i];
+		if (!reached(c, g.tid, g.pos))
+			continue;
 		g.pos = at_event(c, g.tid, g.pos);
 		g.where = TRACE_SIG_AT_POS;
 		r = trace_write_signal(w, &g);
 	}
 	for (size_t i = 0; i < ev->nsigframes && r == 0; i++) {
 		struct trace_sigframe f = ev->sigframes[i];
+		if (!reached(c, f.tid, f.pos))
+			continue;
 		f.pos = at_event(c, f.tid, f.pos);
 		r = trace_write_sigframe(w, &f);
 	}
 	for (size_t i = 0; i < ev->nrdtsc && r == 0; i++) {
 		struct trace_rdtsc t = ev->rdtsc[i];
+		if (!reached(c, t.tid, t.pos))
+			continue;
 		t.pos = at_event(c, t.tid, t.pos);
 		r = trace_write_rdtsc(w, &t);
 	}
@@ -204,7 +255,7 @@ static int write_all(const struct conv *c, const struct trace_data *ev, struct t
 	}
 	if (r == 0)
 		r = trace_write_schedule(w, c->m->runs, c->m->nruns);
-	if (r == 0 && ev->complete) {
+	if (r == 0 && ev->complete && all_done(c->e)) {
 		struct trace_end end = ev->end;
 		end.instructions = end.psb_count = 0;
 		for (size_t i = 0; i < c->m->nthreads; i++) {
@@ -233,7 +284,7 @@ int materialise(const struct trace_data *ev, struct trace_writer *w,
 	m.psb_period = psb ? (uint32_t)strtoul(psb, NULL, 10) : PTENC_DEFAULT_PSB_PERIOD;
 	struct erp_observer obs = {on_start, on_insn, on_interrupt, on_event, on_end, on_run, &m};
 	struct erp e;
-	int rc = erp_replay_all(&e, ev, &obs);
+	int rc = erp_replay_all(&e, ev, &obs, false);
 	if (rc < 0)
 		snprintf(err, errlen, "%s", e.why);
 	if (rc == 0 && write_all(&(struct conv){&e, &m}, ev, w) < 0) {
@@ -246,6 +297,7 @@ int materialise(const struct trace_data *ev, struct trace_writer *w,
 		for (size_t i = 0; i < e.nthreads; i++)
 			st->instructions += e.threads[i].insns;
 		st->stops = e.stops;
+		st->cut_short = rc == 0 && !all_done(&e);
 		st->ns = now_ns() - t0;
 	}
 	erp_free(&e);

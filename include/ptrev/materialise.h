@@ -21,7 +21,14 @@ struct materialise_stats {
 	uint64_t instructions;  /* stepped, all threads */
 	uint64_t stops;         /* ptrace stops it took */
 	uint64_t ns;            /* how long it took */
+	bool cut_short;         /* the thread order ended before the program
+	                           did (a recorder stopped early): the history
+	                           ends there */
 };
+
+/* One or two lines on stderr: how much history was made and how long
+ * it took; whether it ends before the program did. */
+void materialise_say_made(const struct materialise_stats *st);
 
 /* Is td an event recording whose positions still count events (its
  * history not made yet)? */

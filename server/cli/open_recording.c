@@ -26,8 +26,7 @@ int cli_open_recording(const char *path, struct trace_data *td, char *err, size_
 		trace_data_free(td);
 		return -1;
 	}
-	fprintf(stderr, "ptrev: history made: %llu instructions in %.1f s\n",
-		(unsigned long long)st.instructions, (double)st.ns / 1e9);
+	materialise_say_made(&st);
 	trace_data_free(td);
 	*td = made;
 	return 0;

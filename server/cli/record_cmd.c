@@ -1,6 +1,7 @@
 /* `ptrev record [--backend auto|pt|event|sw] [--psb-period BYTES] [--no-copy]
  * -o FILE -- PROG [ARGS...]`: launch PROG under ptrace, record it with the
- * chosen backend into FILE, exit with its status. The recording holds a
+ * chosen backend (auto: the CPU's PT where perf offers it, else the event
+ * backend) into FILE, exit with its status. The recording holds a
  * copy of every binary mapped executable unless --no-copy is given. The
  * file is finished (END) however the recording ends: exit, death by a
  * signal, or ptrev itself being told to stop (SIGINT/SIGTERM). */
@@ -131,10 +132,9 @@ int record_main(int argc, char **argv)
 			fprintf(stderr, "ptrev: cannot record with Intel PT: %s\n", why);
 			return 2;
 		}
-		if (!usable)
-			fprintf(stderr, "ptrev: no Intel PT here (%s); recording "
-				"with the sw backend\n", why);
-		backend = usable ? "pt" : "sw";
+		/* Without PT the event backend records at about native speed;
+		 * its history is made when the recording is replayed. */
+		backend = usable ? "pt" : "event";
 	}
 	if (strcmp(backend, "pt") == 0 && psb_period &&
 	    hw_psb_exponent(psb_period) < 0) {
@@ -183,7 +183,13 @@ int record_main(int argc, char **argv)
 					    .stop = &stop_signal, .no_copy = no_copy };
 		rc = sw_backend_record(&inf, w, &o, &end, err, sizeof err);
 	} else if (strcmp(backend, "event") == 0) {
-		struct event_record_opts o = {.stop = &stop_signal, .no_copy = no_copy};
+		/* The STATE bounds can be tuned from the environment (tests keep
+		 * histories short with small ones). */
+		const char *sig_ms = getenv("PTREV_EVENT_SIGNAL_MS");
+		const char *slice_ms = getenv("PTREV_EVENT_SLICE_MS");
+		struct event_record_opts o = {.stop = &stop_signal, .no_copy = no_copy,
+					      .signal_ms = sig_ms ? (unsigned)atoi(sig_ms) : 0,
+					      .slice_ms = slice_ms ? (unsigned)atoi(slice_ms) : 0};
 		rc = event_backend_record(&inf, w, &o, &end, err, sizeof err);
 	} else {
 		struct pt_backend_opts o;

@@ -78,6 +78,7 @@ struct ev_thread {
 
 	int stop_expected;         /* our SIGSTOPs not seen yet */
 	bool wants_state;          /* ...one was sent for a STATE point */
+	bool exiting;              /* in its exit syscall, keeping the CPU */
 	uint64_t run_since;        /* ns, when it got the CPU */
 	uint64_t run_first;        /* the event number its run started at */
 };
@@ -168,5 +169,8 @@ int ev_syscall_stop(struct ev_thread *t, struct user_regs_struct *now);
 
 /* ---- event_stop.c ---- */
 int ev_on_status(struct ev_rec *r, pid_t tid, int st);
+/* A leader that exits while other threads live is reported only when
+ * they are all gone: it gives up the CPU when it is a zombie. */
+int ev_exited_leader(struct ev_rec *r);
 
 #endif

@@ -156,6 +156,8 @@ int event_backend_record(struct inferior *inf, struct trace_writer *w,
 		}
 		rc = ev_state_check(&r);
 		if (rc == 0)
+			rc = ev_exited_leader(&r);
+		if (rc == 0)
 			wait_a_while(&r, &chld);
 	}
 	if (rc == 0)

@@ -30,6 +30,9 @@ static uint64_t deadline(const struct ev_rec *r)
 
 int64_t ev_state_next_ns(const struct ev_rec *r)
 {
+	/* A leader exiting before its threads: look again soon. */
+	if (r->cpu && r->cpu->exiting)
+		return 1000000;
 	uint64_t d = deadline(r), now = ev_now_ns();
 	if (!d)
 		return -1;

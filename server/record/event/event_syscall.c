@@ -67,6 +67,16 @@ static int entry(struct ev_thread *t, struct user_regs_struct *now)
 		if (log_syscall(t, 0) < 0)
 			return -1;
 	}
+	if (t->entry_nr == SYS_exit) {
+		/* The thread keeps the CPU until it is gone: its exit clears
+		 * its tid word (CLONE_CHILD_CLEARTID) and wakes a joining
+		 * thread, which must not look at that word mid-way (a replay
+		 * does the whole exit at once). */
+		r->cpu = t;
+		t->exiting = true;
+		t->run_first = t->events; /* its run ended at the exit */
+		return ev_resume(t, 0);
+	}
 	if (ev_resume(t, 0) < 0)
 		return -1;
 	return ev_dispatch(r);
