@@ -348,36 +348,27 @@ static int decode_all(const char *path, bool insn, const struct trace_data *td,
 	return status;
 }
 
-int trace_decode_print(const char *path, bool insn)
+int trace_decode_print(const struct trace_data *td, const char *path, bool insn)
 {
 	struct trace_symbols *syms = NULL;
-	struct trace_data td;
 	struct trace_image ti;
 	char err[512];
 	int status;
 
-	memset(&td, 0, sizeof(td));
-	if (trace_read_file(path, &td, err, sizeof(err)) < 0) {
+	if (trace_image_build(&ti, td, err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s: %s: %s\n", PROG, path, err);
-		return 1;
-	}
-	if (trace_image_build(&ti, &td, err, sizeof(err)) < 0) {
-		fprintf(stderr, "%s: %s: %s\n", PROG, path, err);
-		trace_data_free(&td);
 		return 1;
 	}
 	if (insn) {
-		syms = trace_symbols_load(&td);
+		syms = trace_symbols_load(td);
 		if (!syms) {
 			fprintf(stderr, "%s: out of memory\n", PROG);
 			trace_image_free(&ti);
-			trace_data_free(&td);
 			return 1;
 		}
 	}
-	status = decode_all(path, insn, &td, ti.image, syms);
+	status = decode_all(path, insn, td, ti.image, syms);
 	trace_symbols_free(syms);
 	trace_image_free(&ti);
-	trace_data_free(&td);
 	return status;
 }

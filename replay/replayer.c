@@ -347,7 +347,7 @@ void replayer_checkpoints(struct replayer *r, struct strbuf *out)
 
 const char *replayer_warning(const struct replayer *r)
 {
-	return r->warning[0] ? r->warning : NULL;
+	return r->start.warning[0] ? r->start.warning : NULL;
 }
 
 void replayer_get_stats(const struct replayer *r, struct replayer_stats *st)
@@ -370,10 +370,6 @@ void replayer_free(struct replayer *r)
 	free(r->sys);
 	free(r->sig);
 	free(r->tsc);
-	free(r->path);
-	free(r->cwd);
-	free(r->argv);
-	free(r->envp);
-	free(r->auxv);
+	relaunch_free(&r->start);
 	free(r);
 }

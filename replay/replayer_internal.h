@@ -10,6 +10,7 @@
 #include "ptrev/history.h"
 #include "ptrev/replayer.h"
 #include "ptrev/trace_image.h"
+#include "relaunch.h"
 
 /* A data watch during a scan (set up by replayer_watch.c, kept up to date
  * by the run through replayer_watch_hooks.c). While active, every
@@ -55,19 +56,12 @@ struct replayer {
 	size_t ntsc;
 	size_t indexed_sys, indexed_sig, indexed_tsc; /* td counts indexed */
 
-	/* Start state. */
-	char *path, *cwd;
-	char **argv, **envp;
-	uint8_t at_random[16];
-	bool have_at_random;
-	uint8_t *auxv;
-	size_t auxv_len;
+	struct relaunch start;          /* the recorded start state */
 	bool vdso_hidden;               /* META vdso=hidden: hide it too */
 	uint64_t vdso_first;            /* first vDSO call, UINT64_MAX: none */
 	uint64_t vdso_searched;         /* history searched up to here */
 	bool no_hw_bp;                  /* use int3 only (tests, benchmarks) */
 	bool stepped_recording;         /* sw backend: TF was set throughout */
-	char warning[512];
 	bool unsupported;               /* every seek fails with why_all */
 	char why_all[512];
 
@@ -96,7 +90,8 @@ struct replayer {
 /* The files below, each using only those listed before it (so that their
  * dependencies form no circle):
  *   replayer_watch_hooks.c  replayer_events.c  replayer_proc.c
- *   replayer_mmap.c  replayer_syscall.c  replayer_run.c  checkpoint.c
+ *   sys_replay.c (one syscall, shared with the event replay)  replayer_syscall.c
+ *   replayer_run.c  checkpoint.c
  *   replayer_start.c  replayer_vdso.c  replayer.c  replayer_watch.c */
 
 /* replayer_watch_hooks.c: what a run does for an active watch scan (no-ops
@@ -135,10 +130,6 @@ void rp_advance(struct replayer *r, struct rp_proc *p, uint64_t to);
 /* Does the history put instruction pos at ip? (what: for the message) */
 int rp_check_ip(struct replayer *r, uint64_t pos, uint64_t ip, const char *what);
 
-/* replayer_mmap.c: p at the entry stop of the file-backed mmap s (entry:
- * its registers): map the recorded file there. Ends at the exit stop. */
-int rp_mmap_file(struct replayer *r, struct rp_proc *p, const struct trace_syscall *s,
-		 const struct user_regs_struct *entry);
 
 /* replayer_syscall.c: replaying the events a process meets. */
 /* p at a syscall-entry stop that must be s: same address, number, args. */

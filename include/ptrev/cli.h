@@ -4,6 +4,10 @@
 #ifndef PTREV_CLI_H
 #define PTREV_CLI_H
 
+#include <stddef.h>
+
+struct trace_data;
+
 int cli_main(int argc, char **argv);
 
 /* `ptrev decode --raw PT [--image FILE[:OFF[-END]]:ADDR]... [--pages
@@ -21,5 +25,10 @@ int decode_main(int argc, char **argv);
  * exit status (128+signal when killed), 2 for usage and start-up errors,
  * 130/143 when ptrev itself was interrupted by SIGINT/SIGTERM. */
 int record_main(int argc, char **argv);
+
+/* Read the recording at path for a command that shows its history; an
+ * event recording's history is made now (materialise.h). 0, or -1 with
+ * err (td is then empty). */
+int cli_open_recording(const char *path, struct trace_data *td, char *err, size_t errlen);
 
 #endif

@@ -183,6 +183,10 @@ struct target *target_live_launch(const char *path, char *const argv[], char *co
  * outliving the target). The program stands where the recording ended. */
 struct target *target_history_new(struct timeline *tl, const struct trace_data *td,
 				  char *err, size_t errlen);
+/* An event recording whose history is not made yet (materialise.h): the
+ * program at the end of the recording, every thread with full state; the
+ * history is made when first needed. ev is borrowed. NULL with err. */
+struct target *target_history_new_event(const struct trace_data *ev, char *err, size_t errlen);
 
 struct target_record_opts {
 	const char *path;       /* -o FILE, or NULL: in memory only */

@@ -37,13 +37,13 @@
 
 #include "ptrev/trace_file.h"
 
-/* Print the history of the recording at path on stdout (insn: with
- * symbols and disassembly); messages on stderr. Returns the process exit
- * status: 0 when every thread decoded without errors, 1 for an unreadable
- * or invalid recording, code that cannot be loaded (missing file, file
- * changed since recording, mappings that overlap over time), or any decode
- * error. */
-int trace_decode_print(const char *path, bool insn);
+/* Print the history of the recording td (read from path, named in
+ * messages) on stdout (insn: with symbols and disassembly); messages on
+ * stderr. Returns the process exit status: 0 when every thread decoded
+ * without errors, 1 for code that cannot be loaded (missing file, file
+ * changed since recording, mappings that overlap over time), or any
+ * decode error. */
+int trace_decode_print(const struct trace_data *td, const char *path, bool insn);
 
 /* Decodes the history of thread @tid (0: every thread, summed) without
  * printing it: *insns gets the number of instructions, *errors the number

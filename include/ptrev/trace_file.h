@@ -29,6 +29,7 @@ enum trace_record_type {
 	TRACE_REC_FILE = 11,    /* a copy of a mapped binary (chunk of it) */
 	TRACE_REC_SCHED = 12,   /* the global order of the threads' instructions */
 	TRACE_REC_SIGFRAME = 13, /* the frame the kernel wrote for a signal handler */
+	TRACE_REC_STATE = 14,   /* where a thread stood at a point no event marks */
 };
 
 struct trace_mmap {
@@ -85,12 +86,32 @@ struct trace_syscall {
 	const struct trace_mem_write *writes;
 };
 
+/* Where a signal was delivered. In sw and pt recordings every signal is
+ * at an instruction position (pos). In event recordings pos is the
+ * thread's event number of the SIGNAL (see "Event recordings" below) and
+ * `where` says which point of the thread's execution that is. */
+enum trace_signal_where {
+	TRACE_SIG_AT_POS = 0,        /* before instruction pos (sw, pt) */
+	TRACE_SIG_SYNC = 1,          /* raised by the thread's own next
+				      * instruction (a fault, int3, ud2): it
+				      * recurs by itself in a replay */
+	TRACE_SIG_AFTER_EVENT = 2,   /* right after the thread's previous event
+				      * (a syscall's return, a STATE point),
+				      * before any further instruction */
+	TRACE_SIG_BEFORE_SYSCALL = 3, /* the thread ran on to its next syscall,
+				      * whose entry was undone (the PC back on
+				      * the syscall instruction, rax its
+				      * number) and the signal delivered
+				      * there; the syscall runs again after */
+};
+
 struct trace_signal {
 	pid_t tid;
 	uint64_t pos;         /* delivered before instruction pos */
 	int signo;            /* host number */
 	uint8_t siginfo[128];
 	uint64_t handler_ip;  /* where execution continued (0 = default action) */
+	enum trace_signal_where where;
 };
 
 /* The signal frame the kernel wrote on the stack when it entered a
@@ -106,6 +127,25 @@ struct trace_sigframe {
 	uint64_t addr;        /* lowest address: the handler's rsp at entry */
 	const uint8_t *bytes; /* owned by the reader / caller */
 	size_t len;           /* 1..TRACE_SIGFRAME_MAX */
+};
+
+/* Event recordings: a point in a thread's execution that no event marks,
+ * told by the thread's state there: all its registers, and digests of its
+ * vector registers, its stack around rsp and all writable memory. The
+ * event recorder stops a thread where it happens to be when it must (to
+ * deliver a signal to a thread that makes no syscall, or to let another
+ * thread run), and a replay finds the point again as the first time after
+ * the thread's previous event that it stands at regs.rip with this state
+ * (state_digest.h: what is hashed, and why that is sound). */
+struct trace_state {
+	pid_t tid;
+	uint64_t pos;         /* the thread's event number of this point */
+	uint64_t regs[27];    /* struct user_regs_struct, in its order */
+	uint64_t vec_hash;    /* FNV-1a 64 of XMM0-15 and MXCSR */
+	uint64_t stack_lo, stack_hi; /* the stack range hashed, [lo, hi) */
+	uint64_t stack_hash;
+	uint64_t mem_bytes;   /* bytes of writable memory hashed */
+	uint64_t mem_hash;
 };
 
 struct trace_rdtsc {
@@ -174,6 +214,7 @@ int trace_write_code(struct trace_writer *w, const struct trace_code *c);
 int trace_write_syscall(struct trace_writer *w, const struct trace_syscall *s);
 int trace_write_signal(struct trace_writer *w, const struct trace_signal *s);
 int trace_write_sigframe(struct trace_writer *w, const struct trace_sigframe *f);
+int trace_write_state(struct trace_writer *w, const struct trace_state *st);
 int trace_write_rdtsc(struct trace_writer *w, const struct trace_rdtsc *r);
 int trace_write_thread(struct trace_writer *w, const struct trace_thread *t);
 int trace_write_end(struct trace_writer *w, const struct trace_end *e);
@@ -248,6 +289,8 @@ struct trace_data {
 	struct trace_sched_run *sched; /* records), merged; 0 if none */
 	size_t nsigframes;    /* SIGFRAME records, in file order */
 	struct trace_sigframe *sigframes;
+	size_t nstates;       /* STATE records (event recordings), in file order */
+	struct trace_state *states;
 };
 
 /* Read and validate the whole file. On error returns -1 with a message

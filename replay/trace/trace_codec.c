@@ -113,6 +113,7 @@ const char *trace_type_name(uint32_t type)
 	case TRACE_REC_FILE: return "FILE";
 	case TRACE_REC_SCHED: return "SCHED";
 	case TRACE_REC_SIGFRAME: return "SIGFRAME";
+	case TRACE_REC_STATE: return "STATE";
 	}
 	return NULL;
 }

@@ -36,6 +36,12 @@
 #define TRACE_SYSCALL_FIXED_LEN (4 + 8 * 2 + 8 * 6 + 8 + 4 + 4)
 #define TRACE_MEM_WRITE_HEADER_LEN (8 + 4)
 #define TRACE_SIGNAL_LEN (4 + 8 + 4 + 128 + 8)
+/* Event recordings add where:u32 (enum trace_signal_where); a SIGNAL
+ * without it is at an instruction position. */
+#define TRACE_SIGNAL_WHERE_LEN (TRACE_SIGNAL_LEN + 4)
+/* STATE: tid:i32 pos:u64 regs[27]:u64 vec_hash stack_lo stack_hi
+ * stack_hash mem_bytes mem_hash (u64 each). */
+#define TRACE_STATE_LEN (4 + 8 + 27 * 8 + 6 * 8)
 #define TRACE_RDTSC_LEN (4 + 8 + 8 + 4 + 4)
 #define TRACE_THREAD_LEN (4 + 4 + 8 + 4 + 4)
 #define TRACE_END_LEN (4 + 4 + 8 * 5)

@@ -254,8 +254,12 @@ static void parse_signal(struct trace_data *td, struct trace_reader_priv *pv, st
 	s.signo = (int32_t)dec_u32(d);
 	const uint8_t *si = dec_bytes(d, sizeof s.siginfo);
 	s.handler_ip = dec_u64(d);
+	uint32_t where = dec_left(d) ? dec_u32(d) : TRACE_SIG_AT_POS;
 	if (!d->bad && (s.signo < 1 || s.signo > TRACE_MAX_SIGNO))
 		dec_fail(d, "signal number %d out of range 1-%d", s.signo, TRACE_MAX_SIGNO);
+	if (!d->bad && where > TRACE_SIG_BEFORE_SYSCALL)
+		dec_fail(d, "signal delivery point %u unknown", where);
+	s.where = (enum trace_signal_where)where;
 	if (d->bad)
 		return;
 	memcpy(s.siginfo, si, sizeof s.siginfo);
@@ -449,6 +453,25 @@ int trace_parse_pt(struct trace_data *td, pid_t tid, const uint8_t *data, size_t
 	return 0;
 }
 
+static void parse_state(struct trace_data *td, struct trace_reader_priv *pv, struct dec *d)
+{
+	struct trace_state st;
+	st.tid = tid_field(d, false);
+	st.pos = dec_u64(d);
+	for (int i = 0; i < 27; i++)
+		st.regs[i] = dec_u64(d);
+	st.vec_hash = dec_u64(d);
+	st.stack_lo = dec_u64(d);
+	st.stack_hi = dec_u64(d);
+	st.stack_hash = dec_u64(d);
+	st.mem_bytes = dec_u64(d);
+	st.mem_hash = dec_u64(d);
+	if (!d->bad && st.stack_hi < st.stack_lo)
+		dec_fail(d, "stack range ends before it starts");
+	if (!d->bad)
+		*PUSH(td, pv, states, nstates, states_cap) = st;
+}
+
 int trace_parse_record(struct trace_data *td, uint32_t type,
 		       const uint8_t *payload, size_t len, char *why, size_t whylen)
 {
@@ -469,6 +492,7 @@ int trace_parse_record(struct trace_data *td, uint32_t type,
 	case TRACE_REC_FILE: parse_file(td, pv, &d); break;
 	case TRACE_REC_SCHED: parse_sched(td, pv, &d); break;
 	case TRACE_REC_SIGFRAME: parse_sigframe(td, pv, &d); break;
+	case TRACE_REC_STATE: parse_state(td, pv, &d); break;
 	default: return 1;
 	}
 	if (!d.bad && dec_left(&d))

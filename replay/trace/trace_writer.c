@@ -391,7 +391,31 @@ int trace_write_signal(struct trace_writer *w, const struct trace_signal *s)
 	enc_u32(&w->rec, (uint32_t)s->signo);
 	enc_bytes(&w->rec, s->siginfo, sizeof s->siginfo);
 	enc_u64(&w->rec, s->handler_ip);
+	/* Only event recordings say where: a record without it is what every
+	 * earlier reader knows. */
+	if (s->where != TRACE_SIG_AT_POS)
+		enc_u32(&w->rec, (uint32_t)s->where);
 	return finish(w, TRACE_REC_SIGNAL);
+}
+
+int trace_write_state(struct trace_writer *w, const struct trace_state *st)
+{
+	if (st->tid <= 0)
+		return fail(w, "STATE thread id %d out of range", (int)st->tid);
+	if (st->stack_hi < st->stack_lo)
+		return fail(w, "STATE stack range ends before it starts");
+	begin(w);
+	enc_u32(&w->rec, (uint32_t)st->tid);
+	enc_u64(&w->rec, st->pos);
+	for (int i = 0; i < 27; i++)
+		enc_u64(&w->rec, st->regs[i]);
+	enc_u64(&w->rec, st->vec_hash);
+	enc_u64(&w->rec, st->stack_lo);
+	enc_u64(&w->rec, st->stack_hi);
+	enc_u64(&w->rec, st->stack_hash);
+	enc_u64(&w->rec, st->mem_bytes);
+	enc_u64(&w->rec, st->mem_hash);
+	return finish(w, TRACE_REC_STATE);
 }
 
 int trace_write_sigframe(struct trace_writer *w, const struct trace_sigframe *f)

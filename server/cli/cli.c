@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "ptrev/gdb_server.h"
+#include "ptrev/materialise.h"
 #include "ptrev/recorder.h"
 #include "ptrev/target.h"
 #include "ptrev/timeline.h"
@@ -24,7 +25,7 @@ static void usage(FILE *f)
 	fputs("usage:\n"
 	      "  ptrev serve  [--listen HOST:PORT | --stdio] [--backend auto|pt|sw]\n"
 	      "               [--record | -o FILE [--no-copy]] -- PROG [ARGS...]\n"
-	      "  ptrev record [--backend auto|pt|sw] [--psb-period BYTES] [--no-copy] -o FILE -- PROG [ARGS...]\n"
+	      "  ptrev record [--backend auto|pt|event|sw] [--psb-period BYTES] [--no-copy] -o FILE -- PROG [ARGS...]\n"
 	      "  ptrev replay [--listen HOST:PORT | --stdio] FILE\n"
 	      "  ptrev info   FILE\n"
 	      "  ptrev decode FILE [--insn]\n"
@@ -87,6 +88,12 @@ static int parse_serve(int argc, char **argv, struct serve_opts *o)
 	}
 	if (strcmp(o->backend, "auto") && strcmp(o->backend, "sw") && strcmp(o->backend, "pt")) {
 		fprintf(stderr, "ptrev serve: unknown backend '%s' (auto, pt or sw)\n", o->backend);
+		return -1;
+	}
+	if (strcmp(o->backend, "event") == 0) {
+		fputs("ptrev serve: the event backend records only with `ptrev record --backend "
+		      "event` (its history is made when the recording is replayed); live "
+		      "recording uses --backend sw\n", stderr);
 		return -1;
 	}
 	if (o->record && strcmp(o->backend, "pt") == 0) {
@@ -213,9 +220,19 @@ static int cmd_replay(int argc, char **argv)
 	}
 	static struct gdb_server srv;
 	gdb_server_init(&srv);
-	struct timeline *tl = timeline_open(&td, true, err, sizeof err);
-	size_t nthreads = tl ? timeline_thread_count(tl) : 0;
-	if (!tl || !(srv.target = target_history_new(tl, &td, err, sizeof err))) {
+	size_t nthreads = 0;
+	if (materialise_needed(&td)) {
+		/* The end first (quick: native); the history when gdb first
+		 * needs it. */
+		srv.target = target_history_new_event(&td, err, sizeof err);
+		for (size_t i = 0; i < td.nthreads; i++)
+			nthreads += !td.threads[i].exited;
+	} else {
+		struct timeline *tl = timeline_open(&td, true, err, sizeof err);
+		nthreads = tl ? timeline_thread_count(tl) : 0;
+		srv.target = tl ? target_history_new(tl, &td, err, sizeof err) : NULL;
+	}
+	if (!srv.target) {
 		fprintf(stderr, "ptrev replay: %s: %s\n", file, err);
 		trace_data_free(&td);
 		return 1;

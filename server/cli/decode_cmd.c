@@ -11,6 +11,7 @@
 #include "ptrev/cli.h"
 #include "ptrev/raw_decode.h"
 #include "ptrev/trace_decode.h"
+#include "ptrev/trace_file.h"
 
 #define PROG "ptrev decode"
 
@@ -182,7 +183,15 @@ int trace_decode_main(int argc, char **argv)
 		trace_usage(stderr);
 		return 1;
 	}
-	return trace_decode_print(path, insn);
+	struct trace_data td;
+	char err[512];
+	if (cli_open_recording(path, &td, err, sizeof err) != 0) {
+		fprintf(stderr, "%s: %s: %s\n", PROG, path, err);
+		return 1;
+	}
+	int status = trace_decode_print(&td, path, insn);
+	trace_data_free(&td);
+	return status;
 }
 
 /* `decode --raw PT ...` decodes a raw stream from any tool; `decode FILE

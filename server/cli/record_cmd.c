@@ -1,6 +1,7 @@
-/* `ptrev record [--backend auto|pt|sw] [--psb-period BYTES] [--no-copy]
+/* `ptrev record [--backend auto|pt|event|sw] [--psb-period BYTES] [--no-copy]
  * -o FILE -- PROG [ARGS...]`: launch PROG under ptrace, record it with the
- * chosen backend into FILE, exit with its status. The recording holds a
+ * chosen backend (auto: the CPU's PT where perf offers it, else the event
+ * backend) into FILE, exit with its status. The recording holds a
  * copy of every binary mapped executable unless --no-copy is given. The
  * file is finished (END) however the recording ends: exit, death by a
  * signal, or ptrev itself being told to stop (SIGINT/SIGTERM). */
@@ -17,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ptrev/event_backend.h"
 #include "ptrev/pt_backend.h"
 #include "ptrev/pt_encoder.h"
 
@@ -40,7 +42,7 @@ static int usage(const char *msg)
 {
 	if (msg)
 		fprintf(stderr, "ptrev record: %s\n", msg);
-	fputs("usage: ptrev record [--backend auto|pt|sw] [--psb-period BYTES] "
+	fputs("usage: ptrev record [--backend auto|pt|event|sw] [--psb-period BYTES] "
 	      "[--no-copy] -o FILE -- PROG [ARGS...]\n", stderr);
 	return 2;
 }
@@ -120,19 +122,19 @@ int record_main(int argc, char **argv)
 		return usage("-o FILE is required");
 	if (i >= argc)
 		return usage("no program given");
-	if (strcmp(backend, "auto") && strcmp(backend, "pt") && strcmp(backend, "sw"))
-		return usage("--backend is auto, pt or sw");
+	if (strcmp(backend, "auto") && strcmp(backend, "pt") && strcmp(backend, "sw") &&
+	    strcmp(backend, "event"))
+		return usage("--backend is auto, pt, event or sw");
 
-	if (strcmp(backend, "sw") != 0) {
+	if (strcmp(backend, "sw") != 0 && strcmp(backend, "event") != 0) {
 		bool usable = pt_backend_probe(why, sizeof why) == 0;
 		if (!usable && strcmp(backend, "pt") == 0) {
 			fprintf(stderr, "ptrev: cannot record with Intel PT: %s\n", why);
 			return 2;
 		}
-		if (!usable)
-			fprintf(stderr, "ptrev: no Intel PT here (%s); recording "
-				"with the sw backend\n", why);
-		backend = usable ? "pt" : "sw";
+		/* Without PT the event backend records at about native speed;
+		 * its history is made when the recording is replayed. */
+		backend = usable ? "pt" : "event";
 	}
 	if (strcmp(backend, "pt") == 0 && psb_period &&
 	    hw_psb_exponent(psb_period) < 0) {
@@ -168,11 +170,11 @@ int record_main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 
 	record_write_meta(w, backend, prog, argv + i, inf.pid,
-		   strcmp(backend, "sw") == 0 ? (psb_period ? (unsigned)psb_period
+		   strcmp(backend, "pt") != 0 ? (psb_period ? (unsigned)psb_period
 				   : PTENC_DEFAULT_PSB_PERIOD) : (unsigned)psb_period);
 	/* What a full-state replay needs to start identically: environment,
 	 * auxv, AT_RANDOM; and no vDSO, whose clock reads no log would see. */
-	if (strcmp(backend, "sw") == 0 &&
+	if (strcmp(backend, "pt") != 0 &&
 	    (record_startup_hide_vdso(w, inf.pid) < 0 || record_startup_meta(w, inf.pid) < 0))
 		fprintf(stderr, "ptrev: could not record the start state; "
 			"replays may not show full state\n");
@@ -180,6 +182,15 @@ int record_main(int argc, char **argv)
 		struct sw_record_opts o = { .psb_period = (uint32_t)psb_period,
 					    .stop = &stop_signal, .no_copy = no_copy };
 		rc = sw_backend_record(&inf, w, &o, &end, err, sizeof err);
+	} else if (strcmp(backend, "event") == 0) {
+		/* The STATE bounds can be tuned from the environment (tests keep
+		 * histories short with small ones). */
+		const char *sig_ms = getenv("PTREV_EVENT_SIGNAL_MS");
+		const char *slice_ms = getenv("PTREV_EVENT_SLICE_MS");
+		struct event_record_opts o = {.stop = &stop_signal, .no_copy = no_copy,
+					      .signal_ms = sig_ms ? (unsigned)atoi(sig_ms) : 0,
+					      .slice_ms = slice_ms ? (unsigned)atoi(slice_ms) : 0};
+		rc = event_backend_record(&inf, w, &o, &end, err, sizeof err);
 	} else {
 		struct pt_backend_opts o;
 		memset(&o, 0, sizeof o);

@@ -14,7 +14,9 @@
 
 struct history_target {
 	struct target base;
-	struct timeline *tl;
+	struct timeline *tl;         /* NULL until an event recording's
+	                                history is made */
+	struct history_event *ev;    /* an event recording, else NULL */
 	const struct trace_data *td;
 	pid_t pid;              /* the recorded process */
 	pid_t initial;          /* the thread reported where the recording ended */
@@ -40,9 +42,36 @@ static bool history_alive(struct target *t)
 	return false;
 }
 
+/* An event recording's history, made the first time it is needed. */
+static bool have_history(struct history_target *h)
+{
+	char err[512];
+	if (h->tl)
+		return true;
+	if (!h->ev)
+		return false;
+	h->tl = history_event_make(h->ev, err, sizeof err);
+	if (!h->tl) {
+		fprintf(stderr, "ptrev: cannot make the history of this recording: %s\n", err);
+		return false;
+	}
+	h->td = &h->ev->made;
+	return true;
+}
+
+/* Is tid's state the end state of an event recording (before its history
+ * is made, or at the end of it)? Then every thread has full state. */
+static bool at_event_end(struct history_target *h, pid_t tid)
+{
+	return h->ev && h->ev->end && (!h->tl || timeline_at_end(h->tl, tid));
+}
+
 static size_t history_threads(struct target *t, pid_t **ids)
 {
-	return timeline_threads_here(hist(t)->tl, ids);
+	struct history_target *h = hist(t);
+	if (!h->tl)
+		return event_end_threads(h->ev->end, ids);
+	return timeline_threads_here(h->tl, ids);
 }
 
 static bool history_can_reverse(struct target *t)
@@ -111,7 +140,7 @@ static int history_resume(struct target *t, const struct target_resume *r)
 	struct timeline_stop ts;
 	int rc;
 	h->has_stop = false;
-	if (r->nactions == 0)
+	if (r->nactions == 0 || !have_history(h))
 		return TARGET_REFUSED;
 	if (r->reverse) {
 		/* bs/bc carry no thread: gdb names the one to move with Hc, or
@@ -163,16 +192,28 @@ static int history_current_stop(struct target *t, pid_t current, const struct ta
 	(void)last;
 	memset(stop, 0, sizeof *stop);
 	stop->kind = TARGET_STOP_SIGNAL;
+	stop->core = -1;
+	if (!h->tl) {
+		struct amd64_regfile *rf = malloc(sizeof *rf);
+		stop->sig = history_event_end_signal(h->ev);
+		stop->tid = history_event_thread(h->ev, current ? current : h->initial);
+		stop->have_pc = rf && history_event_registers(h->ev, stop->tid, rf) == TARGET_REGS_FULL;
+		stop->rip = stop->have_pc ? rf->gpr.rip : 0;
+		free(rf);
+		return 0;
+	}
 	stop->sig = timeline_end_signal(h->tl);
 	stop->tid = timeline_thread_or_first(h->tl, current ? current : h->initial);
-	stop->core = -1;
 	stop->have_pc = timeline_pc(h->tl, stop->tid, &stop->rip);
 	return 0;
 }
 
 static int history_fetch_registers(struct target *t, pid_t tid, struct amd64_regfile *rf)
 {
-	switch (timeline_registers(hist(t)->tl, tid, rf)) {
+	struct history_target *h = hist(t);
+	if (at_event_end(h, tid))
+		return history_event_registers(h->ev, tid, rf);
+	switch (timeline_registers(h->tl, tid, rf)) {
 	case TIMELINE_STATE_FULL:
 		return TARGET_REGS_FULL;
 	case TIMELINE_STATE_PC:
@@ -194,7 +235,10 @@ static int history_store_registers(struct target *t, pid_t tid, const struct amd
 static ssize_t history_read_memory(struct target *t, pid_t tid, uint64_t addr, void *buf,
 				   size_t len)
 {
-	return timeline_read_memory(hist(t)->tl, tid, addr, buf, len);
+	struct history_target *h = hist(t);
+	if (at_event_end(h, tid))
+		return event_end_read(h->ev->end, addr, buf, len);
+	return timeline_read_memory(h->tl, tid, addr, buf, len);
 }
 
 static ssize_t history_write_memory(struct target *t, pid_t tid, uint64_t addr, const void *buf,
@@ -248,7 +292,10 @@ static int history_target_libraries(struct target *t, pid_t tid, const char *ann
 
 static int history_siginfo(struct target *t, pid_t tid, struct strbuf *out)
 {
-	return timeline_siginfo(hist(t)->tl, tid, out);
+	struct history_target *h = hist(t);
+	if (!h->tl)
+		return history_event_siginfo(h->ev, tid, out);
+	return timeline_siginfo(h->tl, tid, out);
 }
 
 static int history_proc_file(struct target *t, const char *path, struct strbuf *out)
@@ -293,6 +340,11 @@ static bool history_monitor(struct target *t, pid_t current, const char *cmd, co
 			    struct strbuf *out)
 {
 	struct history_target *h = hist(t);
+	if (!h->tl && (strcmp(cmd, "when") == 0 || strcmp(cmd, "checkpoints") == 0)) {
+		strbuf_puts(out, "At the end of the recording. This event recording's history is not "
+			    "made yet: the first reverse or forward command makes it.\n");
+		return true;
+	}
 	if (strcmp(cmd, "when") == 0)
 		monitor_when(h->tl, current, out);
 	else if (strcmp(cmd, "save") == 0)
@@ -320,6 +372,10 @@ static void history_destroy(struct target *t)
 {
 	struct history_target *h = hist(t);
 	timeline_close(h->tl);
+	if (h->ev) {
+		history_event_close(h->ev);
+		free(h->ev);
+	}
 	if (h->exec_path_is_temp)
 		unlink(h->exec_path);
 	free(h);
@@ -383,6 +439,31 @@ struct target *target_history_new(struct timeline *tl, const struct trace_data *
 	}
 	/* Where the recording ended; the thread that ended it is current. */
 	h->initial = timeline_to_end(tl);
+	return &h->base;
+}
+
+struct target *target_history_new_event(const struct trace_data *ev, char *err, size_t errlen)
+{
+	const char *pid = trace_meta(ev, "pid");
+	struct history_target *h = calloc(1, sizeof *h);
+	struct history_event *he = calloc(1, sizeof *he);
+	if (!h || !he) {
+		free(h);
+		free(he);
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	if (history_event_open(he, ev, err, errlen) < 0) {
+		history_event_close(he);
+		free(he);
+		free(h);
+		return NULL;
+	}
+	h->base.ops = &history_ops;
+	h->ev = he;
+	h->td = ev;
+	h->pid = pid ? (pid_t)atoi(pid) : he->last;
+	h->initial = he->last;
 	return &h->base;
 }
 

@@ -8,10 +8,13 @@
  *   target_history.c    the history target, which a recording target also
  *                       uses for the past of the recording it makes
  *   history_objects.c   what gdb reads of a recording (auxv, program,
- *                       libraries, maps) */
+ *                       libraries, maps)
+ *   history_event.c     an event recording before and after its history
+ *                       is made */
 #ifndef PTREV_TARGET_INTERNAL_H
 #define PTREV_TARGET_INTERNAL_H
 
+#include "ptrev/event_end.h"
 #include "ptrev/inferior.h"
 #include "ptrev/target.h"
 #include "ptrev/timeline.h"
@@ -66,6 +69,26 @@ struct timeline *history_target_timeline(struct target *t);
 /* `monitor save FILE` of td, ending with end (NULL: as td ended). */
 void history_save(const struct trace_data *td, const struct trace_end *end, const char *path,
 		  struct strbuf *out);
+
+/* ---- history_event.c ---- */
+struct history_event {
+	const struct trace_data *ev; /* the event recording (borrowed) */
+	struct event_end *end;       /* its state at the end */
+	struct trace_data made;      /* its history, once made */
+	bool made_ok;
+	pid_t last;                  /* the thread that ended it */
+};
+/* The state at the end (a native re-execution). 0, or -1 with err. */
+int history_event_open(struct history_event *he, const struct trace_data *ev, char *err,
+		       size_t errlen);
+void history_event_close(struct history_event *he);
+/* Make the history now; the timeline over it, at its end. NULL with err. */
+struct timeline *history_event_make(struct history_event *he, char *err, size_t errlen);
+/* tid when it exists at the end, else one that does. */
+pid_t history_event_thread(struct history_event *he, pid_t tid);
+int history_event_registers(struct history_event *he, pid_t tid, struct amd64_regfile *rf);
+int history_event_siginfo(struct history_event *he, pid_t tid, struct strbuf *out);
+int history_event_end_signal(const struct history_event *he);
 
 /* ---- history_objects.c ---- */
 int history_auxv(const struct trace_data *td, struct strbuf *out);

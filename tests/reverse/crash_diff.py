@@ -15,6 +15,10 @@ import re
 import subprocess
 import sys
 
+# The recorder backend the recordings are made with (auto unless a test
+# variant names one, e.g. event).
+BACKEND = ['--backend', os.environ['PTREV_TEST_BACKEND']] if os.environ.get('PTREV_TEST_BACKEND') else []
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from full_state_diff import TUNABLES, compare, env, run_gdb  # noqa: E402
 
@@ -107,7 +111,7 @@ def check_input_deleted(ptrev, work, prog):
     with open(path, 'w') as f:
         f.write('crash here, please\n')
     trace = os.path.join(work, 'crash-input.ptrev')
-    r = subprocess.run([ptrev, 'record', '-o', trace, '--', prog, path], env=env(),
+    r = subprocess.run([ptrev, 'record'] + BACKEND + ['-o', trace, '--', prog, path], env=env(),
                        capture_output=True, timeout=600)
     os.unlink(path)
     out = run_gdb(prog, ['target remote | %s replay --stdio %s' % (ptrev, trace), 'bt',
@@ -127,7 +131,7 @@ def main():
     if name == 'input':
         return check_input_deleted(ptrev, work, prog)
     trace = os.path.join(work, 'crash-%s.ptrev' % name)
-    r = subprocess.run([ptrev, 'record', '-o', trace, '--', prog], env=env(),
+    r = subprocess.run([ptrev, 'record'] + BACKEND + ['-o', trace, '--', prog], env=env(),
                        capture_output=True, timeout=600)
     if r.returncode < 128:
         print('FAIL: recording exited %d, not 128+signal' % r.returncode)

@@ -22,8 +22,11 @@ of the bumps, whatever the recorder's scheduler did. That is the oracle:
    not exist yet) and at a bump both workers;
  - the same live, while recording (`serve --record`), against the order
    read from the program's memory at the present, then running on for real;
- - a recording whose schedule is missing or cut short moves each thread
-   alone and never invents an order.
+ - an sw recording whose schedule is missing or cut short moves each
+   thread alone and never invents an order; an event recording without
+   one is refused, with part of one its history ends where the order does.
+
+The recorder is PTREV_TEST_BACKEND's (default auto).
 
 usage: thread_switch.py PTREV PROGRAM WORKDIR
 """
@@ -318,10 +321,10 @@ def rewrite_schedule(src, dst, keep):
 
 
 def degraded_sessions(c, ptrev, prog, trace, work):
-    """Without a schedule covering every thread, each thread moves alone
-    (never an invented order): the main thread, current at the end, never
-    bumps, so reverse-continue goes to its start; a partial schedule says
-    so on stderr."""
+    """Without a schedule covering every thread, each thread of an sw
+    recording moves alone (never an invented order): the main thread,
+    current at the end, never bumps, so reverse-continue goes to its start;
+    a partial schedule says so on stderr."""
     for keep, what in ((0, 'no schedule'), (5, 'a partial schedule')):
         copy = os.path.join(work, 'sched%d.ptrev' % keep)
         rewrite_schedule(trace, copy, keep)
@@ -336,11 +339,46 @@ def degraded_sessions(c, ptrev, prog, trace, work):
                 % (what, 'not' if keep == 0 else '', text))
 
 
+def degraded_event_sessions(c, ptrev, prog, trace, work):
+    """An event recording cannot be re-executed without its thread order:
+    with none, replay refuses it with the reason; with part of it, the
+    history ends where the order does (said on stderr) and reverse-continue
+    goes back from there to the start."""
+    copy = os.path.join(work, 'event_sched0.ptrev')
+    rewrite_schedule(trace, copy, 0)
+    r = subprocess.run([ptrev, 'replay', '--stdio', copy], capture_output=True, text=True,
+                       stdin=subprocess.DEVNULL, timeout=600)
+    c.check(r.returncode != 0 and 'no thread order' in r.stderr,
+            'event recording without a schedule: a clear refusal expected, rc %d:\n%s'
+            % (r.returncode, r.stderr))
+    copy = os.path.join(work, 'event_sched5.ptrev')
+    rewrite_schedule(trace, copy, 5)
+    text = run_gdb(prog, ['target remote | %s replay --stdio %s' % (ptrev, copy)] +
+                   breaks() + ['reverse-continue', 'info threads'])
+    c.check('thread order ends before its program did' in text,
+            'event recording with a partial schedule: no word that its history ends early:\n'
+            + text)
+    outs = stops(commands(text), ('reverse-continue',))
+    c.check(bool(outs) and stop_of(outs[0][1])[0] == 'begin',
+            'event recording with a partial schedule: reverse-continue should reach the '
+            'start:\n' + text)
+
+
+def backend_of(ptrev, trace):
+    r = subprocess.run([ptrev, 'info', trace], capture_output=True, text=True)
+    m = re.search(r'^backend: (\S+)', r.stdout, re.M)
+    return m.group(1) if m else None
+
+
 def main():
     ptrev, prog, work = sys.argv[1:4]
     os.makedirs(work, exist_ok=True)
     trace = os.path.join(work, 'rev_threads.ptrev')
-    r = subprocess.run([ptrev, 'record', '-o', trace, prog], capture_output=True, text=True)
+    # PTREV_TEST_BACKEND picks the recorder (auto: PT where there is one,
+    # else the event recorder).
+    backend = os.environ.get('PTREV_TEST_BACKEND', 'auto')
+    r = subprocess.run([ptrev, 'record', '--backend', backend, '-o', trace, prog],
+                       capture_output=True, text=True)
     m = re.search(r'order ([abs]+)', r.stdout)
     if r.returncode != 0 or not m:
         print('FAIL: recording: rc %d\n%s%s' % (r.returncode, r.stdout, r.stderr))
@@ -357,7 +395,15 @@ def main():
     saved_session(c, ptrev, prog, trace, order, pid, tids)
     mixed_session(c, ptrev, prog, trace, order, pid, tids)
     stepping_session(c, ptrev, prog, trace, order, pid, {**tids, 'sig': tids['s']})
-    degraded_sessions(c, ptrev, prog, trace, work)
+    if backend_of(ptrev, trace) == 'event':
+        degraded_event_sessions(c, ptrev, prog, trace, work)
+        sw = os.path.join(work, 'rev_threads_sw.ptrev')
+        r = subprocess.run([ptrev, 'record', '--backend', 'sw', '-o', sw, prog],
+                           capture_output=True, text=True)
+        c.check(r.returncode == 0, 'sw recording: rc %d\n%s' % (r.returncode, r.stderr))
+        degraded_sessions(c, ptrev, prog, sw, work)
+    else:
+        degraded_sessions(c, ptrev, prog, trace, work)
     live_session(c, ptrev, prog)
     print('%d failures' % c.bad)
     return 1 if c.bad else 0

@@ -36,12 +36,16 @@ ALLOWED = {
                          'server/record'],
     'server/record/pt': ['common', 'common/ptrace', 'replay/trace', 'decode',
                          'server/record'],
+    'server/record/event': ['common', 'common/ptrace', 'replay/trace', 'decode',
+                            'server/record'],
     'server/target': ['common', 'common/ptrace', 'replay/trace', 'decode', 'replay',
-                      'server/record', 'server/record/sw', 'server/record/pt'],
+                      'server/record', 'server/record/sw', 'server/record/pt',
+                      'server/record/event'],
     'server/gdb': ['common', 'server/rsp', 'server/target'],
     'server/cli': ['common', 'common/ptrace', 'replay/trace', 'decode', 'replay',
                    'server/rsp', 'server/record', 'server/record/sw',
-                   'server/record/pt', 'server/target', 'server/gdb'],
+                   'server/record/pt', 'server/record/event', 'server/target',
+                   'server/gdb'],
 }
 
 

@@ -1,0 +1,205 @@
+/* A thread's state described by its registers and digests of its vector
+ * registers, its stack and its writable memory (include/ptrev/state_digest.h:
+ * what is covered and why it tells points apart). */
+#include "ptrev/state_digest.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define FNV64_PRIME 0x100000001b3ull
+/* The red zone below rsp, and how far above it the stack is hashed. */
+#define RED_ZONE 128
+#define STACK_ABOVE 65536
+/* fxsave layout: MXCSR at 24, XMM0-15 at 160..415. */
+#define FX_MXCSR 24
+#define FX_XMM0 160
+#define FX_XMM_END 416
+/* Mappings larger than this are reservations far bigger than what the
+ * program touches (sanitizer shadows, language runtimes' arenas): reading
+ * them whole would take seconds to hours. They are left out. */
+#define MAX_MAPPING (256ull << 20)
+
+uint64_t fnv1a64(uint64_t h, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	for (size_t i = 0; i < n; i++) {
+		h ^= b[i];
+		h *= FNV64_PRIME;
+	}
+	return h;
+}
+
+static int fail(char *err, size_t errlen, const char *fmt, const char *what)
+{
+	snprintf(err, errlen, fmt, what, strerror(errno));
+	return -1;
+}
+
+/* XMM0-15 and MXCSR from the thread's FXSAVE image (NT_PRFPREG: the kernel
+ * fills components in their initial state with their initial values). */
+static int vec_hash(pid_t tid, uint64_t *out, char *err, size_t errlen)
+{
+	struct user_fpregs_struct fp;
+	struct iovec iov = {&fp, sizeof fp};
+	if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_PRFPREG, &iov) < 0)
+		return fail(err, errlen, "%s: %s", "vector registers");
+	const uint8_t *b = (const uint8_t *)&fp;
+	uint64_t h = fnv1a64(FNV64_INIT, b + FX_MXCSR, 4);
+	*out = fnv1a64(h, b + FX_XMM0, FX_XMM_END - FX_XMM0);
+	return 0;
+}
+
+/* Hash [lo, hi) of the process's memory into *h. 0, or -1 when a byte of
+ * it cannot be read. */
+static int hash_range(int memfd, uint64_t lo, uint64_t hi, uint64_t *h)
+{
+	enum { CHUNK = 1 << 16 };
+	uint8_t *buf = malloc(CHUNK);
+	if (!buf)
+		return -1;
+	while (lo < hi) {
+		size_t n = hi - lo < CHUNK ? (size_t)(hi - lo) : CHUNK;
+		ssize_t got = pread(memfd, buf, n, (off_t)lo);
+		if (got <= 0) {
+			free(buf);
+			return -1;
+		}
+		*h = fnv1a64(*h, buf, (size_t)got);
+		lo += (uint64_t)got;
+	}
+	free(buf);
+	return 0;
+}
+
+struct mapping {
+	uint64_t start, end;
+	char perms[5];
+	char name[64];
+};
+
+/* The next line of /proc/PID/maps; false at the end. */
+static bool next_mapping(FILE *f, struct mapping *m)
+{
+	char line[4352];
+	if (!fgets(line, sizeof line, f))
+		return false;
+	m->name[0] = '\0';
+	int used = 0;
+	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %4s %*s %*s %*s %n", &m->start, &m->end, m->perms,
+		   &used) < 3)
+		return next_mapping(f, m);
+	if (used > 0)
+		sscanf(line + used, "%63s", m->name);
+	return true;
+}
+
+static FILE *open_maps(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+	return fopen(path, "re");
+}
+
+/* The stack around rsp: from the red zone below it up to STACK_ABOVE
+ * above, within the mapping that holds rsp. */
+static int stack_range(pid_t pid, uint64_t rsp, uint64_t *lo, uint64_t *hi)
+{
+	FILE *f = open_maps(pid);
+	struct mapping m;
+	bool found = false;
+	while (f && !found && next_mapping(f, &m))
+		found = m.start <= rsp && rsp < m.end;
+	if (f)
+		fclose(f);
+	if (!found)
+		return -1;
+	*lo = rsp - RED_ZONE >= m.start ? rsp - RED_ZONE : m.start;
+	*hi = m.end - rsp > STACK_ABOVE ? rsp + STACK_ABOVE : m.end;
+	return 0;
+}
+
+static int memory_hash(pid_t pid, int memfd, uint64_t *bytes, uint64_t *out)
+{
+	FILE *f = open_maps(pid);
+	struct mapping m;
+	uint64_t h = FNV64_INIT, n = 0;
+	if (!f)
+		return -1;
+	while (next_mapping(f, &m)) {
+		if (m.perms[1] != 'w' || m.perms[3] != 'p' || !strcmp(m.name, "[vvar]") ||
+		    !strcmp(m.name, "[vsyscall]") || m.end - m.start > MAX_MAPPING)
+			continue;
+		if (hash_range(memfd, m.start, m.end, &h) < 0) {
+			fclose(f);
+			return -1;
+		}
+		n += m.end - m.start;
+	}
+	fclose(f);
+	*bytes = n;
+	*out = h;
+	return 0;
+}
+
+static int stack_hash(pid_t pid, int memfd, uint64_t rsp, struct state_digest *d)
+{
+	d->stack_hash = FNV64_INIT;
+	if (stack_range(pid, rsp, &d->stack_lo, &d->stack_hi) < 0) {
+		/* rsp outside any mapping (a program that uses rsp for
+		 * something else): nothing to hash there. */
+		d->stack_lo = d->stack_hi = rsp;
+		return 0;
+	}
+	return hash_range(memfd, d->stack_lo, d->stack_hi, &d->stack_hash);
+}
+
+int state_digest_take(pid_t pid, pid_t tid, int memfd, const struct user_regs_struct *regs,
+		      struct state_digest *out, char *err, size_t errlen)
+{
+	memset(out, 0, sizeof *out);
+	if (vec_hash(tid, &out->vec_hash, err, errlen) < 0)
+		return -1;
+	if (stack_hash(pid, memfd, regs->rsp, out) < 0)
+		return fail(err, errlen, "%s: %s", "the stack cannot be read");
+	if (memory_hash(pid, memfd, &out->mem_bytes, &out->mem_hash) < 0)
+		return fail(err, errlen, "%s: %s", "the memory cannot be read");
+	return 0;
+}
+
+/* The registers as compared: RF and TF left out of eflags, orig_rax out. */
+static bool same_regs(const struct user_regs_struct *a, const struct user_regs_struct *b)
+{
+	struct user_regs_struct x = *a, y = *b;
+	x.eflags &= ~0x10100ull;
+	y.eflags &= ~0x10100ull;
+	x.orig_rax = y.orig_rax = 0;
+	return memcmp(&x, &y, sizeof x) == 0;
+}
+
+int state_digest_matches(pid_t pid, pid_t tid, int memfd, const struct user_regs_struct *regs,
+			 const struct user_regs_struct *want_regs, const struct state_digest *want,
+			 char *err, size_t errlen)
+{
+	struct state_digest d;
+	if (!same_regs(regs, want_regs))
+		return 0;
+	if (vec_hash(tid, &d.vec_hash, err, errlen) < 0)
+		return -1;
+	if (d.vec_hash != want->vec_hash)
+		return 0;
+	if (stack_hash(pid, memfd, regs->rsp, &d) < 0)
+		return fail(err, errlen, "%s: %s", "the stack cannot be read");
+	if (d.stack_lo != want->stack_lo || d.stack_hi != want->stack_hi ||
+	    d.stack_hash != want->stack_hash)
+		return 0;
+	if (memory_hash(pid, memfd, &d.mem_bytes, &d.mem_hash) < 0)
+		return fail(err, errlen, "%s: %s", "the memory cannot be read");
+	return d.mem_bytes == want->mem_bytes && d.mem_hash == want->mem_hash;
+}

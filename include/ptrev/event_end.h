@@ -1,0 +1,31 @@
+/* The state at the end of an event recording, before its history is made:
+ * the recording re-executed natively (every thread in the recorded order)
+ * up to where it ended and held there, just before the program's end
+ * (its exit_group, or the fatal signal of a crash), so that gdb can look
+ * at every thread's registers and all memory at once. Quick: the program
+ * runs at about native speed between its events. */
+#ifndef PTREV_EVENT_END_H
+#define PTREV_EVENT_END_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "ptrev/amd64_regfile.h"
+#include "ptrev/trace_file.h"
+
+struct event_end;
+
+/* Re-execute td (an event recording, borrowed) to its end. NULL with err
+ * when it cannot be (the replay diverged, the program cannot start). */
+struct event_end *event_end_open(const struct trace_data *td, char *err, size_t errlen);
+void event_end_close(struct event_end *ee);
+
+/* The recorded threads that still exist at the end; *ids malloc'ed. */
+size_t event_end_threads(struct event_end *ee, pid_t **ids);
+/* Registers of recorded thread tid at the end (a thread inside a syscall
+ * there shows the registers of its entry). 0, or -1. */
+int event_end_registers(struct event_end *ee, pid_t tid, struct amd64_regfile *rf);
+/* Memory at the end. Bytes read, or -1. */
+ssize_t event_end_read(struct event_end *ee, uint64_t addr, void *buf, size_t len);
+
+#endif

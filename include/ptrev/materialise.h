@@ -1,0 +1,48 @@
+/* Making the history of an event recording (docs/trace-format.md, "Event
+ * recordings"): the recording is re-executed (every thread in the recorded
+ * order, every event met where the recording says) with every instruction
+ * single-stepped and encoded as the sw backend encodes it, so the result is
+ * the recording the sw backend would have made of the same execution: the
+ * same META, sideband and events with positions in instructions, a PT
+ * stream per thread, SCHED runs in instructions, END. For a deterministic
+ * program it decodes to exactly the instructions the sw backend records.
+ * Everything downstream (history index, timeline, replayer, decode,
+ * btrace) then works on it as on an sw recording. */
+#ifndef PTREV_MATERIALISE_H
+#define PTREV_MATERIALISE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ptrev/trace_file.h"
+
+struct materialise_stats {
+	uint64_t instructions;  /* stepped, all threads */
+	uint64_t stops;         /* ptrace stops it took */
+	uint64_t ns;            /* how long it took */
+	bool cut_short;         /* the thread order ended before the program
+	                           did (a recorder stopped early): the history
+	                           ends there */
+};
+
+/* One or two lines on stderr: how much history was made and how long
+ * it took; whether it ends before the program did. */
+void materialise_say_made(const struct materialise_stats *st);
+
+/* Is td an event recording whose positions still count events (its
+ * history not made yet)? */
+bool materialise_needed(const struct trace_data *td);
+
+/* Re-execute ev and write the recording with its history to w (a file, or
+ * a writer keeping it in memory). 0, or -1 with err (the replay diverged,
+ * the program cannot be started again, ...). st may be NULL. */
+int materialise(const struct trace_data *ev, struct trace_writer *w,
+		struct materialise_stats *st, char *err, size_t errlen);
+
+/* The same into memory: *out is the recording with its history (free it
+ * with trace_data_free). */
+int materialise_to_memory(const struct trace_data *ev, struct trace_data *out,
+			  struct materialise_stats *st, char *err, size_t errlen);
+
+#endif

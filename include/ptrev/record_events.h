@@ -1,0 +1,33 @@
+/* Events every recorder writes the same way, whatever runs the program:
+ * a syscall with the memory it wrote, read back from the process after it
+ * returned, and the frame the kernel wrote on the stack for a signal
+ * handler. (The sw backend, which single-steps, and the event backend,
+ * which runs natively between events, both write these.) */
+#ifndef PTREV_RECORD_EVENTS_H
+#define PTREV_RECORD_EVENTS_H
+
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/user.h>
+
+#include "ptrev/syscall_log.h"
+#include "ptrev/trace_file.h"
+
+/* Write the SYSCALL record of the syscall whose entry registers are entry
+ * (number in orig_rax for a syscall-entry stop, rax before a single step:
+ * nr says which), that returned result, at position pos of thread tid; the
+ * memory it wrote (syscall_log.h) is read back with read_mem. 0, or -1
+ * when the writer failed. */
+int record_syscall(struct trace_writer *w, pid_t tid, uint64_t pos, uint64_t nr,
+		   const struct user_regs_struct *entry, int64_t result, sc_read_fn read_mem,
+		   void *ctx);
+
+/* Write the SIGFRAME record of the handler that thread tid just entered
+ * with stack pointer rsp (the signal's position pos): the rt_sigframe and
+ * the FPU/XSAVE area above it, read with read_mem. A frame that cannot be
+ * read is left out (a replay then uses its own). 0, or -1 when the writer
+ * failed. */
+int record_sigframe(struct trace_writer *w, pid_t tid, uint64_t pos, uint64_t rsp,
+		    sc_read_fn read_mem, void *ctx);
+
+#endif

@@ -1,0 +1,73 @@
+/* A thread's state at a point no event marks, in a form two processes can
+ * compare: how the event recorder describes the place where it stopped a
+ * thread (to deliver a signal to a thread that makes no syscall, or to let
+ * another thread run: a STATE record), and how a replay recognises that
+ * place again.
+ *
+ * The description: all general registers (the next instruction at rip),
+ * and 64-bit FNV-1a digests of XMM0-15 and MXCSR, of the stack from 128
+ * bytes below rsp (the red zone) up to 64 KiB above it (within its
+ * mapping), and of every writable private mapping's bytes in address
+ * order ([vvar] and [vsyscall] excepted; shared mappings are left out:
+ * another process may change them; so are mappings larger than 256 MiB,
+ * reservations far bigger than what a program touches, such as sanitizer
+ * shadows, which would take seconds to hours to read).
+ *
+ * A replay arms a hardware breakpoint at rip after the thread's previous
+ * event and stops at the first hit whose state matches, cheapest first
+ * (registers, vectors, stack, all memory).
+ *
+ * Why that is sound: between two events the thread executes
+ * deterministically (no syscall, signal or rdtsc in between: those are
+ * events), and with one thread on the CPU at a time nothing else changes
+ * its memory, so the sequence of states it passes through is the same in
+ * the recording and in the replay. The first state in that sequence equal
+ * to the recorded one is the recorded point unless an earlier state is
+ * equal to it in everything the description covers. Two such states either
+ * differ only where the description does not look (x87 registers, the
+ * upper halves of vector registers, the contents of shared memory, of
+ * mappings larger than 256 MiB or of the kernel's own structures) or are
+ * the same state, in which case the
+ * thread was in a loop that changes nothing and either choice continues
+ * identically (the history then shows fewer iterations of that loop than
+ * the recording ran). Digests collide with a chance of about 2^-64.
+ *
+ * What it costs: the recorder reads all writable memory once per point
+ * (milliseconds for tens of megabytes). A replay traps at every execution
+ * of rip between the previous event and the point: cheap when rip is
+ * outside a hot loop, one trap (~25 us here) per iteration inside one. */
+#ifndef PTREV_STATE_DIGEST_H
+#define PTREV_STATE_DIGEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/user.h>
+
+#define FNV64_INIT 0xcbf29ce484222325ull
+uint64_t fnv1a64(uint64_t h, const void *p, size_t n);
+
+struct state_digest {
+	uint64_t vec_hash;
+	uint64_t stack_lo, stack_hi;
+	uint64_t stack_hash;
+	uint64_t mem_bytes;
+	uint64_t mem_hash;
+};
+
+/* Describe thread tid of process pid (stopped under ptrace, registers
+ * regs). memfd: /proc/PID/mem open for reading. 0, or -1 with err. */
+int state_digest_take(pid_t pid, pid_t tid, int memfd, const struct user_regs_struct *regs,
+		      struct state_digest *out, char *err, size_t errlen);
+
+/* Does thread tid (stopped, registers regs) stand where want_regs and want
+ * describe? Registers are compared as a replay has them: the resume and
+ * trap flags and orig_rax are not compared (a breakpoint hit sets RF, and
+ * orig_rax says only how the thread last entered the kernel). 1 yes, 0 no,
+ * -1 when the state cannot be read (err). */
+int state_digest_matches(pid_t pid, pid_t tid, int memfd, const struct user_regs_struct *regs,
+			 const struct user_regs_struct *want_regs, const struct state_digest *want,
+			 char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,407 @@
+/* Event replay: running one thread on to its next event and through it.
+ * Between two events the thread runs its own code deterministically, at
+ * native speed (a run to the next syscall entry or signal; a STATE point
+ * found with a hardware breakpoint at its PC, the state compared at every
+ * hit) or single-stepped, each completed instruction handed to the
+ * observer, which is how the history is made. What it meets must be the
+ * recorded event; anything else is a divergence, reported with where. */
+#include "event_replay.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "ptrev/debugregs.h"
+#include "ptrev/state_digest.h"
+
+enum stop_kind { AT_SYSCALL, AT_SIGNAL, AT_STATE };
+
+struct stop {
+	enum stop_kind kind;
+	int sig;                     /* AT_SIGNAL */
+	siginfo_t si;
+	struct user_regs_struct regs;
+};
+
+static bool stepping(const struct erp *e)
+{
+	return e->obs != NULL;
+}
+
+/* Is t where the STATE record st says (state_digest.h)? 1, 0, or -1. */
+static int at_state(struct erp *e, struct erp_thread *t, const struct trace_state *st,
+		    const struct user_regs_struct *regs)
+{
+	struct user_regs_struct want;
+	memcpy(&want, st->regs, sizeof want);
+	if (regs->rip != want.rip)
+		return 0;
+	struct state_digest d = {st->vec_hash, st->stack_lo, st->stack_hi, st->stack_hash,
+				 st->mem_bytes, st->mem_hash};
+	/* Registers first, without a syscall: most hits stop there. */
+	struct user_regs_struct a = *regs, b = want;
+	a.eflags &= ~0x10100ull;
+	b.eflags &= ~0x10100ull;
+	a.orig_rax = b.orig_rax = 0;
+	if (memcmp(&a, &b, sizeof a) != 0)
+		return 0;
+	char why[256];
+	int m = state_digest_matches(e->pid, t->tid, e->memfd, regs, &want, &d, why, sizeof why);
+	if (m < 0)
+		return erp_fail(e, "thread %d: %s", (int)t->rec_tid, why);
+	return m;
+}
+
+/* A completed or partly completed (REP) instruction for the observer. */
+static int report_insn(struct erp *e, struct erp_thread *t, uint64_t ip,
+		       const struct insn_info *info, uint64_t next)
+{
+	if (e->obs->insn(e, t, ip, info, next) < 0)
+		return -1;
+	if (!(info->kind == INSN_OTHER && next == ip))
+		t->insns++;
+	return 0;
+}
+
+/* Single-step t until its next stop of interest: the entry of a syscall,
+ * a signal (the instruction that raised it not completed), or the STATE
+ * point st (when given). */
+static int step_to_stop(struct erp *e, struct erp_thread *t, const struct trace_state *st,
+			struct stop *out)
+{
+	struct insn_info info;
+	int ws;
+	for (;;) {
+		if (erp_get_regs(e, t, &out->regs) < 0)
+			return -1;
+		uint64_t ip = out->regs.rip;
+		if (st) {
+			int m = at_state(e, t, st, &out->regs);
+			if (m < 0)
+				return -1;
+			if (m) {
+				out->kind = AT_STATE;
+				return 0;
+			}
+		}
+		if (erp_classify(e, ip, &info) < 0)
+			return -1;
+		if (info.kind == INSN_SYSCALL) {
+			/* Never step into a syscall: stop at its entry. */
+			if (erp_resume(e, t, PTRACE_SYSCALL, 0, &ws) < 0)
+				return -1;
+		} else if (erp_resume(e, t, PTRACE_SINGLESTEP, 0, &ws) < 0) {
+			return -1;
+		}
+		if (WSTOPSIG(ws) == (SIGTRAP | 0x80)) {
+			out->kind = AT_SYSCALL;
+			return erp_get_regs(e, t, &out->regs);
+		}
+		siginfo_t si;
+		memset(&si, 0, sizeof si);
+		ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &si);
+		if (WSTOPSIG(ws) == SIGTRAP && si.si_code != SI_KERNEL && si.si_code > 0) {
+			struct user_regs_struct now;
+			if (erp_get_regs(e, t, &now) < 0 || report_insn(e, t, ip, &info, now.rip) < 0)
+				return -1;
+			continue;
+		}
+		out->kind = AT_SIGNAL;
+		out->sig = WSTOPSIG(ws);
+		out->si = si;
+		return erp_get_regs(e, t, &out->regs);
+	}
+}
+
+/* Native: on to the next syscall entry or signal. */
+static int run_to_stop(struct erp *e, struct erp_thread *t, struct stop *out)
+{
+	int ws;
+	if (erp_resume(e, t, PTRACE_SYSCALL, 0, &ws) < 0)
+		return -1;
+	out->kind = WSTOPSIG(ws) == (SIGTRAP | 0x80) ? AT_SYSCALL : AT_SIGNAL;
+	out->sig = WSTOPSIG(ws);
+	memset(&out->si, 0, sizeof out->si);
+	ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &out->si);
+	return erp_get_regs(e, t, &out->regs);
+}
+
+/* Native: on to the STATE point, with a hardware breakpoint at its PC and
+ * the state compared at every hit (the point itself may be where t
+ * stands already). */
+static int run_to_state(struct erp *e, struct erp_thread *t, const struct trace_state *st,
+			struct stop *out)
+{
+	uint64_t pc = st->regs[16]; /* rip */
+	int ws, m;
+	if (erp_get_regs(e, t, &out->regs) < 0 || (m = at_state(e, t, st, &out->regs)) < 0)
+		return -1;
+	if (m) {
+		out->kind = AT_STATE;
+		return 0;
+	}
+	if (inf_dr_write(t->tid, 0, pc) < 0 || inf_dr_write(t->tid, 7, 1) < 0)
+		return erp_fail(e, "thread %d: no hardware breakpoint for its STATE point",
+				(int)t->rec_tid);
+	for (;;) {
+		if (erp_resume(e, t, PTRACE_SYSCALL, 0, &ws) < 0)
+			return -1;
+		if (WSTOPSIG(ws) != SIGTRAP || erp_get_regs(e, t, &out->regs) < 0 ||
+		    out->regs.rip != pc) {
+			inf_dr_write(t->tid, 7, 0);
+			return erp_fail(e, "replay diverged in thread %d before its event %zu (a STATE "
+					"point at %#llx): %s", (int)t->rec_tid, t->next,
+					(unsigned long long)pc,
+					WSTOPSIG(ws) == (SIGTRAP | 0x80) ? "a syscall came first"
+									  : "a signal came first");
+		}
+		inf_dr_clear_dr6(t->tid);
+		if ((m = at_state(e, t, st, &out->regs)) < 0)
+			return -1;
+		if (m)
+			break;
+	}
+	inf_dr_write(t->tid, 7, 0);
+	/* Arrived by a hit, RF is set: the recorded thread had none. */
+	out->regs.eflags &= ~0x10000ull;
+	out->kind = AT_STATE;
+	return erp_set_regs(e, t, &out->regs);
+}
+
+static const char *stop_name(const struct stop *s, char *buf, size_t len)
+{
+	if (s->kind == AT_SYSCALL)
+		snprintf(buf, len, "syscall %llu at %#llx", (unsigned long long)s->regs.orig_rax,
+			 (unsigned long long)s->regs.rip - 2);
+	else
+		snprintf(buf, len, "signal %d at %#llx", s->sig, (unsigned long long)s->regs.rip);
+	return buf;
+}
+
+static int diverged(struct erp *e, struct erp_thread *t, const char *want, const struct stop *s)
+{
+	char got[96];
+	return erp_fail(e, "replay diverged in thread %d before its event %zu (%s): %s came first",
+			(int)t->rec_tid, t->next, want, stop_name(s, got, sizeof got));
+}
+
+/* On to the next stop of interest, stepped or native. */
+static int to_stop(struct erp *e, struct erp_thread *t, const struct trace_state *st,
+		   struct stop *out)
+{
+	if (stepping(e))
+		return step_to_stop(e, t, st, out);
+	return st ? run_to_state(e, t, st, out) : run_to_stop(e, t, out);
+}
+
+static int event_here(struct erp *e, struct erp_thread *t)
+{
+	return stepping(e) ? e->obs->event(e, t, t->next) : 0;
+}
+
+/* The program is about to end (exit_group, a fatal signal in t): every
+ * other thread's history ends where it stands. */
+static int end_others(struct erp *e, struct erp_thread *t)
+{
+	for (size_t i = 0; i < e->nthreads; i++)
+		if (&e->threads[i] != t && erp_end_here(e, &e->threads[i]) < 0)
+			return -1;
+	return 0;
+}
+
+/* The syscall of event next, t at its entry: completed. */
+static int complete_syscall(struct erp *e, struct erp_thread *t, const struct user_regs_struct *entry)
+{
+	const struct trace_syscall *s = t->ev[t->next].rec;
+	struct insn_info info;
+	uint64_t ip = entry->rip - 2;
+	if (stepping(e) && erp_classify(e, ip, &info) < 0)
+		return -1;
+	if (s->nr == SYS_exit_group && end_others(e, t) < 0)
+		return -1;
+	if (erp_syscall(e, t, s, entry) < 0)
+		return -1;
+	t->at_entry = false;
+	t->next++;
+	if (!stepping(e))
+		return 0;
+	if (t->gone || e->exited) {
+		t->ended = true;
+		return report_insn(e, t, ip, &info, 0) < 0 ? -1 : e->obs->end(e, t, 0);
+	}
+	struct user_regs_struct now;
+	if (erp_get_regs(e, t, &now) < 0)
+		return -1;
+	return report_insn(e, t, ip, &info, now.rip);
+}
+
+static int syscall_event(struct erp *e, struct erp_thread *t, bool to_point)
+{
+	struct stop s;
+	const struct trace_syscall *sc = t->ev[t->next].rec;
+	if (to_stop(e, t, NULL, &s) < 0)
+		return -1;
+	if (s.kind != AT_SYSCALL || s.regs.orig_rax != sc->nr)
+		return diverged(e, t, "a syscall", &s);
+	if (event_here(e, t) < 0)
+		return -1;
+	t->at_entry = true;
+	return to_point ? 0 : complete_syscall(e, t, &s.regs);
+}
+
+static int rdtsc_event(struct erp *e, struct erp_thread *t)
+{
+	const struct trace_rdtsc *r = t->ev[t->next].rec;
+	struct stop s;
+	struct insn_info info;
+	uint8_t b[3] = {0};
+	if (to_stop(e, t, NULL, &s) < 0)
+		return -1;
+	uint64_t ip = s.regs.rip;
+	pread(e->memfd, b, sizeof b, (off_t)ip);
+	int len = b[0] == 0x0f && b[1] == 0x31 ? 2 : b[0] == 0x0f && b[1] == 0x01 && b[2] == 0xf9 ? 3 : 0;
+	if (s.kind != AT_SIGNAL || s.sig != SIGSEGV || s.si.si_code != SI_KERNEL || !len ||
+	    (len == 3) != r->is_rdtscp)
+		return diverged(e, t, "rdtsc", &s);
+	if (event_here(e, t) < 0 || (stepping(e) && erp_classify(e, ip, &info) < 0))
+		return -1;
+	s.regs.rax = (uint32_t)r->value;
+	s.regs.rdx = r->value >> 32;
+	if (r->is_rdtscp)
+		s.regs.rcx = r->aux;
+	s.regs.rip += (uint64_t)len;
+	s.regs.eflags &= ~0x10000ull; /* the CPU clears RF after the instruction */
+	if (erp_set_regs(e, t, &s.regs) < 0)
+		return -1;
+	t->next++;
+	return stepping(e) ? report_insn(e, t, ip, &info, s.regs.rip) : 0;
+}
+
+static int signal_event(struct erp *e, struct erp_thread *t, bool to_point)
+{
+	const struct trace_signal *g = t->ev[t->next].rec;
+	struct stop s;
+	bool fault = false;
+	switch (g->where) {
+	case TRACE_SIG_SYNC:
+		/* It recurs by itself: the thread's own instruction raises it. */
+		if (to_stop(e, t, NULL, &s) < 0)
+			return -1;
+		if (s.kind != AT_SIGNAL || s.sig != g->signo)
+			return diverged(e, t, "a signal of its own", &s);
+		fault = true;
+		break;
+	case TRACE_SIG_BEFORE_SYSCALL:
+		/* The thread runs on to its next syscall, whose entry is
+		 * undone: the signal comes before it. */
+		if (to_stop(e, t, NULL, &s) < 0)
+			return -1;
+		if (s.kind != AT_SYSCALL)
+			return diverged(e, t, "the syscall a signal came before", &s);
+		if (erp_undo_entry(e, t, &s.regs) < 0 || erp_get_regs(e, t, &s.regs) < 0)
+			return -1;
+		break;
+	default:
+		/* Right where the thread stands, after its previous event. */
+		if (erp_get_regs(e, t, &s.regs) < 0)
+			return -1;
+		break;
+	}
+	if (to_point) {
+		t->at_signal = true; /* stands where it is taken, not delivered */
+		return 0;
+	}
+	if (event_here(e, t) < 0 || (stepping(e) && e->obs->interrupt(e, t, s.regs.rip) < 0))
+		return -1;
+	if (!g->handler_ip && end_others(e, t) < 0)
+		return -1;
+	if (erp_deliver(e, t, g, fault) < 0)
+		return -1;
+	t->next++;
+	if (stepping(e) && !g->handler_ip) {
+		t->ended = true;
+		return e->obs->end(e, t, s.regs.rip);
+	}
+	return 0;
+}
+
+static int state_event(struct erp *e, struct erp_thread *t)
+{
+	struct stop s;
+	if (to_stop(e, t, t->ev[t->next].rec, &s) < 0)
+		return -1;
+	if (s.kind != AT_STATE)
+		return diverged(e, t, "a STATE point", &s);
+	if (event_here(e, t) < 0)
+		return -1;
+	t->next++;
+	return 0;
+}
+
+int erp_advance(struct erp *e, struct erp_thread *t, bool to_point)
+{
+	if (t->gone || e->exited)
+		return erp_fail(e, "thread %d ended before its event %zu", (int)t->rec_tid, t->next);
+	if (t->at_signal)
+		return erp_fail(e, "thread %d stands at its last signal", (int)t->rec_tid);
+	if (t->at_entry) {
+		if (to_point)
+			return 0;
+		struct user_regs_struct entry;
+		if (erp_get_regs(e, t, &entry) < 0)
+			return -1;
+		return complete_syscall(e, t, &entry);
+	}
+	if (t->next >= t->nev)
+		return erp_fail(e, "thread %d has no event %zu", (int)t->rec_tid, t->next);
+	switch (t->ev[t->next].kind) {
+	case ERP_SYSCALL:
+		return syscall_event(e, t, to_point);
+	case ERP_RDTSC:
+		return rdtsc_event(e, t);
+	case ERP_SIGNAL:
+		return signal_event(e, t, to_point);
+	case ERP_STATE:
+		return state_event(e, t);
+	}
+	return erp_fail(e, "unknown event");
+}
+
+int erp_advance_to_unrecorded(struct erp *e, struct erp_thread *t)
+{
+	struct stop s;
+	if (to_stop(e, t, NULL, &s) < 0)
+		return -1;
+	if (s.kind != AT_SYSCALL)
+		return diverged(e, t, "the syscall the recording ended in", &s);
+	t->in_unrecorded = true;
+	return 0;
+}
+
+int erp_end_here(struct erp *e, struct erp_thread *t)
+{
+	struct user_regs_struct regs;
+	if (!stepping(e) || !t->started || t->ended)
+		return 0;
+	t->ended = true;
+	if (t->at_entry && !t->gone && !e->exited) {
+		/* Cut short at the entry of a syscall (the thread order ends
+		 * there): its instruction ran, the syscall did not return. As
+		 * a recording that ends with the thread in a syscall: the
+		 * instruction is its last, in a run of its own at the end. */
+		struct insn_info info;
+		if (erp_get_regs(e, t, &regs) < 0 || erp_classify(e, regs.rip - 2, &info) < 0 ||
+		    report_insn(e, t, regs.rip - 2, &info, 0) < 0 ||
+		    e->obs->run(e, t, t->insns - 1, 1) < 0)
+			return -1;
+	}
+	if (t->at_entry || t->in_unrecorded || t->gone || e->exited)
+		return e->obs->end(e, t, 0);
+	if (erp_get_regs(e, t, &regs) < 0)
+		return -1;
+	return e->obs->end(e, t, regs.rip);
+}

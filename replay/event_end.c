@@ -1,0 +1,86 @@
+/* The state at the end of an event recording, before its history is made
+ * (include/ptrev/event_end.h): a native event replay held before the
+ * program's end. */
+#include "ptrev/event_end.h"
+
+#include <elf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "event_replay.h"
+
+struct event_end {
+	struct erp e;
+};
+
+struct event_end *event_end_open(const struct trace_data *td, char *err, size_t errlen)
+{
+	struct event_end *ee = calloc(1, sizeof *ee);
+	if (!ee) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	if (erp_replay_all(&ee->e, td, NULL, true) < 0) {
+		snprintf(err, errlen, "%s", ee->e.why);
+		event_end_close(ee);
+		return NULL;
+	}
+	return ee;
+}
+
+void event_end_close(struct event_end *ee)
+{
+	if (!ee)
+		return;
+	erp_free(&ee->e);
+	free(ee);
+}
+
+size_t event_end_threads(struct event_end *ee, pid_t **ids)
+{
+	size_t n = 0;
+	*ids = malloc((ee->e.nthreads ? ee->e.nthreads : 1) * sizeof **ids);
+	for (size_t i = 0; *ids && i < ee->e.nthreads; i++)
+		if (ee->e.threads[i].tid && !ee->e.threads[i].gone)
+			(*ids)[n++] = ee->e.threads[i].rec_tid;
+	return n;
+}
+
+int event_end_registers(struct event_end *ee, pid_t tid, struct amd64_regfile *rf)
+{
+	struct erp_thread *t = erp_thread_rec(&ee->e, tid);
+	memset(rf, 0, sizeof *rf);
+	if (!t || !t->tid || t->gone || ee->e.exited)
+		return -1;
+	if (ptrace(PTRACE_GETREGS, t->tid, NULL, &rf->gpr) < 0)
+		return -1;
+	if (t->at_entry && t->next < t->nev && t->ev[t->next].kind == ERP_SYSCALL) {
+		/* Held at the entry of the syscall that ends it (the exit,
+		 * or the last one a cut-short thread order reaches): the
+		 * syscall instruction has run (rip past it, rcx and r11 as it
+		 * set them: the end of an sw recording's history too), the
+		 * syscall has not. rax is what the program put there; the
+		 * -ENOSYS the kernel shows at a syscall entry is not the
+		 * program's. */
+		rf->gpr.rax = rf->gpr.orig_rax;
+	}
+	struct iovec iov = {rf->xsave, sizeof rf->xsave};
+	if (ptrace(PTRACE_GETREGSET, t->tid, (void *)NT_X86_XSTATE, &iov) < 0)
+		return -1;
+	rf->xsave_len = iov.iov_len;
+	rf->xcr0 = amd64_xcr0_from_xsave(rf->xsave, rf->xsave_len);
+	return 0;
+}
+
+ssize_t event_end_read(struct event_end *ee, uint64_t addr, void *buf, size_t len)
+{
+	if (ee->e.exited || ee->e.memfd < 0)
+		return -1;
+	ssize_t n = pread(ee->e.memfd, buf, len, (off_t)addr);
+	return n > 0 ? n : -1;
+}

@@ -1,0 +1,357 @@
+/* Event replay: the replay process. Its threads (each recorded thread is
+ * created again at its recorded clone, under another tid, and told its
+ * recorded one), waiting for one thread's next stop, the syscalls a thread
+ * meets (emulated or run, replay/sys_replay.h; a clone creates the thread,
+ * an exit ends it), the recorded signals delivered with their recorded
+ * siginfo and frame, and the classification of the instructions a stepped
+ * run executes. */
+#include "event_replay.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <linux/sched.h>
+
+#include "ptrev/ptrace_wait.h"
+#include "sys_replay.h"
+
+#define ICACHE_SIZE 4096
+
+struct erp_icache {
+	uint64_t ip[ICACHE_SIZE];
+	struct insn_info info[ICACHE_SIZE];
+	bool valid[ICACHE_SIZE];
+};
+
+int erp_launch(struct erp *e)
+{
+	const char *v = trace_meta(e->td, "vdso");
+	if (relaunch_read(&e->start, e->td, e->why, sizeof e->why) < 0 ||
+	    relaunch_start(&e->start, v && strcmp(v, "hidden") == 0, &e->pid, &e->memfd, e->why,
+			   sizeof e->why) < 0)
+		return -1;
+	/* The first thread is the one the recording starts with. */
+	struct erp_thread *t = &e->threads[0];
+	t->tid = e->pid;
+	return 0;
+}
+
+/* Wait until every thread of this replay is reaped. Only its own tids:
+ * the server may hold other traced processes (the end state of the same
+ * recording, kept stopped), and waiting for any child would wait for
+ * them too. A thread stopped at a ptrace stop when the group dies is
+ * woken by the kernel's SIGKILL; one already reaped answers ECHILD. */
+void erp_reap(struct erp *e)
+{
+	int st;
+	for (size_t i = 0; i < e->nthreads; i++) {
+		struct erp_thread *t = &e->threads[i];
+		if (!t->tid || t->tid == e->pid)
+			continue;
+		while (ptrace_waitpid(t->tid, &st, __WALL) > 0 && !WIFEXITED(st) && !WIFSIGNALED(st))
+			;
+		t->gone = true;
+	}
+	while (e->pid && ptrace_waitpid(e->pid, &st, __WALL) > 0 && !WIFEXITED(st) &&
+	       !WIFSIGNALED(st))
+		;
+	for (size_t i = 0; i < e->nthreads; i++)
+		e->threads[i].gone = true;
+	e->exited = true;
+}
+
+void erp_kill(struct erp *e)
+{
+	if (e->pid && !e->exited) {
+		kill(e->pid, SIGKILL);
+		erp_reap(e);
+	}
+	e->exited = true;
+	if (e->memfd >= 0)
+		close(e->memfd);
+	e->memfd = -1;
+}
+
+int erp_get_regs(struct erp *e, struct erp_thread *t, struct user_regs_struct *regs)
+{
+	if (ptrace(PTRACE_GETREGS, t->tid, NULL, regs) < 0)
+		return erp_fail(e, "replay thread %d: registers: %s", (int)t->tid, strerror(errno));
+	return 0;
+}
+
+int erp_set_regs(struct erp *e, struct erp_thread *t, const struct user_regs_struct *regs)
+{
+	if (ptrace(PTRACE_SETREGS, t->tid, NULL, regs) < 0)
+		return erp_fail(e, "replay thread %d: set registers: %s", (int)t->tid,
+				strerror(errno));
+	return 0;
+}
+
+int erp_resume(struct erp *e, struct erp_thread *t, int req, int sig, int *st)
+{
+	if (ptrace(req, t->tid, NULL, (void *)(long)sig) < 0 || ptrace_wait_task(t->tid, st) < 0)
+		return erp_fail(e, "replay thread %d: %s", (int)t->tid, strerror(errno));
+	e->stops++;
+	if (WIFEXITED(*st) || WIFSIGNALED(*st)) {
+		t->gone = true;
+		return erp_fail(e, "the replay of thread %d ended unexpectedly after its event %zu "
+				"(%s %d)", (int)t->rec_tid, t->next,
+				WIFEXITED(*st) ? "exit" : "signal",
+				WIFEXITED(*st) ? WEXITSTATUS(*st) : WTERMSIG(*st));
+	}
+	return 0;
+}
+
+/* ---- classification ---- */
+
+int erp_classify(struct erp *e, uint64_t ip, struct insn_info *out)
+{
+	if (!e->icache && !(e->icache = calloc(1, sizeof *e->icache)))
+		return erp_fail(e, "out of memory");
+	size_t slot = (ip ^ (ip >> 12)) % ICACHE_SIZE;
+	if (e->icache->valid[slot] && e->icache->ip[slot] == ip) {
+		*out = e->icache->info[slot];
+		return 0;
+	}
+	uint8_t code[16];
+	ssize_t n = pread(e->memfd, code, sizeof code, (off_t)ip);
+	if (n <= 0 || insn_classify(code, (size_t)n, ip, out) < 0)
+		return erp_fail(e, "cannot decode the instruction at %#llx", (unsigned long long)ip);
+	e->icache->ip[slot] = ip;
+	e->icache->info[slot] = *out;
+	e->icache->valid[slot] = true;
+	return 0;
+}
+
+void erp_icache_clear(struct erp *e)
+{
+	if (e->icache)
+		memset(e->icache->valid, 0, sizeof e->icache->valid);
+}
+
+/* ---- syscalls ---- */
+
+/* Where a new thread's clone wants its tid written, as the kernel did in
+ * the recording (CLONE_PARENT_SETTID, CLONE_CHILD_SETTID). */
+static int clone_tid_addresses(struct erp *e, const struct trace_syscall *s, uint64_t *ptid,
+			       uint64_t *ctid)
+{
+	uint64_t flags;
+	*ptid = *ctid = 0;
+	if (s->nr == SYS_clone) {
+		flags = s->args[0];
+		if (flags & CLONE_PARENT_SETTID)
+			*ptid = s->args[2];
+		if (flags & CLONE_CHILD_SETTID)
+			*ctid = s->args[3];
+	} else {
+		uint64_t ca[4]; /* struct clone_args: flags, pidfd, child_tid, parent_tid */
+		if (pread(e->memfd, ca, sizeof ca, (off_t)s->args[0]) != (ssize_t)sizeof ca)
+			return erp_fail(e, "clone3: cannot read its arguments");
+		flags = ca[0];
+		if (flags & CLONE_PARENT_SETTID)
+			*ptid = ca[3];
+		if (flags & CLONE_CHILD_SETTID)
+			*ctid = ca[2];
+	}
+	if (!(flags & CLONE_THREAD) || !(flags & CLONE_VM))
+		return erp_fail(e, "syscall %llu at event %llu makes a new process, which cannot be "
+				"replayed yet", (unsigned long long)s->nr,
+				(unsigned long long)s->pos);
+	return 0;
+}
+
+/* The clone runs for real: the new thread exists in the replay too, under
+ * another tid; the program is told the recorded one everywhere the kernel
+ * told it. */
+static int do_clone(struct erp *e, struct erp_thread *t, const struct trace_syscall *s,
+		    const struct user_regs_struct *entry)
+{
+	uint64_t ptid, ctid;
+	int st;
+	struct erp_thread *c = erp_thread_rec(e, (pid_t)s->result);
+	if (s->result <= 0)
+		return sys_replay_do(&(struct sys_replay){e->td, t->tid, e->memfd, false, &e->stops,
+							  e->why, sizeof e->why}, s, entry);
+	if (!c)
+		return erp_fail(e, "thread %lld, made by the clone at event %llu of thread %d, has "
+				"no events in the recording", (long long)s->result,
+				(unsigned long long)s->pos, (int)t->rec_tid);
+	if (clone_tid_addresses(e, s, &ptid, &ctid) < 0)
+		return -1;
+	if (erp_resume(e, t, PTRACE_SYSCALL, 0, &st) < 0)
+		return -1;
+	if (st >> 16 != PTRACE_EVENT_CLONE)
+		return erp_fail(e, "clone at event %llu of thread %d made no thread",
+				(unsigned long long)s->pos, (int)t->rec_tid);
+	unsigned long child = 0;
+	ptrace(PTRACE_GETEVENTMSG, t->tid, NULL, &child);
+	c->tid = (pid_t)child;
+	if (ptrace_wait_task(c->tid, &st) < 0 || !WIFSTOPPED(st))
+		return erp_fail(e, "the new thread %d does not stop", (int)c->tid);
+	if (erp_resume(e, t, PTRACE_SYSCALL, 0, &st) < 0)
+		return -1;
+	if (WSTOPSIG(st) != (SIGTRAP | 0x80))
+		return erp_fail(e, "clone at event %llu: no return", (unsigned long long)s->pos);
+	struct user_regs_struct regs;
+	if (erp_get_regs(e, t, &regs) < 0)
+		return -1;
+	regs.rax = (uint64_t)s->result;
+	if (erp_set_regs(e, t, &regs) < 0)
+		return -1;
+	pid_t rec = (pid_t)s->result;
+	if ((ptid && pwrite(e->memfd, &rec, sizeof rec, (off_t)ptid) != sizeof rec) ||
+	    (ctid && pwrite(e->memfd, &rec, sizeof rec, (off_t)ctid) != sizeof rec))
+		return erp_fail(e, "clone at event %llu: cannot write the recorded tid",
+				(unsigned long long)s->pos);
+	return 0;
+}
+
+/* Has the thread finished exiting (a zombie, or gone)? */
+static bool zombie(pid_t pid, pid_t tid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return true;
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	const char *p = strrchr(buf, ')');
+	return !p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X';
+}
+
+/* exit ends the thread, exit_group the whole process: for real. */
+static int do_exit(struct erp *e, struct erp_thread *t, const struct trace_syscall *s)
+{
+	int st;
+	if (ptrace(PTRACE_SYSCALL, t->tid, NULL, NULL) < 0)
+		return erp_fail(e, "replay thread %d: %s", (int)t->tid, strerror(errno));
+	if (s->nr == SYS_exit) {
+		/* Done only when the kernel has cleared the thread's tid word
+		 * (CLONE_CHILD_CLEARTID), which a joining thread reads next. A
+		 * leader that exits first is reported only once its whole
+		 * thread group is gone: it is done when it is a zombie. */
+		t->gone = true;
+		if (t->tid != e->pid) {
+			if (ptrace_wait_task(t->tid, &st) < 0)
+				return erp_fail(e, "replay thread %d: %s", (int)t->tid, strerror(errno));
+			return 0;
+		}
+		while (!zombie(e->pid, t->tid))
+			usleep(100);
+		return 0;
+	}
+	erp_reap(e);
+	return 0;
+}
+
+int erp_syscall(struct erp *e, struct erp_thread *t, const struct trace_syscall *s,
+		const struct user_regs_struct *entry)
+{
+	struct sys_replay c = {e->td, t->tid, e->memfd, false, &e->stops, e->why, sizeof e->why};
+	if (sys_replay_check(&c, s, entry) < 0)
+		return -1;
+	if (s->nr == SYS_clone || s->nr == SYS_clone3)
+		return do_clone(e, t, s, entry);
+	if (s->nr == SYS_exit || s->nr == SYS_exit_group)
+		return do_exit(e, t, s);
+	if (sys_replay_unsupported(s->nr))
+		return erp_fail(e, "syscall %llu at event %llu of thread %d cannot be replayed yet "
+				"(processes, exec, shared memory)", (unsigned long long)s->nr,
+				(unsigned long long)s->pos, (int)t->rec_tid);
+	if (sys_replay_do(&c, s, entry) < 0)
+		return -1;
+	switch (s->nr) {
+	case SYS_mmap: case SYS_munmap: case SYS_mprotect: case SYS_mremap: case SYS_brk:
+	case SYS_pkey_mprotect:
+		erp_icache_clear(e); /* code may have come or gone */
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+int erp_undo_entry(struct erp *e, struct erp_thread *t, const struct user_regs_struct *entry)
+{
+	struct user_regs_struct back = *entry;
+	int st;
+	back.rax = entry->orig_rax;
+	back.orig_rax = (unsigned long long)-1; /* the kernel skips it */
+	back.rip -= 2;
+	if (erp_set_regs(e, t, &back) < 0 || erp_resume(e, t, PTRACE_SYSCALL, 0, &st) < 0)
+		return -1;
+	if (WSTOPSIG(st) != (SIGTRAP | 0x80))
+		return erp_fail(e, "thread %d: an undone syscall did not return", (int)t->rec_tid);
+	return 0;
+}
+
+/* ---- signals ---- */
+
+/* The kernel's frame for the handler of g, as recorded, in place of the
+ * replay's own (parts of its XSAVE area depend on the CPU's state
+ * tracking, not on the program). */
+static int restore_sigframe(struct erp *e, struct erp_thread *t, const struct trace_signal *g,
+			    uint64_t rsp)
+{
+	const struct trace_sigframe *f = erp_sigframe(e, t->rec_tid, g->pos);
+	if (!f)
+		return 0;
+	if (f->addr != rsp)
+		return erp_fail(e, "replay diverged at event %llu of thread %d: the frame of "
+				"signal %d is at %#llx, at %#llx in the recording",
+				(unsigned long long)g->pos, (int)t->rec_tid, g->signo,
+				(unsigned long long)rsp, (unsigned long long)f->addr);
+	if (pwrite(e->memfd, f->bytes, f->len, (off_t)f->addr) != (ssize_t)f->len)
+		return erp_fail(e, "cannot write the recorded signal frame at %#llx",
+				(unsigned long long)f->addr);
+	return 0;
+}
+
+int erp_deliver(struct erp *e, struct erp_thread *t, const struct trace_signal *g, bool fault)
+{
+	struct user_regs_struct regs;
+	int st;
+	if (!fault) {
+		/* Stop where signals are taken without running an instruction,
+		 * then hand the recorded siginfo over. */
+		if (syscall(SYS_tgkill, e->pid, t->tid, SIGSTOP) < 0 ||
+		    erp_resume(e, t, PTRACE_CONT, 0, &st) < 0)
+			return -1;
+		if (WSTOPSIG(st) != SIGSTOP)
+			return erp_fail(e, "thread %d: cannot stop it for signal %d",
+					(int)t->rec_tid, g->signo);
+	}
+	siginfo_t si;
+	memcpy(&si, g->siginfo, sizeof si < sizeof g->siginfo ? sizeof si : sizeof g->siginfo);
+	si.si_signo = g->signo;
+	if (ptrace(PTRACE_SETSIGINFO, t->tid, NULL, &si) < 0)
+		return erp_fail(e, "cannot set the siginfo of signal %d: %s", g->signo,
+				strerror(errno));
+	if (!g->handler_ip) {
+		/* Fatal: the program ends here, as it did. */
+		if (ptrace(PTRACE_CONT, t->tid, NULL, (void *)(long)g->signo) < 0)
+			return erp_fail(e, "cannot deliver signal %d: %s", g->signo, strerror(errno));
+		erp_reap(e);
+		return 0;
+	}
+	if (erp_resume(e, t, PTRACE_SINGLESTEP, g->signo, &st) < 0)
+		return -1;
+	if (WSTOPSIG(st) != SIGTRAP || erp_get_regs(e, t, &regs) < 0)
+		return erp_fail(e, "signal %d at event %llu of thread %d: no stop in the handler",
+				g->signo, (unsigned long long)g->pos, (int)t->rec_tid);
+	if (regs.rip != g->handler_ip)
+		return erp_fail(e, "replay diverged at event %llu of thread %d: signal %d went to "
+				"%#llx, to %#llx in the recording", (unsigned long long)g->pos,
+				(int)t->rec_tid, g->signo, (unsigned long long)regs.rip,
+				(unsigned long long)g->handler_ip);
+	return restore_sigframe(e, t, g, regs.rsp);
+}

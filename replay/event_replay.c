@@ -1,0 +1,139 @@
+/* Event replay: the recorded order. SCHED runs count events: a run (tid,
+ * pos, count) is the thread going on from where it stood through its
+ * events pos .. pos+count-1, the last of which gave up the CPU: a syscall,
+ * whose entry ends the run (it completes when the thread runs next), or a
+ * STATE point. Runs are replayed one after the other, every other thread
+ * stopped, exactly as the recorder let them run. */
+#include "event_replay.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+
+static int start_thread(struct erp *e, struct erp_thread *t)
+{
+	struct user_regs_struct regs;
+	if (t->started || !e->obs)
+		return 0;
+	t->started = true;
+	if (erp_get_regs(e, t, &regs) < 0)
+		return -1;
+	return e->obs->start(e, t, regs.rip);
+}
+
+/* A syscall that a run ending at it completes at once: one that does not
+ * return (exit, exit_group), and a clone, whose new thread may run before
+ * its creator does again (it existed from the moment the kernel ran the
+ * clone). */
+static bool completes_at_once(const struct erp_thread *t, uint64_t k)
+{
+	if (k >= t->nev || t->ev[k].kind != ERP_SYSCALL)
+		return false;
+	const struct trace_syscall *s = t->ev[k].rec;
+	return s->nr == SYS_exit || s->nr == SYS_exit_group || s->nr == SYS_clone ||
+	       s->nr == SYS_clone3;
+}
+
+/* The event that ends the program (exit_group, the last thread's exit, a
+ * fatal signal), when it is t's last. */
+static bool ends_program(const struct erp *e, const struct erp_thread *t, uint64_t k)
+{
+	if (k + 1 != t->nev)
+		return false;
+	if (t->ev[k].kind == ERP_SIGNAL)
+		return ((const struct trace_signal *)t->ev[k].rec)->handler_ip == 0;
+	if (t->ev[k].kind != ERP_SYSCALL)
+		return false;
+	const struct trace_syscall *s = t->ev[k].rec;
+	if (s->nr == SYS_exit_group)
+		return true;
+	if (s->nr != SYS_exit)
+		return false;
+	for (size_t i = 0; i < e->nthreads; i++)
+		if (&e->threads[i] != t && !e->threads[i].gone)
+			return false;
+	return true;
+}
+
+/* One run: t completes what it stood at, then its events up to pos +
+ * count - 1, stopping at the entry of the last one when that is a
+ * syscall (which completes when t runs next). A run that names an event
+ * the log does not hold ends in the syscall t was in when the recording
+ * ended. */
+static int one_run(struct erp *e, struct erp_thread *t, uint64_t pos, uint64_t count)
+{
+	if (!t->tid)
+		return erp_fail(e, "thread %d runs before it was created", (int)t->rec_tid);
+	if (start_thread(e, t) < 0)
+		return -1;
+	uint64_t first = t->insns;
+	/* The syscall its previous run ended at completes now. */
+	if (t->at_entry && t->next + 1 == pos && erp_advance(e, t, false) < 0)
+		return -1;
+	if (t->next != pos)
+		return erp_fail(e, "thread %d's run starts at event %llu, it stands at event %zu",
+				(int)t->rec_tid, (unsigned long long)pos, t->next);
+	for (uint64_t k = pos; k < pos + count && !t->gone; k++) {
+		bool last = k + 1 == pos + count;
+		if (e->exited)
+			return erp_fail(e, "the program ended before thread %d's event %llu",
+					(int)t->rec_tid, (unsigned long long)k);
+		bool to_point = (last && !completes_at_once(t, k)) ||
+				(e->hold_at_end && ends_program(e, t, k));
+		int rc = k == t->nev && last ? erp_advance_to_unrecorded(e, t)
+					     : erp_advance(e, t, to_point);
+		if (rc < 0)
+			return -1;
+	}
+	if (e->obs && e->obs->run(e, t, first, t->insns - first) < 0)
+		return -1;
+	return 0;
+}
+
+/* Without SCHED records (a recorder killed before it wrote any) a single
+ * thread's events are its one run. */
+static int all_of_one_thread(struct erp *e)
+{
+	if (e->nthreads != 1)
+		return erp_fail(e, "the recording has %zu threads but no thread order (SCHED)",
+				e->nthreads);
+	struct erp_thread *t = &e->threads[0];
+	return t->nev ? one_run(e, t, 0, t->nev) : 0;
+}
+
+int erp_replay_all(struct erp *e, const struct trace_data *td, const struct erp_observer *obs,
+		   bool hold_at_end)
+{
+	memset(e, 0, sizeof *e);
+	e->memfd = -1;
+	e->obs = obs;
+	e->hold_at_end = hold_at_end;
+	if (erp_index(e, td) < 0 || erp_launch(e) < 0)
+		return -1;
+	int rc = 0;
+	if (td->nsched == 0)
+		rc = all_of_one_thread(e);
+	for (size_t i = 0; rc == 0 && i < td->nsched; i++) {
+		const struct trace_sched_run *run = &td->sched[i];
+		struct erp_thread *t = erp_thread_rec(e, run->tid);
+		if (!t)
+			rc = erp_fail(e, "the thread order names thread %d, which has no events",
+				      (int)run->tid);
+		else
+			rc = one_run(e, t, run->pos, run->count);
+	}
+	/* Threads still standing when the recording ended: their histories
+	 * end where they are. */
+	for (size_t i = 0; rc == 0 && i < e->nthreads; i++)
+		rc = erp_end_here(e, &e->threads[i]);
+	return rc;
+}
+
+void erp_free(struct erp *e)
+{
+	erp_kill(e);
+	erp_index_free(e);
+	relaunch_free(&e->start);
+	free(e->icache);
+	e->icache = NULL;
+}

@@ -1,0 +1,159 @@
+/* Private to replay/: re-executing an event recording (docs/trace-format.md,
+ * "Event recordings"): the program launched again as it started, every
+ * thread created at its recorded clone, the threads run one at a time in
+ * the recorded order (SCHED runs counted in events), every event met where
+ * the recording says: syscalls emulated (or run, and checked), rdtsc given
+ * its recorded value, signals delivered where they were, STATE points found
+ * by their state (state_digest.h). A thread's code between two events runs
+ * either at native speed or single-stepped, each instruction handed to an
+ * observer: that is how the history (PT) is made (materialise.c).
+ *
+ * Files, bottom up:
+ *   event_index.c    each thread's events in order, from the recording
+ *   event_proc.c     the replay process: its threads, stops, syscalls,
+ *                    clones, signal delivery
+ *   event_advance.c  running one thread on to its next event
+ *   event_replay.c   the recorded order of runs */
+#ifndef PTREV_EVENT_REPLAY_H
+#define PTREV_EVENT_REPLAY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/user.h>
+
+#include "ptrev/insn_class.h"
+#include "ptrev/trace_file.h"
+#include "relaunch.h"
+
+enum erp_kind { ERP_SYSCALL, ERP_RDTSC, ERP_SIGNAL, ERP_STATE };
+
+struct erp_event {
+	enum erp_kind kind;
+	const void *rec;      /* the trace_syscall / _rdtsc / _signal / _state */
+};
+
+struct erp_thread {
+	pid_t rec_tid;        /* as recorded */
+	pid_t tid;            /* in the replay process; 0 until created */
+	struct erp_event *ev; /* its events, in order (event number = index) */
+	size_t nev;
+	size_t next;          /* events completed: the next one's number */
+	bool at_entry;        /* stopped at the entry of the syscall that is
+	                         its event next (not completed yet) */
+	bool in_unrecorded;   /* stopped at the entry of a syscall the log
+	                         does not hold (it never returned) */
+	bool at_signal;       /* stands where its event next, a signal, is
+	                         taken: held there (the end of a replay that
+	                         stops before the program's end) */
+	bool started;         /* the observer heard of its first instruction */
+	bool ended;           /* ...and of its end */
+	bool gone;            /* exited (or the process ended) */
+	uint64_t insns;       /* instructions completed (stepped runs only) */
+	void *obs;            /* the observer's per-thread state */
+};
+
+struct erp;
+
+/* What a stepped run reports, in order, for one thread. Every callback
+ * returns 0, or -1 to stop the replay (with a reason in why). */
+struct erp_observer {
+	/* The thread's first instruction is at ip (before any step). */
+	int (*start)(struct erp *e, struct erp_thread *t, uint64_t ip);
+	/* The instruction at ip (classified info) completed and the next is
+	 * at next_ip; for a syscall next_ip is where it returned to. REP
+	 * iterations are reported as they step (next_ip == ip: unfinished). */
+	int (*insn)(struct erp *e, struct erp_thread *t, uint64_t ip, const struct insn_info *info,
+		    uint64_t next_ip);
+	/* A signal is delivered before the instruction at ip. */
+	int (*interrupt)(struct erp *e, struct erp_thread *t, uint64_t ip);
+	/* Event k of the thread happened (at its instruction position when
+	 * stepping); positions of events in a native run are not known. */
+	int (*event)(struct erp *e, struct erp_thread *t, size_t k);
+	/* The thread ended; ip its next instruction, 0 when it ended inside a
+	 * syscall. */
+	int (*end)(struct erp *e, struct erp_thread *t, uint64_t ip);
+	/* One run of the recorded order ended: the thread executed its
+	 * instructions first .. first + count - 1 in it. */
+	int (*run)(struct erp *e, struct erp_thread *t, uint64_t first, uint64_t count);
+	void *ctx;
+};
+
+struct erp {
+	const struct trace_data *td;
+	struct relaunch start;
+	pid_t pid;            /* the replay process's leader */
+	int memfd;
+	struct erp_thread *threads; /* in the recording's THREAD order */
+	size_t nthreads;
+	const struct erp_observer *obs; /* NULL: runs are native */
+	/* Stop before the program's end: its last exit_group, the last
+	 * thread's exit or a fatal signal is reached but not done, so that
+	 * the state there can be read (the end of a recording, as gdb sees
+	 * it). */
+	bool hold_at_end;
+	/* The instruction classification cache, keyed by address; emptied
+	 * when the program changes its mappings. */
+	struct erp_icache *icache;
+	uint64_t stops;       /* ptrace stops handled */
+	bool exited;          /* the replay process is gone */
+	char why[512];
+};
+
+/* ---- event_index.c ---- */
+/* Index td's events per thread (validating the numbering). 0, or -1. */
+int erp_index(struct erp *e, const struct trace_data *td);
+void erp_index_free(struct erp *e);
+struct erp_thread *erp_thread_rec(struct erp *e, pid_t rec_tid);
+struct erp_thread *erp_thread_live(struct erp *e, pid_t tid);
+/* The SIGFRAME recorded for signal event k of rec_tid, or NULL. */
+const struct trace_sigframe *erp_sigframe(const struct erp *e, pid_t rec_tid, uint64_t k);
+int erp_fail(struct erp *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- event_proc.c ---- */
+int erp_launch(struct erp *e);
+void erp_kill(struct erp *e);
+void erp_reap(struct erp *e);
+int erp_get_regs(struct erp *e, struct erp_thread *t, struct user_regs_struct *regs);
+int erp_set_regs(struct erp *e, struct erp_thread *t, const struct user_regs_struct *regs);
+/* Resume t with req (PTRACE_SYSCALL, PTRACE_SINGLESTEP, ...) and wait for
+ * its next stop (a new thread's first stop, exits of others, are taken in
+ * passing). *st its status; the thread or process ending is a failure
+ * unless allowed. */
+int erp_resume(struct erp *e, struct erp_thread *t, int req, int sig, int *st);
+/* t stands at the entry stop of its syscall event k: emulate or run it
+ * (a clone creates the thread, an exit ends one), ending after it. */
+int erp_syscall(struct erp *e, struct erp_thread *t, const struct trace_syscall *s,
+		const struct user_regs_struct *entry);
+/* Deliver the recorded signal g to t, stopped where it is taken (for a
+ * fault: on the faulting instruction, its stop seen); ends at the
+ * handler's first instruction, or with the process gone. */
+int erp_deliver(struct erp *e, struct erp_thread *t, const struct trace_signal *g, bool fault);
+/* t is at the entry stop of a syscall: undo it (the thread back before
+ * its syscall instruction). */
+int erp_undo_entry(struct erp *e, struct erp_thread *t, const struct user_regs_struct *entry);
+/* The instruction at ip, classified (cached). */
+int erp_classify(struct erp *e, uint64_t ip, struct insn_info *out);
+void erp_icache_clear(struct erp *e);
+
+/* ---- event_advance.c ---- */
+/* Run t (stopped after its event next - 1, or at the entry of a syscall
+ * that event next is) on to event next and through it; to_point: stop
+ * where the event happens without doing it (a syscall at its entry, a
+ * signal where it is taken, undelivered). */
+int erp_advance(struct erp *e, struct erp_thread *t, bool to_point);
+/* Run t on to the entry of a syscall the log does not hold: the one it
+ * was in when the recording ended. */
+int erp_advance_to_unrecorded(struct erp *e, struct erp_thread *t);
+/* The observer hears that t ends where it stands (once). */
+int erp_end_here(struct erp *e, struct erp_thread *t);
+
+/* ---- event_replay.c ---- */
+/* Replay everything: every run of the recorded order, with obs (NULL:
+ * native); hold_at_end: see struct erp. 0, or -1 with e->why. */
+int erp_replay_all(struct erp *e, const struct trace_data *td, const struct erp_observer *obs,
+		   bool hold_at_end);
+void erp_free(struct erp *e);
+
+#endif

@@ -1,0 +1,328 @@
+/* The history of an event recording, made by re-executing it stepped
+ * (include/ptrev/materialise.h). The event replay (event_replay.h) hands
+ * every instruction, interruption, event and run to the observer here,
+ * which encodes each thread's instructions with the sw backend's PT
+ * encoder and notes every event's instruction position; then the
+ * recording is written again with positions in instructions. */
+#include "ptrev/materialise.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ptrev/pt_encoder.h"
+#include "event_replay.h"
+
+struct mat_thread {
+	struct ptenc *enc;
+	uint64_t *pos;     /* instruction position of each event */
+	uint64_t end_pos;  /* instructions when it ended */
+};
+
+struct mat {
+	struct mat_thread *threads; /* parallel to the replay's */
+	size_t nthreads;
+	uint32_t psb_period;
+	struct trace_sched_run *runs;
+	size_t nruns, cap;
+};
+
+static struct mat_thread *mt(struct erp *e, struct erp_thread *t)
+{
+	struct mat *m = e->obs->ctx;
+	return &m->threads[t - e->threads];
+}
+
+static int enc_fail(struct erp *e, struct erp_thread *t)
+{
+	return erp_fail(e, "encoder (thread %d): %s", (int)t->rec_tid, ptenc_error(mt(e, t)->enc));
+}
+
+static int on_start(struct erp *e, struct erp_thread *t, uint64_t ip)
+{
+	struct mat *m = e->obs->ctx;
+	if (m->nthreads < e->nthreads) {
+		/* The replay knows all its threads from the start (its index). */
+		struct mat_thread *grown = realloc(m->threads, e->nthreads * sizeof *grown);
+		if (!grown)
+			return erp_fail(e, "out of memory");
+		memset(grown + m->nthreads, 0, (e->nthreads - m->nthreads) * sizeof *grown);
+		m->threads = grown;
+		m->nthreads = e->nthreads;
+	}
+	struct mat_thread *x = mt(e, t);
+	struct ptenc_config cfg = {.psb_period = m->psb_period};
+	x->enc = ptenc_new(&cfg);
+	x->pos = calloc(t->nev ? t->nev : 1, sizeof *x->pos);
+	if (!x->enc || !x->pos)
+		return erp_fail(e, "out of memory");
+	return ptenc_begin(x->enc, ip, 0) < 0 ? enc_fail(e, t) : 0;
+}
+
+static int on_insn(struct erp *e, struct erp_thread *t, uint64_t ip, const struct insn_info *info,
+		   uint64_t next)
+{
+	return ptenc_step(mt(e, t)->enc, ip, info, next) < 0 ? enc_fail(e, t) : 0;
+}
+
+static int on_interrupt(struct erp *e, struct erp_thread *t, uint64_t ip)
+{
+	return ptenc_interrupt(mt(e, t)->enc, ip) < 0 ? enc_fail(e, t) : 0;
+}
+
+static int on_event(struct erp *e, struct erp_thread *t, size_t k)
+{
+	mt(e, t)->pos[k] = t->insns;
+	return 0;
+}
+
+static int on_end(struct erp *e, struct erp_thread *t, uint64_t ip)
+{
+	struct mat_thread *x = mt(e, t);
+	x->end_pos = t->insns;
+	return ptenc_end(x->enc, ip) < 0 ? enc_fail(e, t) : 0;
+}
+
+static int on_run(struct erp *e, struct erp_thread *t, uint64_t first, uint64_t count)
+{
+	struct mat *m = e->obs->ctx;
+	if (!count)
+		return 0;
+	if (m->nruns == m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 64;
+		struct trace_sched_run *grown = realloc(m->runs, cap * sizeof *grown);
+		if (!grown)
+			return erp_fail(e, "out of memory");
+		m->runs = grown;
+		m->cap = cap;
+	}
+	m->runs[m->nruns++] = (struct trace_sched_run){t->rec_tid, first, count};
+	return 0;
+}
+
+void materialise_say_made(const struct materialise_stats *st)
+{
+	fprintf(stderr, "ptrev: history made: %llu instructions in %.1f s\n",
+		(unsigned long long)st->instructions, (double)st->ns / 1e9);
+	if (st->cut_short)
+		fprintf(stderr, "ptrev: the recording's thread order ends before its program did "
+			"(a recorder stopped early): its history ends there\n");
+}
+
+bool materialise_needed(const struct trace_data *td)
+{
+	const char *b = trace_meta(td, "backend");
+	return b && strcmp(b, "event") == 0 && !trace_meta(td, "materialised");
+}
+
+/* ---- writing the result ---- */
+
+struct conv {
+	struct erp *e;
+	struct mat *m;
+};
+
+/* The instruction position of event k of thread tid. */
+static uint64_t at_event(const struct conv *c, pid_t tid, uint64_t k)
+{
+	struct erp_thread *t = erp_thread_rec(c->e, tid);
+	if (!t)
+		return 0;
+	size_t i = (size_t)(t - c->e->threads);
+	if (i >= c->m->nthreads)
+		return 0; /* never ran */
+	struct mat_thread *x = &c->m->threads[i];
+	if (!x->pos || k >= t->nev)
+		return x->end_pos;
+	return x->pos[k];
+}
+
+/* The position after n events of tid (a mapping changed by the syscall
+ * that was event n - 1: after its instruction). */
+static uint64_t after_events(const struct conv *c, pid_t tid, uint64_t n)
+{
+	struct erp_thread *t = erp_thread_rec(c->e, tid);
+	if (!t || n == 0)
+		return 0;
+	uint64_t p = at_event(c, tid, n - 1);
+	bool insn = n - 1 < t->nev &&
+		    (t->ev[n - 1].kind == ERP_SYSCALL || t->ev[n - 1].kind == ERP_RDTSC);
+	return p + (insn ? 1 : 0);
+}
+
+/* Did the replay get to event k of tid (its order may end before the
+ * events do: a recorder stopped before it wrote the rest)? Only what it
+ * got to is in the history; a syscall it stands at the entry of counts
+ * (its instruction ran, as in a recording that ends in it). */
+static bool reached(const struct conv *c, pid_t tid, uint64_t k)
+{
+	struct erp_thread *t = erp_thread_rec(c->e, tid);
+	return t && t->tid && (k < t->next || (k == t->next && t->at_entry));
+}
+
+static bool created(const struct conv *c, pid_t tid)
+{
+	struct erp_thread *t = erp_thread_rec(c->e, tid);
+	return t && t->tid;
+}
+
+/* Did the replay get to the program's end (not only to the end of its
+ * thread order)? */
+static bool all_done(const struct erp *e)
+{
+	if (e->exited)
+		return true;
+	for (size_t i = 0; i < e->nthreads; i++)
+		if (!e->threads[i].gone)
+			return false;
+	return true;
+}
+
+static int write_all(const struct conv *c, const struct trace_data *ev, struct trace_writer *w)
+{
+	int r = 0;
+	for (size_t i = 0; i < ev->nmeta && r == 0; i++)
+		r = trace_write_meta(w, ev->meta_keys[i], ev->meta_values[i]);
+	if (r == 0)
+		r = trace_write_meta(w, "materialised", "1");
+	for (size_t i = 0; i < ev->nthreads && r == 0; i++) {
+		struct trace_thread th = ev->threads[i];
+		if (!created(c, th.tid) || (th.exited && !erp_thread_rec(c->e, th.tid)->gone))
+			continue;
+		if (th.exited) {
+			struct erp_thread *t = erp_thread_rec(c->e, th.tid);
+			size_t k = t ? (size_t)(t - c->e->threads) : c->m->nthreads;
+			th.pos = k < c->m->nthreads ? c->m->threads[k].end_pos : 0;
+		} else if (th.parent) {
+			th.pos = at_event(c, th.parent, th.pos);
+		}
+		r = trace_write_thread(w, &th);
+	}
+	for (size_t i = 0; i < ev->nfiles && r == 0; i++)
+		r = trace_write_file(w, &ev->files[i]);
+	for (size_t i = 0; i < ev->nmmaps && r == 0; i++) {
+		struct trace_mmap mm = ev->mmaps[i];
+		if (mm.tid && mm.pos && !reached(c, mm.tid, mm.pos - 1))
+			continue;
+		mm.pos = mm.tid ? after_events(c, mm.tid, mm.pos) : 0;
+		r = trace_write_mmap(w, &mm);
+	}
+	for (size_t i = 0; i < ev->nmunmaps && r == 0; i++) {
+		struct trace_munmap mu = ev->munmaps[i];
+		if (mu.tid && mu.pos && !reached(c, mu.tid, mu.pos - 1))
+			continue;
+		mu.pos = mu.tid ? after_events(c, mu.tid, mu.pos) : 0;
+		r = trace_write_munmap(w, &mu);
+	}
+	for (size_t i = 0; i < ev->ncode && r == 0; i++)
+		r = trace_write_code(w, &ev->code[i]);
+	for (size_t i = 0; i < ev->nsyscalls && r == 0; i++) {
+		struct trace_syscall s = ev->syscalls[i];
+		if (!reached(c, s.tid, s.pos))
+			continue;
+		s.pos = at_event(c, s.tid, s.pos);
+		r = trace_write_syscall(w, &s);
+	}
+	for (size_t i = 0; i < ev->nsignals && r == 0; i++) {
+		struct trace_signal g = ev->signals[i];
+		if (!reached(c, g.tid, g.pos))
+			continue;
+		g.pos = at_event(c, g.tid, g.pos);
+		g.where = TRACE_SIG_AT_POS;
+		r = trace_write_signal(w, &g);
+	}
+	for (size_t i = 0; i < ev->nsigframes && r == 0; i++) {
+		struct trace_sigframe f = ev->sigframes[i];
+		if (!reached(c, f.tid, f.pos))
+			continue;
+		f.pos = at_event(c, f.tid, f.pos);
+		r = trace_write_sigframe(w, &f);
+	}
+	for (size_t i = 0; i < ev->nrdtsc && r == 0; i++) {
+		struct trace_rdtsc t = ev->rdtsc[i];
+		if (!reached(c, t.tid, t.pos))
+			continue;
+		t.pos = at_event(c, t.tid, t.pos);
+		r = trace_write_rdtsc(w, &t);
+	}
+	for (size_t i = 0; i < c->m->nthreads && r == 0; i++) {
+		size_t len = 0;
+		struct ptenc *enc = c->m->threads[i].enc;
+		const uint8_t *pt = enc ? ptenc_data(enc, &len) : NULL;
+		if (len)
+			r = trace_write_pt(w, c->e->threads[i].rec_tid, pt, len);
+	}
+	if (r == 0)
+		r = trace_write_schedule(w, c->m->runs, c->m->nruns);
+	if (r == 0 && ev->complete && all_done(c->e)) {
+		struct trace_end end = ev->end;
+		end.instructions = end.psb_count = 0;
+		for (size_t i = 0; i < c->m->nthreads; i++) {
+			end.instructions += c->m->threads[i].end_pos;
+			if (c->m->threads[i].enc)
+				end.psb_count += ptenc_stats(c->m->threads[i].enc)->psbs;
+		}
+		r = trace_write_end(w, &end);
+	}
+	return r;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int materialise(const struct trace_data *ev, struct trace_writer *w,
+		struct materialise_stats *st, char *err, size_t errlen)
+{
+	uint64_t t0 = now_ns();
+	struct mat m = {0};
+	const char *psb = trace_meta(ev, "psb_period");
+	m.psb_period = psb ? (uint32_t)strtoul(psb, NULL, 10) : PTENC_DEFAULT_PSB_PERIOD;
+	struct erp_observer obs = {on_start, on_insn, on_interrupt, on_event, on_end, on_run, &m};
+	struct erp e;
+	int rc = erp_replay_all(&e, ev, &obs, false);
+	if (rc < 0)
+		snprintf(err, errlen, "%s", e.why);
+	if (rc == 0 && write_all(&(struct conv){&e, &m}, ev, w) < 0) {
+		snprintf(err, errlen, "writing the history: %s",
+			 trace_writer_error(w) ? trace_writer_error(w) : "failed");
+		rc = -1;
+	}
+	if (st) {
+		memset(st, 0, sizeof *st);
+		for (size_t i = 0; i < e.nthreads; i++)
+			st->instructions += e.threads[i].insns;
+		st->stops = e.stops;
+		st->cut_short = rc == 0 && !all_done(&e);
+		st->ns = now_ns() - t0;
+	}
+	erp_free(&e);
+	for (size_t i = 0; i < m.nthreads; i++) {
+		ptenc_free(m.threads[i].enc);
+		free(m.threads[i].pos);
+	}
+	free(m.threads);
+	free(m.runs);
+	return rc;
+}
+
+int materialise_to_memory(const struct trace_data *ev, struct trace_data *out,
+			  struct materialise_stats *st, char *err, size_t errlen)
+{
+	memset(out, 0, sizeof *out);
+	struct trace_writer *w = trace_writer_open_memory(err, errlen);
+	if (!w)
+		return -1;
+	int rc = trace_writer_keep(w, out) < 0 ? -1 : materialise(ev, w, st, err, errlen);
+	if (rc < 0 && !err[0])
+		snprintf(err, errlen, "out of memory");
+	trace_writer_keep(w, NULL);
+	trace_writer_close(w, NULL, 0);
+	if (rc < 0)
+		trace_data_free(out);
+	return rc;
+}

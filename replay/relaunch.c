@@ -1,0 +1,254 @@
+/* Starting the recorded program again as it started (replay/relaunch.h). */
+#include "relaunch.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "ptrev/inferior.h"
+#include "ptrev/ptrace_wait.h"
+#include "ptrev/start_state.h"
+#include "ptrev/syscall_inject.h"
+
+extern char **environ;
+
+static int fail(char *why, size_t whylen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int fail(char *why, size_t whylen, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, whylen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static int hex_decode(const char *hex, uint8_t **out, size_t *len)
+{
+	size_t n = strlen(hex);
+	if (n % 2)
+		return -1;
+	*out = malloc(n / 2 + 1);
+	if (!*out)
+		return -1;
+	for (size_t i = 0; i < n / 2; i++) {
+		unsigned v;
+		if (sscanf(hex + 2 * i, "%2x", &v) != 1) {
+			free(*out);
+			*out = NULL;
+			return -1;
+		}
+		(*out)[i] = (uint8_t)v;
+	}
+	*len = n / 2;
+	return 0;
+}
+
+void relaunch_free(struct relaunch *rl)
+{
+	free(rl->path);
+	free(rl->cwd);
+	free(rl->argv);
+	free(rl->envp);
+	free(rl->auxv);
+	memset(rl, 0, sizeof *rl);
+}
+
+int relaunch_read(struct relaunch *rl, const struct trace_data *td, char *why, size_t whylen)
+{
+	size_t nargs = 0, nenv = 0;
+	bool have_env = false;
+
+	memset(rl, 0, sizeof *rl);
+	for (size_t i = 0; i < td->nmeta; i++) {
+		nargs += strcmp(td->meta_keys[i], "arg") == 0;
+		nenv += strcmp(td->meta_keys[i], "env") == 0;
+	}
+	const char *prog = trace_meta(td, "program");
+	const char *cwd = trace_meta(td, "cwd");
+	if (!prog || nargs == 0)
+		return fail(why, whylen, "the recording does not say which program ran");
+	rl->path = strdup(prog);
+	rl->cwd = cwd ? strdup(cwd) : NULL;
+	rl->argv = calloc(nargs + 1, sizeof *rl->argv);
+	if (!rl->path || !rl->argv)
+		return fail(why, whylen, "out of memory");
+	nargs = 0;
+	for (size_t i = 0; i < td->nmeta; i++)
+		if (strcmp(td->meta_keys[i], "arg") == 0)
+			rl->argv[nargs++] = td->meta_values[i];
+	for (size_t i = 0; i < td->nmeta; i++)
+		if (strcmp(td->meta_keys[i], "env_count") == 0)
+			have_env = true; /* an empty environment, recorded */
+	if (nenv || have_env) {
+		rl->envp = calloc(nenv + 1, sizeof *rl->envp);
+		if (!rl->envp)
+			return fail(why, whylen, "out of memory");
+		nenv = 0;
+		for (size_t i = 0; i < td->nmeta; i++)
+			if (strcmp(td->meta_keys[i], "env") == 0)
+				rl->envp[nenv++] = td->meta_values[i];
+	}
+	const char *ar = trace_meta(td, "at_random");
+	uint8_t *bytes = NULL;
+	size_t len = 0;
+	if (ar && hex_decode(ar, &bytes, &len) == 0 && len == 16) {
+		memcpy(rl->at_random, bytes, 16);
+		rl->have_at_random = true;
+	}
+	free(bytes);
+	const char *av = trace_meta(td, "auxv");
+	if (av && hex_decode(av, &rl->auxv, &rl->auxv_len) < 0)
+		rl->auxv = NULL;
+	if (!rl->envp || !rl->have_at_random || !rl->auxv)
+		snprintf(rl->warning, sizeof rl->warning,
+			 "the recording lacks its start state (%s%s%s); using this "
+			 "process's: values derived from them (stack layout, stack "
+			 "canary, pointer guard) may differ from the recording",
+			 rl->envp ? "" : "environment ",
+			 rl->have_at_random ? "" : "AT_RANDOM ",
+			 rl->auxv ? "" : "auxv");
+	return 0;
+}
+
+/* The launched process must see what the recorded one saw. */
+static int match_start(const struct relaunch *rl, pid_t pid, int memfd, char *why,
+		       size_t whylen)
+{
+	size_t n = 0;
+	uint8_t *auxv = start_state_read_proc(pid, "auxv", &n);
+	uint64_t at_random = start_state_auxv_value(auxv, n, AT_RANDOM);
+	int rc = 0;
+
+	if (rl->have_at_random) {
+		if (!at_random || pwrite(memfd, rl->at_random, 16, (off_t)at_random) != 16)
+			rc = fail(why, whylen, "cannot put the recorded AT_RANDOM bytes in place");
+	}
+	if (rc == 0 && rl->auxv &&
+	    (rl->auxv_len != n || (n && memcmp(rl->auxv, auxv, n) != 0))) {
+		/* Entry by entry, to name the first difference. */
+		for (size_t i = 0; i + 16 <= rl->auxv_len; i += 16) {
+			uint64_t t, v;
+			memcpy(&t, rl->auxv + i, 8);
+			memcpy(&v, rl->auxv + i + 8, 8);
+			if (t == AT_NULL)
+				break;
+			uint64_t here = start_state_auxv_value(auxv, n, t);
+			if (here != v) {
+				rc = fail(why, whylen, "this machine starts the program with auxv "
+					  "entry %llu = %#llx, the recording had %#llx: replay "
+					  "would differ", (unsigned long long)t,
+					  (unsigned long long)here, (unsigned long long)v);
+				break;
+			}
+		}
+	}
+	free(auxv);
+	return rc;
+}
+
+/* Everything after the launch: options, memory, the start state, the
+ * vDSO, rdtsc. */
+static int prepare(const struct relaunch *rl, bool hide_vdso, pid_t pid, int *memfd, char *why,
+		   size_t whylen)
+{
+	char path[64], err[512];
+	if (ptrace(PTRACE_SETOPTIONS, pid, NULL,
+		   (void *)(long)(PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACECLONE |
+				  PTRACE_O_EXITKILL)) < 0)
+		return fail(why, whylen, "cannot trace the replay process: %s", strerror(errno));
+	snprintf(path, sizeof path, "/proc/%d/mem", (int)pid);
+	*memfd = open(path, O_RDWR | O_CLOEXEC);
+	if (*memfd < 0)
+		return fail(why, whylen, "cannot trace the replay process: %s", strerror(errno));
+	if (match_start(rl, pid, *memfd, why, whylen) < 0)
+		return -1;
+	if (hide_vdso && start_state_hide_vdso(pid) < 0)
+		return fail(why, whylen, "cannot hide the vDSO as the recording did");
+	/* rdtsc traps, as it did while recording, and takes recorded values. */
+	uint64_t args[6] = {PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0, 0};
+	int64_t res = 0;
+	int pending = 0;
+	if (syscall_inject(pid, SYS_prctl, args, &res, &pending, err, sizeof err) < 0 || res < 0 ||
+	    pending)
+		return fail(why, whylen, "cannot make rdtsc trap in the replay process%s%s",
+			    res < 0 ? "" : ": ", res < 0 ? "" : err);
+	return 0;
+}
+
+int relaunch_start(const struct relaunch *rl, bool hide_vdso, pid_t *pid, int *memfd, char *why,
+		   size_t whylen)
+{
+	struct inferior inf;
+	char err[512];
+	int devnull, cwdfd = -1, rc;
+
+	*pid = 0;
+	*memfd = -1;
+	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (rl->cwd) {
+		/* The program path (and AT_EXECFN on its stack) is the string
+		 * the recorder executed, relative to the recorded cwd. */
+		cwdfd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		bool entered = cwdfd >= 0 && chdir(rl->cwd) == 0;
+		if (!entered && rl->path[0] != '/') {
+			int e = cwdfd < 0 ? EBADF : errno;
+			if (cwdfd >= 0)
+				close(cwdfd);
+			if (devnull >= 0)
+				close(devnull);
+			return fail(why, whylen, "cannot enter the recorded working directory %s: %s",
+				    rl->cwd, strerror(e));
+		}
+		if (!entered) {
+			/* Gone (another machine): an absolute program path does
+			 * not need it, and file syscalls are emulated. */
+			if (cwdfd >= 0)
+				close(cwdfd);
+			cwdfd = -1;
+		}
+	}
+	memset(&inf, 0, sizeof inf);
+	inf.memfd = -1;
+	rc = inferior_launch(&inf, rl->path, rl->argv, rl->envp ? rl->envp : environ, devnull,
+			     devnull, devnull, err, sizeof err);
+	if (cwdfd >= 0) {
+		if (fchdir(cwdfd) < 0)
+			rc = rc < 0 ? rc : -2;
+		close(cwdfd);
+	}
+	if (devnull >= 0)
+		close(devnull);
+	if (rc == -1) {
+		inferior_destroy(&inf);
+		return fail(why, whylen, "cannot start the recorded program again: %s", err);
+	}
+	pid_t p = inf.pid;
+	if (inf.memfd >= 0)
+		close(inf.memfd);
+	inf.pid = 0;
+	inferior_destroy(&inf);
+	if (rc == -2)
+		rc = fail(why, whylen, "cannot return to our working directory");
+	else
+		rc = prepare(rl, hide_vdso, p, memfd, why, whylen);
+	if (rc < 0) {
+		kill(p, SIGKILL);
+		ptrace_waitpid(p, NULL, __WALL);
+		if (*memfd >= 0)
+			close(*memfd);
+		*memfd = -1;
+		return -1;
+	}
+	*pid = p;
+	return 0;
+}

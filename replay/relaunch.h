@@ -1,0 +1,39 @@
+/* Private to replay/: starting the recorded program again as it started
+ * (relaunch.c): the same path, argv, environment, working directory,
+ * auxv and AT_RANDOM bytes, address-space randomisation off, the vDSO
+ * hidden when the recording hid it, rdtsc trapping as while recording.
+ * Shared by the replayer and the event replay. */
+#ifndef PTREV_RELAUNCH_H
+#define PTREV_RELAUNCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ptrev/trace_file.h"
+
+struct relaunch {
+	char *path, *cwd;
+	char **argv, **envp;      /* envp NULL: not recorded, ours is used */
+	uint8_t at_random[16];
+	bool have_at_random;
+	uint8_t *auxv;
+	size_t auxv_len;
+	char warning[512];        /* what the recording lacks, or "" */
+};
+
+/* The start state from the recording's META (what is missing is taken
+ * from this process and named in warning). 0, or -1 with why. */
+int relaunch_read(struct relaunch *rl, const struct trace_data *td, char *why, size_t whylen);
+void relaunch_free(struct relaunch *rl);
+
+/* Launch it, stopped at its first instruction, traced with
+ * PTRACE_O_TRACESYSGOOD | TRACECLONE | EXITKILL, its start state checked
+ * against the recorded one; hide_vdso: hide the vDSO as the recording did.
+ * *pid, and *memfd its /proc/PID/mem (read-write). 0, or -1 with why (no
+ * process is left then). */
+int relaunch_start(const struct relaunch *rl, bool hide_vdso, pid_t *pid, int *memfd, char *why,
+		   size_t whylen);
+
+#endif

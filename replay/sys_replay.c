@@ -1,0 +1,279 @@
+/* Replaying one recorded syscall in a process stopped at its entry
+ * (replay/sys_replay.h). A file-backed mmap needs the file: the program's
+ * open() was emulated, so the fd it passes is not open in the replay
+ * process. The file the recording says was mapped there (MMAP sideband) is
+ * opened in the replay process itself and mapped, all inside the one
+ * syscall instruction: its entry stop is turned into openat, the
+ * instruction run again as the mmap with our fd, then as close, and the
+ * registers end as the recorded mmap left them. */
+#include "sys_replay.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ptrev/ptrace_wait.h"
+
+static int fail(const struct sys_replay *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static int fail(const struct sys_replay *c, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(c->why, c->whylen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+bool sys_replay_unsupported(uint64_t nr)
+{
+	switch (nr) {
+	case SYS_clone: case SYS_clone3: case SYS_fork: case SYS_vfork:
+	case SYS_execve: case SYS_execveat: case SYS_shmat: case SYS_shmdt:
+	case SYS_remap_file_pages:
+		return true;
+	default:
+		return false;
+	}
+}
+
+bool sys_replay_runs(const struct trace_syscall *s)
+{
+	switch (s->nr) {
+	case SYS_rt_sigreturn:
+		return true; /* its "result" is the restored rax */
+	case SYS_mmap: case SYS_munmap: case SYS_mprotect: case SYS_brk:
+	case SYS_mremap: case SYS_madvise: case SYS_arch_prctl:
+	case SYS_set_tid_address: case SYS_set_robust_list: case SYS_rseq:
+	case SYS_rt_sigaction: case SYS_rt_sigprocmask: case SYS_sigaltstack:
+	case SYS_pkey_mprotect:
+		return s->nr == SYS_brk || s->result >= 0;
+	default:
+		return false;
+	}
+}
+
+int sys_replay_check(const struct sys_replay *c, const struct trace_syscall *s,
+		     const struct user_regs_struct *regs)
+{
+	const uint64_t args[6] = {regs->rdi, regs->rsi, regs->rdx, regs->r10, regs->r8, regs->r9};
+	if (regs->orig_rax != s->nr)
+		return fail(c, "replay diverged at position %llu: syscall %llu, the recording "
+			    "made syscall %llu", (unsigned long long)s->pos,
+			    (unsigned long long)regs->orig_rax, (unsigned long long)s->nr);
+	for (int i = 0; i < 6; i++)
+		if (args[i] != s->args[i])
+			return fail(c, "replay diverged at position %llu: syscall %llu argument "
+				    "%d is %#llx, was %#llx in the recording",
+				    (unsigned long long)s->pos, (unsigned long long)s->nr, i + 1,
+				    (unsigned long long)args[i], (unsigned long long)s->args[i]);
+	return 0;
+}
+
+/* One more ptrace round trip of tid to the next syscall stop. */
+static int syscall_stop(const struct sys_replay *c, const char *what)
+{
+	int st;
+	if (ptrace(PTRACE_SYSCALL, c->tid, NULL, NULL) < 0 || ptrace_wait_task(c->tid, &st) < 0)
+		return fail(c, "replay process %d: %s", (int)c->tid, strerror(errno));
+	if (c->stops)
+		(*c->stops)++;
+	if (!WIFSTOPPED(st) || WSTOPSIG(st) != (SIGTRAP | 0x80))
+		return fail(c, "%s: no syscall stop (status %#x)", what, st);
+	return 0;
+}
+
+/* ---- file-backed mmap ---- */
+
+/* The file mapped at addr right after the syscall at pos, per the
+ * sideband (the latest record covering addr up to then). */
+static const struct trace_mmap *mapped_file(const struct trace_data *td, uint64_t addr,
+					    pid_t tid, uint64_t pos)
+{
+	const struct trace_mmap *best = NULL;
+	for (size_t i = 0; i < td->nmmaps; i++) {
+		const struct trace_mmap *m = &td->mmaps[i];
+		if ((m->tid == tid || m->tid == 0) && m->pos <= pos + 1 && m->start <= addr &&
+		    addr < m->end && (!best || m->pos >= best->pos))
+			best = m;
+	}
+	return best;
+}
+
+/* From a syscall stop (entry or exit), make the thread execute syscall nr
+ * with args at the same instruction: at an exit stop the instruction is
+ * backed up and run again; at an entry stop the syscall is replaced. Ends
+ * at the exit stop; *ret is rax. */
+static int run_here(const struct sys_replay *c, bool at_entry, uint64_t sys_ip, uint64_t nr,
+		    const uint64_t a[6], int64_t *ret)
+{
+	struct user_regs_struct regs;
+	if (ptrace(PTRACE_GETREGS, c->tid, NULL, &regs) < 0)
+		return fail(c, "mmap replay: registers: %s", strerror(errno));
+	regs.rdi = a[0];
+	regs.rsi = a[1];
+	regs.rdx = a[2];
+	regs.r10 = a[3];
+	regs.r8 = a[4];
+	regs.r9 = a[5];
+	if (at_entry) {
+		regs.orig_rax = nr;
+	} else {
+		regs.rip = sys_ip;
+		regs.rax = nr;
+		regs.orig_rax = (unsigned long long)-1;
+	}
+	if (ptrace(PTRACE_SETREGS, c->tid, NULL, &regs) < 0)
+		return fail(c, "mmap replay: set registers: %s", strerror(errno));
+	if (!at_entry && syscall_stop(c, "mmap replay") < 0)
+		return -1;
+	if (syscall_stop(c, "mmap replay") < 0)
+		return -1;
+	if (ptrace(PTRACE_GETREGS, c->tid, NULL, &regs) < 0)
+		return fail(c, "mmap replay: registers: %s", strerror(errno));
+	*ret = (int64_t)regs.rax;
+	return 0;
+}
+
+static int mmap_file(const struct sys_replay *c, const struct trace_syscall *s,
+		     const struct user_regs_struct *entry)
+{
+	const struct trace_mmap *m = mapped_file(c->td, (uint64_t)s->result, s->tid, s->pos);
+	uint64_t sys_ip = entry->rip - 2;
+	uint8_t saved[4096];
+	int64_t fd = -1, res = 0, ignored;
+	int rc = -1;
+
+	if (!m || !m->path[0] || m->path[0] != '/')
+		return fail(c, "mmap at position %llu: the recording does not say which file "
+			    "was mapped at %#llx", (unsigned long long)s->pos,
+			    (unsigned long long)s->result);
+	if ((s->args[3] & MAP_SHARED) && (s->args[2] & PROT_WRITE))
+		return fail(c, "mmap at position %llu: a writable shared mapping of %s cannot "
+			    "be replayed", (unsigned long long)s->pos, m->path);
+	/* The path goes below the stack pointer (past the red zone), and
+	 * what was there is put back: the program may read that memory
+	 * later, uninitialised. */
+	size_t len = strlen(m->path) + 1;
+	uint64_t scratch = (entry->rsp - 256 - len) & ~15ull;
+	if (pread(c->memfd, saved, len, (off_t)scratch) != (ssize_t)len ||
+	    pwrite(c->memfd, m->path, len, (off_t)scratch) != (ssize_t)len)
+		return fail(c, "mmap replay: no scratch memory below the stack");
+	uint64_t oa[6] = {(uint64_t)AT_FDCWD, scratch, O_RDONLY | O_CLOEXEC, 0, 0, 0};
+	if (run_here(c, true, sys_ip, SYS_openat, oa, &fd) < 0)
+		goto out;
+	if (fd < 0) {
+		fail(c, "mmap at position %llu: cannot open %s (%s), which the recording "
+		     "mapped there", (unsigned long long)s->pos, m->path, strerror((int)-fd));
+		goto out;
+	}
+	uint64_t ma[6] = {s->args[0], s->args[1], s->args[2], s->args[3], (uint64_t)fd,
+			  s->args[5]};
+	if (run_here(c, false, sys_ip, SYS_mmap, ma, &res) < 0)
+		goto out;
+	uint64_t ca[6] = {(uint64_t)fd, 0, 0, 0, 0, 0};
+	if (run_here(c, false, sys_ip, SYS_close, ca, &ignored) < 0)
+		goto out;
+	fd = -1;
+	if (res != s->result) {
+		fail(c, "replay diverged at position %llu: mmap of %s returned %#llx, %#llx in "
+		     "the recording", (unsigned long long)s->pos, m->path,
+		     (unsigned long long)res, (unsigned long long)s->result);
+		goto out;
+	}
+	/* The registers as the recorded mmap left them (the caller sets
+	 * rax, orig_rax and r11). */
+	struct user_regs_struct regs = *entry;
+	regs.rip = sys_ip + 2;
+	regs.rcx = sys_ip + 2; /* `syscall` puts the return address there */
+	if (ptrace(PTRACE_SETREGS, c->tid, NULL, &regs) < 0) {
+		fail(c, "mmap replay: set registers: %s", strerror(errno));
+		goto out;
+	}
+	rc = 0;
+out:
+	if (pwrite(c->memfd, saved, len, (off_t)scratch) != (ssize_t)len && rc == 0)
+		rc = fail(c, "mmap replay: cannot restore the stack");
+	return rc;
+}
+
+/* ---- one syscall ---- */
+
+int sys_replay_do(const struct sys_replay *c, const struct trace_syscall *s,
+		  const struct user_regs_struct *entry)
+{
+	struct user_regs_struct regs = *entry;
+	bool run = sys_replay_runs(s);
+
+	if (!run && s->unknown)
+		return fail(c, "syscall %llu at position %llu is not in ptrev's table: the "
+			    "memory it wrote was not recorded", (unsigned long long)s->nr,
+			    (unsigned long long)s->pos);
+	bool file_mmap = s->nr == SYS_mmap && !(s->args[3] & MAP_ANONYMOUS) &&
+			 (int32_t)s->args[4] >= 0;
+	if (file_mmap && run) {
+		if (mmap_file(c, s, &regs) < 0)
+			return -1;
+		if (ptrace(PTRACE_GETREGS, c->tid, NULL, &regs) < 0)
+			return fail(c, "replay process %d: registers: %s", (int)c->tid,
+				    strerror(errno));
+	} else {
+		if (!run) {
+			regs.orig_rax = (unsigned long long)-1; /* the kernel skips it */
+			if (ptrace(PTRACE_SETREGS, c->tid, NULL, &regs) < 0)
+				return fail(c, "replay process %d: set registers: %s", (int)c->tid,
+					    strerror(errno));
+		}
+		char what[64];
+		snprintf(what, sizeof what, "syscall %llu at position %llu",
+			 (unsigned long long)s->nr, (unsigned long long)s->pos);
+		if (syscall_stop(c, what) < 0)
+			return -1;
+		if (ptrace(PTRACE_GETREGS, c->tid, NULL, &regs) < 0)
+			return fail(c, "replay process %d: registers: %s", (int)c->tid,
+				    strerror(errno));
+		if (run && s->nr != SYS_set_tid_address && (int64_t)regs.rax != s->result)
+			/* set_tid_address returns the caller's tid: the recorded
+			 * one is put in place below; anything else must agree. */
+			return fail(c, "replay diverged at position %llu: syscall %llu returned "
+				    "%lld, %lld in the recording", (unsigned long long)s->pos,
+				    (unsigned long long)s->nr, (long long)(int64_t)regs.rax,
+				    (long long)s->result);
+	}
+	if (s->nr != SYS_rt_sigreturn) {
+		regs.rax = (uint64_t)s->result;
+		/* As after a syscall that ran: the kernel's restart logic
+		 * (a signal delivered next) and gdb's $orig_rax see it. */
+		regs.orig_rax = s->nr;
+		/* `syscall` saves RFLAGS in r11; under the sw recorder's single
+		 * steps they held TF, so the recorded program saw it there. */
+		if (c->stepped_recording)
+			regs.r11 |= 0x100;
+		/* Arrived at the syscall by a hardware breakpoint hit, the
+		 * process had the resume flag (RF) set, which `syscall` saved in
+		 * r11 and the kernel's return after a ptrace stop (IRET) puts
+		 * back. The recorded program had none: the CPU clears RF after
+		 * every instruction it completes, and SYSRET clears it too. */
+		regs.eflags &= ~0x10000ull;
+		regs.r11 &= ~0x10000ull;
+		if (ptrace(PTRACE_SETREGS, c->tid, NULL, &regs) < 0)
+			return fail(c, "replay process %d: set registers: %s", (int)c->tid,
+				    strerror(errno));
+	}
+	if (!run)
+		for (size_t i = 0; i < s->nwrites; i++)
+			if (pwrite(c->memfd, s->writes[i].bytes, s->writes[i].len,
+				   (off_t)s->writes[i].addr) != (ssize_t)s->writes[i].len)
+				return fail(c, "cannot write the recorded syscall memory at %#llx "
+					    "in the replay process",
+					    (unsigned long long)s->writes[i].addr);
+	return 0;
+}

@@ -1,0 +1,36 @@
+/* Event recorder: a STATE record of where a thread stands right now, by
+ * its registers and the digests of state_digest.h: the place a replay
+ * finds again as the first time after the thread's previous event that it
+ * stands there in that state. */
+#include "event_rec.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/ptrace.h>
+
+#include "ptrev/state_digest.h"
+
+int ev_point_write(struct ev_thread *t, const struct user_regs_struct *now)
+{
+	struct ev_rec *r = t->rec;
+	struct state_digest d;
+	char why[256];
+	if (state_digest_take(r->pid, t->tid, r->memfd, now, &d, why, sizeof why) < 0)
+		return ev_fail(r, "thread %d: cannot describe where it stands: %s", (int)t->tid, why);
+	struct trace_state st;
+	memset(&st, 0, sizeof st);
+	st.tid = t->tid;
+	st.pos = t->events;
+	_Static_assert(sizeof *now == sizeof st.regs, "user_regs_struct is 27 words");
+	memcpy(st.regs, now, sizeof st.regs);
+	st.vec_hash = d.vec_hash;
+	st.stack_lo = d.stack_lo;
+	st.stack_hi = d.stack_hi;
+	st.stack_hash = d.stack_hash;
+	st.mem_bytes = d.mem_bytes;
+	st.mem_hash = d.mem_hash;
+	if (trace_write_state(r->w, &st) < 0)
+		return ev_fail(r, "writing a STATE record: %s", trace_writer_error(r->w));
+	t->events++;
+	return 0;
+}

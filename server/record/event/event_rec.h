@@ -1,0 +1,176 @@
+/* Internals of the event recorder backend (include/ptrev/event_backend.h),
+ * shared by its files, bottom up (each uses only those above it):
+ *   event_threads.c   threads, the CPU (one thread runs its own code at a
+ *                     time), the SCHED runs, reading the process's memory
+ *   event_point.c     a STATE record of where a thread stands now
+ *   event_signal.c    signals: which to take now, hold or pass on, and
+ *                     delivering them where the recording says; rdtsc
+ *   event_state.c     STATE points: stopping a thread that makes no
+ *                     syscall, to deliver a held signal or let another run
+ *   event_syscall.c   syscall entries and returns
+ *   event_stop.c      what one waitpid status of a thread means
+ *   event_record.c    the loop: set-up, waiting, timers, the end
+ * The program runs natively: every thread is resumed with PTRACE_SYSCALL,
+ * so it stops only at syscalls, at signals (rdtsc traps as SIGSEGV with
+ * PR_SET_TSC) and where the recorder stops it. Positions count events
+ * (docs/trace-format.md, "Event recordings"). */
+#ifndef PTREV_EVENT_REC_H
+#define PTREV_EVENT_REC_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/user.h>
+
+#include "ptrev/event_backend.h"
+#include "ptrev/inferior.h"
+#include "ptrev/trace_file.h"
+
+struct sideband;
+
+enum ev_tstate {
+	EV_T_NEW,       /* its clone was seen, its first stop not yet */
+	EV_T_READY,     /* stopped at an event, waiting for the CPU */
+	EV_T_RUNNING,   /* has the CPU: runs its own code */
+	EV_T_SYSCALL,   /* inside a syscall (which may block): no CPU needed */
+	EV_T_GONE,
+};
+
+#define EV_MAX_HELD 32
+
+struct ev_rec;
+
+struct ev_thread {
+	pid_t tid;
+	struct ev_rec *rec;
+	enum ev_tstate state;
+	bool started;              /* its first stop was seen */
+	uint64_t events;           /* the number its next event gets */
+
+	/* The syscall in progress (between its entry and return stops). */
+	struct user_regs_struct entry;
+	uint64_t entry_nr;
+	bool undone_entry;         /* its entry was undone to deliver a
+	                              signal: the return stop that follows is
+	                              not a syscall of the program's */
+	/* Stopped at a syscall's return with a signal pending: the next stop
+	 * (before any instruction) takes it there. */
+	bool at_return;
+	bool check_pending;        /* ask at its next start whether a signal
+	                              waits (it starts, or goes on from a
+	                              STATE point) */
+
+	/* Asynchronous signals that arrived while it ran its own code, held
+	 * until its next syscall or STATE point. */
+	siginfo_t held[EV_MAX_HELD];
+	size_t nheld;
+	uint64_t held_since;       /* ns, when the oldest was held */
+
+	/* A signal sent by the recorder to be taken where the recording says
+	 * (the stop it causes is ours), then delivered. */
+	int own_sig;
+	siginfo_t own_si;
+	enum trace_signal_where own_where;
+	bool delivering;           /* stepped with a signal: the next stop is
+	                              at the handler's first instruction */
+	struct trace_signal sig;   /* the SIGNAL record being completed */
+
+	int stop_expected;         /* our SIGSTOPs not seen yet */
+	bool wants_state;          /* ...one was sent for a STATE point */
+	bool exiting;              /* in its exit syscall, keeping the CPU */
+	uint64_t run_since;        /* ns, when it got the CPU */
+	uint64_t run_first;        /* the event number its run started at */
+};
+
+struct ev_rec {
+	struct inferior *inf;
+	pid_t pid;
+	pid_t self;
+	int memfd;                 /* /proc/PID/mem, reopened after execve */
+	struct trace_writer *w;
+	struct sideband *sb;
+	struct event_record_opts opts;
+	uint64_t slice_ns, signal_ns;
+
+	struct ev_thread **threads;
+	size_t nthreads, cap;
+	struct ev_thread *cpu;     /* running its own code, or NULL */
+	size_t rr;                 /* round robin: where the search starts */
+	pid_t *early;              /* threads whose first stop came before
+	                              their clone event */
+	size_t nearly, capearly;
+
+	struct trace_sched_run *runs; /* finished runs not written yet */
+	size_t nruns, runs_cap;
+
+	struct trace_end end;
+	bool proc_gone;
+	uint64_t t0_ns;
+	char err[512];
+};
+
+/* ---- event_threads.c ---- */
+uint64_t ev_now_ns(void);
+struct ev_thread *ev_thread_find(struct ev_rec *r, pid_t tid);
+struct ev_thread *ev_thread_add(struct ev_rec *r, pid_t tid);
+bool ev_early_take(struct ev_rec *r, pid_t tid);
+int ev_early_add(struct ev_rec *r, pid_t tid);
+/* Resume a thread to its next stop (PTRACE_SYSCALL, sig delivered). */
+int ev_resume(struct ev_thread *t, int sig);
+/* t had the CPU and stops where its run ends: after its event `last`. */
+int ev_run_end(struct ev_thread *t, uint64_t last);
+/* The CPU is free: give it to the next ready thread, round robin. */
+int ev_dispatch(struct ev_rec *r);
+bool ev_any_ready(const struct ev_rec *r);
+/* Write the runs collected so far. 0/-1. */
+int ev_sched_flush(struct ev_rec *r);
+long ev_read_mem(void *rec, uint64_t addr, void *buf, size_t len);
+/* Is a signal pending for t that it does not block (it will be taken
+ * before t runs another instruction)? */
+bool ev_signal_pending(struct ev_thread *t);
+int ev_open_memfd(struct ev_rec *r);
+int ev_fail(struct ev_rec *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- event_point.c ---- */
+/* Write a STATE record for t (stopped, registers now) as its next event. */
+int ev_point_write(struct ev_thread *t, const struct user_regs_struct *now);
+
+/* ---- event_signal.c ---- */
+/* Thread t stopped with signal sig (a signal-delivery stop, not ours),
+ * registers now. */
+int ev_signal_stop(struct ev_thread *t, int sig, const siginfo_t *si,
+		   struct user_regs_struct *now);
+/* t stopped again after being stepped with a signal: it stands at the
+ * handler's first instruction (or the signal was ignored after all). */
+int ev_delivered_stop(struct ev_thread *t, struct user_regs_struct *now);
+/* Send the first held signal to t (stopped, its previous event done), to
+ * be taken at where: its stop then delivers it (ev_own_signal_stop). */
+int ev_send_held(struct ev_thread *t, enum trace_signal_where where);
+/* The stop our own signal caused: put the recorded siginfo in place and
+ * deliver it. */
+int ev_own_signal_stop(struct ev_thread *t);
+/* rdtsc/rdtscp trapped (SIGSEGV, SI_KERNEL): emulate and log it; 1 if it
+ * was one, 0 if not, -1 on failure. */
+int ev_rdtsc(struct ev_thread *t, struct user_regs_struct *now);
+
+/* ---- event_state.c ---- */
+/* Check the running thread against the time bounds; stop it for a STATE
+ * point when it runs on without a syscall while a signal waits for it or
+ * another thread waits for the CPU. */
+int ev_state_check(struct ev_rec *r);
+/* Our SIGSTOP stopped t: a STATE point if one was wanted there. */
+int ev_state_stop(struct ev_thread *t, struct user_regs_struct *now);
+/* Nanoseconds until the next bound is reached (-1: none running). */
+int64_t ev_state_next_ns(const struct ev_rec *r);
+
+/* ---- event_syscall.c ---- */
+int ev_syscall_stop(struct ev_thread *t, struct user_regs_struct *now);
+
+/* ---- event_stop.c ---- */
+int ev_on_status(struct ev_rec *r, pid_t tid, int st);
+/* A leader that exits while other threads live is reported only when
+ * they are all gone: it gives up the CPU when it is a zombie. */
+int ev_exited_leader(struct ev_rec *r);
+
+#endif

@@ -1,0 +1,182 @@
+/* Event recorder: the loop (include/ptrev/event_backend.h). It sets the
+ * program up (ptrace options, /proc/PID/mem, the initial mappings, rdtsc
+ * trapping), gives the CPU to its first thread, then handles every stop
+ * as it comes and, between stops, watches the running thread's time bounds
+ * (STATE points), until the program is gone or the user stops it. */
+#include "event_rec.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ptrev/inferior_raw.h"
+#include "ptrev/ptrace_wait.h"
+#include "ptrev/sideband.h"
+#include "ptrev/syscall_inject.h"
+
+#define DEFAULT_SIGNAL_MS 5
+#define DEFAULT_SLICE_MS 50
+
+/* rdtsc/rdtscp trap (SIGSEGV) from now on, in this thread and every
+ * thread it creates. A signal that arrives meanwhile waits, held. */
+static int trap_rdtsc(struct ev_thread *t)
+{
+	struct ev_rec *r = t->rec;
+	uint64_t args[6] = {PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0, 0};
+	int64_t res = 0;
+	int pending = 0;
+	char why[256];
+	if (syscall_inject(t->tid, SYS_prctl, args, &res, &pending, why, sizeof why) < 0)
+		return ev_fail(r, "cannot trap rdtsc: %s", why);
+	if (pending && t->nheld < EV_MAX_HELD) {
+		siginfo_t si;
+		memset(&si, 0, sizeof si);
+		si.si_signo = pending;
+		si.si_code = SI_USER;
+		t->held[t->nheld++] = si;
+		t->held_since = ev_now_ns();
+	}
+	if (res < 0)
+		/* The program then reads the TSC itself: its values are not
+		 * logged and a replay may see others. */
+		fprintf(stderr, "ptrev: cannot trap rdtsc (prctl: %s); rdtsc values are not "
+			"recorded\n", strerror((int)-res));
+	return 0;
+}
+
+static int set_up(struct ev_rec *r)
+{
+	if (ptrace(PTRACE_SETOPTIONS, r->pid, NULL,
+		   (void *)(long)(PTRACE_O_TRACECLONE | PTRACE_O_TRACESYSGOOD |
+				  PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL)) < 0)
+		return ev_fail(r, "cannot trace %d: %s", (int)r->pid, strerror(errno));
+	if (ev_open_memfd(r) < 0)
+		return -1;
+	r->sb = sideband_new(r->pid, r->memfd, r->w);
+	if (!r->sb)
+		return ev_fail(r, "out of memory");
+	sideband_set_copy_files(r->sb, !r->opts.no_copy);
+	if (sideband_update(r->sb, 0, 0) < 0)
+		return ev_fail(r, "cannot read the mappings of %d", (int)r->pid);
+	struct ev_thread *t = ev_thread_add(r, r->pid);
+	if (!t)
+		return ev_fail(r, "out of memory");
+	t->started = true;
+	t->state = EV_T_READY;
+	struct trace_thread th = {.tid = t->tid};
+	if (trace_write_thread(r->w, &th) < 0)
+		return ev_fail(r, "writing a THREAD record: %s", trace_writer_error(r->w));
+	if (trap_rdtsc(t) < 0)
+		return -1;
+	return ev_dispatch(r);
+}
+
+/* Wait for the next stop, or until the running thread's bound. */
+static void wait_a_while(struct ev_rec *r, const sigset_t *chld)
+{
+	int64_t ns = ev_state_next_ns(r);
+	struct timespec ts = {ns / 1000000000, ns % 1000000000};
+	sigtimedwait(chld, NULL, ns < 0 ? NULL : &ts);
+}
+
+/* Something failed or the user stopped us: end the program, reap it. */
+static void kill_everything(struct ev_rec *r)
+{
+	int st;
+	if (!r->proc_gone)
+		kill(r->pid, SIGKILL);
+	while (ptrace_waitpid(-1, &st, __WALL) > 0)
+		;
+	r->proc_gone = true;
+}
+
+static void free_rec(struct ev_rec *r)
+{
+	for (size_t i = 0; i < r->nthreads; i++)
+		free(r->threads[i]);
+	free(r->threads);
+	free(r->early);
+	free(r->runs);
+	if (r->sb)
+		sideband_free(r->sb);
+	if (r->memfd >= 0)
+		close(r->memfd);
+}
+
+int event_backend_record(struct inferior *inf, struct trace_writer *w,
+			 const struct event_record_opts *opts, struct trace_end *end,
+			 char *err, size_t errlen)
+{
+	struct ev_rec r;
+	memset(&r, 0, sizeof r);
+	r.inf = inf;
+	r.pid = inf->pid;
+	r.self = getpid();
+	r.memfd = -1;
+	r.w = w;
+	if (opts)
+		r.opts = *opts;
+	r.signal_ns = (r.opts.signal_ms ? r.opts.signal_ms : DEFAULT_SIGNAL_MS) * 1000000ull;
+	r.slice_ns = (r.opts.slice_ms ? r.opts.slice_ms : DEFAULT_SLICE_MS) * 1000000ull;
+	r.t0_ns = ev_now_ns();
+	r.end.status_kind = 2;
+
+	/* SIGCHLD (a stop of the program's) wakes the loop; it is taken with
+	 * sigtimedwait, never by a handler. */
+	sigset_t chld, old;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &chld, &old);
+
+	int rc = set_up(&r);
+	while (rc == 0) {
+		if (r.opts.stop && *r.opts.stop) {
+			rc = -1;
+			break;
+		}
+		int st;
+		pid_t tid = waitpid(-1, &st, __WALL | WNOHANG);
+		if (tid > 0) {
+			rc = ev_on_status(&r, tid, st);
+			continue;
+		}
+		if (tid < 0 && errno == ECHILD)
+			break; /* every thread is gone */
+		if (tid < 0 && errno != EINTR) {
+			rc = ev_fail(&r, "waiting for the program: %s", strerror(errno));
+			break;
+		}
+		rc = ev_state_check(&r);
+		if (rc == 0)
+			rc = ev_exited_leader(&r);
+		if (rc == 0)
+			wait_a_while(&r, &chld);
+	}
+	if (rc == 0)
+		rc = ev_sched_flush(&r);
+	else
+		ev_sched_flush(&r); /* what ran until here, as far as known */
+	if (rc < 0 && !(r.opts.stop && *r.opts.stop))
+		snprintf(err, errlen, "%s", r.err[0] ? r.err : "recording failed");
+	if (rc < 0 || !r.proc_gone)
+		kill_everything(&r);
+	r.end.duration_ns = ev_now_ns() - r.t0_ns;
+	if (rc < 0)
+		r.end.status_kind = 2;
+	*end = r.end;
+	free_rec(&r);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	inf_mark_gone(inf);
+	inf->pid = 0;
+	if (opts && opts->stop && *opts->stop)
+		return 0; /* stopped by the user: the file is whole, status 2 */
+	return rc < 0 ? -1 : 0;
+}

@@ -1,0 +1,119 @@
+/* Event recorder: syscalls. At an entry the thread gives up the CPU (the
+ * syscall may block; its run ends there) unless a signal waits for it:
+ * then the entry is undone (the PC back on the syscall instruction, rax its
+ * number) and the signal delivered before it; the syscall runs again when
+ * the handler returns. At the return the result and the memory it wrote
+ * are logged (one SYSCALL record: entry and return are one event), the
+ * mappings refreshed after a syscall that changes them, and the thread
+ * waits for the CPU again. */
+#include "event_rec.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+
+#include "ptrev/record_events.h"
+#include "ptrev/sideband.h"
+#include "ptrev/syscall_log.h"
+
+static int log_syscall(struct ev_thread *t, int64_t result)
+{
+	struct ev_rec *r = t->rec;
+	if (record_syscall(r->w, t->tid, t->events, t->entry_nr, &t->entry, result, ev_read_mem,
+			   r) < 0)
+		return ev_fail(r, "writing a SYSCALL record: %s", trace_writer_error(r->w));
+	r->end.syscalls++;
+	t->events++;
+	return 0;
+}
+
+static int entry(struct ev_thread *t, struct user_regs_struct *now)
+{
+	struct ev_rec *r = t->rec;
+	t->wants_state = false; /* a syscall marks the place well enough */
+	if (t->nheld) {
+		/* Undo the entry: the kernel skips a syscall numbered -1 and
+		 * leaves rax as we set it; the thread is back before its
+		 * syscall instruction, where the signal is delivered. */
+		struct user_regs_struct back = *now;
+		back.rax = now->orig_rax;
+		back.orig_rax = (unsigned long long)-1;
+		back.rip -= 2;
+		if (ptrace(PTRACE_SETREGS, t->tid, NULL, &back) < 0)
+			return ev_fail(r, "thread %d: cannot undo a syscall entry: %s", (int)t->tid,
+				       strerror(errno));
+		t->undone_entry = true;
+		if (ev_send_held(t, TRACE_SIG_BEFORE_SYSCALL) < 0)
+			return -1;
+		return ev_resume(t, 0);
+	}
+	t->entry = *now;
+	t->entry_nr = now->orig_rax;
+	if (t->entry_nr == SYS_rseq) {
+		/* Refused, as rr does: the kernel would write the CPU number
+		 * into the program's memory whenever the thread runs. */
+		now->orig_rax = (unsigned long long)-1;
+		now->rax = (unsigned long long)-ENOSYS;
+		if (ptrace(PTRACE_SETREGS, t->tid, NULL, now) < 0)
+			return ev_fail(r, "thread %d: cannot refuse rseq: %s", (int)t->tid,
+				       strerror(errno));
+	}
+	if (ev_run_end(t, t->events) < 0)
+		return -1;
+	t->state = EV_T_SYSCALL;
+	if (t->entry_nr == SYS_exit || t->entry_nr == SYS_exit_group) {
+		/* No return comes: the record is made now. */
+		if (log_syscall(t, 0) < 0)
+			return -1;
+	}
+	if (t->entry_nr == SYS_exit) {
+		/* The thread keeps the CPU until it is gone: its exit clears
+		 * its tid word (CLONE_CHILD_CLEARTID) and wakes a joining
+		 * thread, which must not look at that word mid-way (a replay
+		 * does the whole exit at once). */
+		r->cpu = t;
+		t->exiting = true;
+		t->run_first = t->events; /* its run ended at the exit */
+		return ev_resume(t, 0);
+	}
+	if (ev_resume(t, 0) < 0)
+		return -1;
+	return ev_dispatch(r);
+}
+
+static int ret(struct ev_thread *t, struct user_regs_struct *now)
+{
+	struct ev_rec *r = t->rec;
+	if (t->undone_entry) {
+		/* The skipped entry's return: not a syscall of the program's.
+		 * Our signal stops the thread next, before the instruction. */
+		t->undone_entry = false;
+		return ev_resume(t, 0);
+	}
+	int64_t result = (int64_t)now->rax;
+	uint64_t nr = t->entry_nr;
+	if (t->entry_nr == SYS_rseq)
+		result = -ENOSYS;
+	if (log_syscall(t, result) < 0)
+		return -1;
+	if ((nr == SYS_execve || nr == SYS_execveat) && result == 0 && ev_open_memfd(r) < 0)
+		return -1;
+	if (syscall_changes_maps(nr) && sideband_update(r->sb, t->tid, t->events) < 0)
+		return ev_fail(r, "cannot read the mappings of %d after syscall %llu", (int)r->pid,
+			       (unsigned long long)nr);
+	/* A signal that interrupted the syscall, that the thread sent
+	 * itself, or that the syscall unblocked, is taken at this return. */
+	t->at_return = ev_signal_pending(t);
+	t->state = EV_T_READY;
+	return ev_dispatch(r);
+}
+
+int ev_syscall_stop(struct ev_thread *t, struct user_regs_struct *now)
+{
+	/* A thread in a syscall (or one whose entry was undone) stops next at
+	 * the return; any other at an entry. */
+	if (t->state == EV_T_SYSCALL || t->undone_entry)
+		return ret(t, now);
+	return entry(t, now);
+}

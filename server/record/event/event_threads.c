@@ -1,0 +1,216 @@
+/* Event recorder: the threads and the CPU. One thread runs its own code at
+ * a time, so that every thread's instructions have one order that a replay
+ * can follow; the others wait stopped at their last event, or run a
+ * syscall in the kernel (it may block). A thread keeps the CPU until it
+ * enters a syscall or is stopped at a STATE point; then the next ready
+ * thread gets it, round robin. The order is logged as SCHED runs counted
+ * in events (docs/trace-format.md). */
+#include "event_rec.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ptrev/sideband.h"
+
+/* Finished runs kept before they are written as SCHED records. */
+#define EV_SCHED_BATCH 512
+
+uint64_t ev_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int ev_fail(struct ev_rec *r, const char *fmt, ...)
+{
+	va_list ap;
+	if (r->err[0])
+		return -1; /* the first reason is the one that matters */
+	va_start(ap, fmt);
+	vsnprintf(r->err, sizeof r->err, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+struct ev_thread *ev_thread_find(struct ev_rec *r, pid_t tid)
+{
+	for (size_t i = 0; i < r->nthreads; i++)
+		if (r->threads[i]->tid == tid && r->threads[i]->state != EV_T_GONE)
+			return r->threads[i];
+	return NULL;
+}
+
+struct ev_thread *ev_thread_add(struct ev_rec *r, pid_t tid)
+{
+	if (r->nthreads == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 8;
+		struct ev_thread **grown = realloc(r->threads, cap * sizeof *grown);
+		if (!grown)
+			return NULL;
+		r->threads = grown;
+		r->cap = cap;
+	}
+	struct ev_thread *t = calloc(1, sizeof *t);
+	if (!t)
+		return NULL;
+	t->tid = tid;
+	t->rec = r;
+	t->state = EV_T_NEW;
+	r->threads[r->nthreads++] = t;
+	return t;
+}
+
+int ev_early_add(struct ev_rec *r, pid_t tid)
+{
+	if (r->nearly == r->capearly) {
+		size_t cap = r->capearly ? r->capearly * 2 : 8;
+		pid_t *grown = realloc(r->early, cap * sizeof *grown);
+		if (!grown)
+			return ev_fail(r, "out of memory");
+		r->early = grown;
+		r->capearly = cap;
+	}
+	r->early[r->nearly++] = tid;
+	return 0;
+}
+
+bool ev_early_take(struct ev_rec *r, pid_t tid)
+{
+	for (size_t i = 0; i < r->nearly; i++) {
+		if (r->early[i] == tid) {
+			r->early[i] = r->early[--r->nearly];
+			return true;
+		}
+	}
+	return false;
+}
+
+int ev_resume(struct ev_thread *t, int sig)
+{
+	if (ptrace(PTRACE_SYSCALL, t->tid, NULL, (void *)(long)sig) < 0 && errno != ESRCH)
+		return ev_fail(t->rec, "cannot resume thread %d: %s", (int)t->tid, strerror(errno));
+	return 0;
+}
+
+int ev_sched_flush(struct ev_rec *r)
+{
+	if (r->nruns && trace_write_schedule(r->w, r->runs, r->nruns) < 0)
+		return ev_fail(r, "writing the schedule: %s",
+			       trace_writer_error(r->w) ? trace_writer_error(r->w) : "failed");
+	r->nruns = 0;
+	return 0;
+}
+
+int ev_run_end(struct ev_thread *t, uint64_t last)
+{
+	struct ev_rec *r = t->rec;
+	if (r->cpu == t)
+		r->cpu = NULL;
+	if (last < t->run_first)
+		return 0; /* nothing ran (it never got the CPU) */
+	if (r->nruns == r->runs_cap) {
+		size_t cap = r->runs_cap ? r->runs_cap * 2 : 64;
+		struct trace_sched_run *grown = realloc(r->runs, cap * sizeof *grown);
+		if (!grown)
+			return ev_fail(r, "out of memory");
+		r->runs = grown;
+		r->runs_cap = cap;
+	}
+	r->runs[r->nruns++] = (struct trace_sched_run){
+		.tid = t->tid, .pos = t->run_first, .count = last - t->run_first + 1};
+	return r->nruns >= EV_SCHED_BATCH ? ev_sched_flush(r) : 0;
+}
+
+bool ev_any_ready(const struct ev_rec *r)
+{
+	for (size_t i = 0; i < r->nthreads; i++)
+		if (r->threads[i]->state == EV_T_READY)
+			return true;
+	return false;
+}
+
+int ev_dispatch(struct ev_rec *r)
+{
+	if (r->cpu || !r->nthreads)
+		return 0;
+	for (size_t k = 0; k < r->nthreads; k++) {
+		size_t i = (r->rr + k) % r->nthreads;
+		struct ev_thread *t = r->threads[i];
+		if (t->state != EV_T_READY)
+			continue;
+		r->rr = i + 1;
+		r->cpu = t;
+		t->state = EV_T_RUNNING;
+		t->run_first = t->events;
+		t->run_since = ev_now_ns();
+		/* A thread that starts, or goes on from a STATE point: a signal
+		 * that waits for it now is taken before it runs a single
+		 * instruction, at its previous event. (After a syscall's
+		 * return that was decided there.) */
+		if (t->check_pending) {
+			t->at_return = ev_signal_pending(t);
+			t->check_pending = false;
+		}
+		return ev_resume(t, 0);
+	}
+	return 0;
+}
+
+/* Is any of n queued signals one the thread does not block? */
+static bool any_unblocked(const siginfo_t *q, long n, uint64_t blocked)
+{
+	for (long i = 0; i < n; i++)
+		if (q[i].si_signo > 0 && !(blocked & (1ull << (q[i].si_signo - 1))))
+			return true;
+	return false;
+}
+
+/* The thread's own queue and the process's, as ptrace shows them (three
+ * cheap calls, unlike /proc), against the thread's blocked mask. */
+bool ev_signal_pending(struct ev_thread *t)
+{
+	uint64_t blocked = 0;
+	if (ptrace(PTRACE_GETSIGMASK, t->tid, (void *)sizeof blocked, &blocked) < 0)
+		return false;
+	for (int shared = 0; shared < 2; shared++) {
+		siginfo_t q[16];
+		struct __ptrace_peeksiginfo_args a = {
+			.off = 0, .flags = shared ? PTRACE_PEEKSIGINFO_SHARED : 0, .nr = 16};
+		long n;
+		while ((n = ptrace(PTRACE_PEEKSIGINFO, t->tid, &a, q)) > 0) {
+			if (any_unblocked(q, n, blocked))
+				return true;
+			a.off += (uint64_t)n;
+		}
+	}
+	return false;
+}
+
+int ev_open_memfd(struct ev_rec *r)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/mem", (int)r->pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return ev_fail(r, "cannot open %s: %s", path, strerror(errno));
+	if (r->memfd >= 0)
+		close(r->memfd);
+	r->memfd = fd;
+	if (r->sb)
+		sideband_set_memfd(r->sb, fd);
+	return 0;
+}
+
+long ev_read_mem(void *rec, uint64_t addr, void *buf, size_t len)
+{
+	struct ev_rec *r = rec;
+	return (long)pread(r->memfd, buf, len, (off_t)addr);
+}

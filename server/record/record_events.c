@@ -1,0 +1,99 @@
+/* The SYSCALL and SIGFRAME records as every recorder writes them
+ * (include/ptrev/record_events.h). */
+#include "ptrev/record_events.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_WRITES 64
+
+int record_syscall(struct trace_writer *w, pid_t tid, uint64_t pos, uint64_t nr,
+		   const struct user_regs_struct *entry, int64_t result, sc_read_fn read_mem,
+		   void *ctx)
+{
+	struct sc_range rg[MAX_WRITES];
+	struct trace_mem_write wr[MAX_WRITES];
+	struct trace_syscall s = {0};
+	uint8_t *buf = NULL;
+	size_t total = 0, at = 0;
+	int n, rc;
+
+	s.tid = tid;
+	s.pos = pos;
+	s.nr = nr;
+	s.args[0] = entry->rdi;
+	s.args[1] = entry->rsi;
+	s.args[2] = entry->rdx;
+	s.args[3] = entry->r10;
+	s.args[4] = entry->r8;
+	s.args[5] = entry->r9;
+	s.result = result;
+	n = syscall_log_writes(s.nr, s.args, result, read_mem, ctx, rg, MAX_WRITES);
+	s.unknown = n < 0;
+	for (int i = 0; i < n; i++)
+		total += rg[i].len;
+	if (total && !(buf = malloc(total)))
+		n = 0;
+	for (int i = 0; i < n; i++) {
+		/* What cannot be read (a bad pointer the kernel refused to
+		 * write through, EFAULT) was not written either. */
+		long got = read_mem(ctx, rg[i].addr, buf + at, rg[i].len);
+		if (got <= 0)
+			continue;
+		wr[s.nwrites].addr = rg[i].addr;
+		wr[s.nwrites].bytes = buf + at;
+		wr[s.nwrites].len = (size_t)got;
+		s.nwrites++;
+		at += (size_t)got;
+	}
+	s.writes = wr;
+	rc = trace_write_syscall(w, &s);
+	free(buf);
+	return rc;
+}
+
+/* The x86-64 kernel's rt_sigframe at the handler's rsp: return address
+ * (8), its ucontext (flags 8, link 8, stack 24, sigcontext 256, mask 8)
+ * and the siginfo (128); the sigcontext's fpstate pointer (at 184 in it)
+ * leads to the FPU area above, whose fxsave software bytes (at 464) give
+ * the XSAVE area's size. */
+#define SIGFRAME_LEN 440
+#define SIGFRAME_FPSTATE (8 + 40 + 184)
+#define FPX_SW_BYTES 464
+
+int record_sigframe(struct trace_writer *w, pid_t tid, uint64_t pos, uint64_t rsp,
+		    sc_read_fn read_mem, void *ctx)
+{
+	uint8_t head[SIGFRAME_LEN];
+	uint64_t fp, end = rsp + SIGFRAME_LEN;
+	struct trace_sigframe f = {0};
+	uint8_t *buf;
+	int rc;
+
+	if (read_mem(ctx, rsp, head, sizeof head) != (long)sizeof head)
+		return 0; /* unreadable: the replay makes its own */
+	memcpy(&fp, head + SIGFRAME_FPSTATE, sizeof fp);
+	if (fp >= end && fp - rsp < TRACE_SIGFRAME_MAX) {
+		uint32_t sw[2] = {0, 0};
+		uint64_t fp_end = fp + 512; /* fxsave only */
+		if (read_mem(ctx, fp + FPX_SW_BYTES, sw, sizeof sw) == (long)sizeof sw &&
+		    sw[0] == FP_XSTATE_MAGIC1 && sw[1] > 512) /* <signal.h> */
+			fp_end = fp + sw[1];
+		if (fp_end - rsp <= TRACE_SIGFRAME_MAX)
+			end = fp_end;
+	}
+	buf = malloc(end - rsp);
+	if (!buf || read_mem(ctx, rsp, buf, end - rsp) != (long)(end - rsp)) {
+		free(buf);
+		return 0;
+	}
+	f.tid = tid;
+	f.pos = pos;
+	f.addr = rsp;
+	f.bytes = buf;
+	f.len = end - rsp;
+	rc = trace_write_sigframe(w, &f);
+	free(buf);
+	return rc;
+}

@@ -1,0 +1,124 @@
+/* Tests of the state digest (common/ptrace/state_digest.c): a stopped
+ * thread matches its own description; a change to one register, to a
+ * vector register, to the stack or to any writable memory does not; the
+ * resume flag and orig_rax are not compared; the hash is FNV-1a 64. The
+ * traced child is this program forked, stopped in a loop of its own. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <elf.h>
+
+#include "ptrev/state_digest.h"
+#include "../check.h"
+
+static volatile unsigned long counter;
+static char heap_marker[4096] = "marker";
+
+static void child(void)
+{
+	ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+	raise(SIGSTOP);
+	for (;;)
+		counter++;
+}
+
+static int open_mem(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/mem", (int)pid);
+	return open(path, O_RDWR | O_CLOEXEC);
+}
+
+int main(void)
+{
+	char err[256];
+	CHECK(fnv1a64(FNV64_INIT, "", 0) == 0xcbf29ce484222325ull, "empty");
+	CHECK(fnv1a64(FNV64_INIT, "a", 1) == 0xaf63dc4c8601ec8cull, "\"a\"");
+	CHECK(fnv1a64(FNV64_INIT, "foobar", 6) == 0x85944171f73967e8ull, "\"foobar\"");
+
+	pid_t pid = fork();
+	if (pid == 0)
+		child();
+	int st;
+	waitpid(pid, &st, 0);
+	/* Let it run into its loop, then stop it there. */
+	ptrace(PTRACE_CONT, pid, NULL, NULL);
+	usleep(20000);
+	kill(pid, SIGSTOP);
+	waitpid(pid, &st, 0);
+	CHECK(WIFSTOPPED(st), "stopped");
+	int memfd = open_mem(pid);
+	struct user_regs_struct regs, other;
+	ptrace(PTRACE_GETREGS, pid, NULL, &regs);
+	struct state_digest d, e;
+	CHECK(state_digest_take(pid, pid, memfd, &regs, &d, err, sizeof err) == 0, "take: %s", err);
+	CHECK(d.mem_bytes >= sizeof heap_marker && d.stack_lo <= regs.rsp - 128 &&
+	      d.stack_hi > regs.rsp, "ranges: %llu bytes, stack %llx-%llx, rsp %llx",
+	      (unsigned long long)d.mem_bytes, (unsigned long long)d.stack_lo,
+	      (unsigned long long)d.stack_hi, (unsigned long long)regs.rsp);
+	CHECK(state_digest_matches(pid, pid, memfd, &regs, &regs, &d, err, sizeof err) == 1,
+	      "itself: %s", err);
+	CHECK(state_digest_take(pid, pid, memfd, &regs, &e, err, sizeof err) == 0 &&
+	      !memcmp(&d, &e, sizeof d), "taken twice, the same");
+
+	/* Flags a breakpoint sets, and orig_rax, are not part of the state. */
+	other = regs;
+	other.eflags |= 0x10000;
+	other.orig_rax = 123;
+	CHECK(state_digest_matches(pid, pid, memfd, &other, &regs, &d, err, sizeof err) == 1,
+	      "RF and orig_rax compared");
+	/* Any register is. */
+	other = regs;
+	other.r13 ^= 1;
+	CHECK(state_digest_matches(pid, pid, memfd, &other, &regs, &d, err, sizeof err) == 0,
+	      "r13 not compared");
+
+	/* Writable memory anywhere: one byte of a global. */
+	uint8_t b;
+	uint64_t at = (uint64_t)(uintptr_t)heap_marker + 100;
+	pread(memfd, &b, 1, (off_t)at);
+	b ^= 0x40;
+	pwrite(memfd, &b, 1, (off_t)at);
+	CHECK(state_digest_matches(pid, pid, memfd, &regs, &regs, &d, err, sizeof err) == 0,
+	      "a changed byte of memory not seen");
+	b ^= 0x40;
+	pwrite(memfd, &b, 1, (off_t)at);
+	CHECK(state_digest_matches(pid, pid, memfd, &regs, &regs, &d, err, sizeof err) == 1,
+	      "memory put back");
+
+	/* The stack just above rsp. */
+	uint64_t word;
+	pread(memfd, &word, 8, (off_t)regs.rsp + 8);
+	word ^= 1;
+	pwrite(memfd, &word, 8, (off_t)regs.rsp + 8);
+	CHECK(state_digest_matches(pid, pid, memfd, &regs, &regs, &d, err, sizeof err) == 0,
+	      "a changed stack word not seen");
+	word ^= 1;
+	pwrite(memfd, &word, 8, (off_t)regs.rsp + 8);
+
+	/* A vector register. */
+	struct user_fpregs_struct fp;
+	struct iovec iov = {&fp, sizeof fp};
+	ptrace(PTRACE_GETREGSET, pid, (void *)NT_PRFPREG, &iov);
+	fp.xmm_space[5] ^= 0x100;
+	ptrace(PTRACE_SETREGSET, pid, (void *)NT_PRFPREG, &iov);
+	CHECK(state_digest_matches(pid, pid, memfd, &regs, &regs, &d, err, sizeof err) == 0,
+	      "a changed xmm register not seen");
+
+	close(memfd);
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	if (failures)
+		printf("%d check(s) failed\n", failures);
+	else
+		printf("state_digest: all checks passed\n");
+	return failures ? 1 : 0;
+}
