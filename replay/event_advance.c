@@ -18,23 +18,14 @@
 #include "ptrev/debugregs.h"
 #include "ptrev/state_digest.h"
 
-enum stop_kind { AT_SYSCALL, AT_SIGNAL, AT_STATE };
-
-struct stop {
-	enum stop_kind kind;
-	int sig;                     /* AT_SIGNAL */
-	siginfo_t si;
-	struct user_regs_struct regs;
-};
-
 static bool stepping(const struct erp *e)
 {
 	return e->obs != NULL;
 }
 
 /* Is t where the STATE record st says (state_digest.h)? 1, 0, or -1. */
-static int at_state(struct erp *e, struct erp_thread *t, const struct trace_state *st,
-		    const struct user_regs_struct *regs)
+int erp_at_state(struct erp *e, struct erp_thread *t, const struct trace_state *st,
+		 const struct user_regs_struct *regs)
 {
 	struct user_regs_struct want;
 	memcpy(&want, st->regs, sizeof want);
@@ -57,8 +48,8 @@ static int at_state(struct erp *e, struct erp_thread *t, const struct trace_stat
 }
 
 /* A completed or partly completed (REP) instruction for the observer. */
-static int report_insn(struct erp *e, struct erp_thread *t, uint64_t ip,
-		       const struct insn_info *info, uint64_t next)
+int erp_report_insn(struct erp *e, struct erp_thread *t, uint64_t ip,
+		    const struct insn_info *info, uint64_t next)
 {
 	if (e->obs->insn(e, t, ip, info, next) < 0)
 		return -1;
@@ -67,58 +58,8 @@ static int report_insn(struct erp *e, struct erp_thread *t, uint64_t ip,
 	return 0;
 }
 
-/* Single-step t until its next stop of interest: the entry of a syscall,
- * a signal (the instruction that raised it not completed), or the STATE
- * point st (when given). */
-static int step_to_stop(struct erp *e, struct erp_thread *t, const struct trace_state *st,
-			struct stop *out)
-{
-	struct insn_info info;
-	int ws;
-	for (;;) {
-		if (erp_get_regs(e, t, &out->regs) < 0)
-			return -1;
-		uint64_t ip = out->regs.rip;
-		if (st) {
-			int m = at_state(e, t, st, &out->regs);
-			if (m < 0)
-				return -1;
-			if (m) {
-				out->kind = AT_STATE;
-				return 0;
-			}
-		}
-		if (erp_classify(e, ip, &info) < 0)
-			return -1;
-		if (info.kind == INSN_SYSCALL) {
-			/* Never step into a syscall: stop at its entry. */
-			if (erp_resume(e, t, PTRACE_SYSCALL, 0, &ws) < 0)
-				return -1;
-		} else if (erp_resume(e, t, PTRACE_SINGLESTEP, 0, &ws) < 0) {
-			return -1;
-		}
-		if (WSTOPSIG(ws) == (SIGTRAP | 0x80)) {
-			out->kind = AT_SYSCALL;
-			return erp_get_regs(e, t, &out->regs);
-		}
-		siginfo_t si;
-		memset(&si, 0, sizeof si);
-		ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &si);
-		if (WSTOPSIG(ws) == SIGTRAP && si.si_code != SI_KERNEL && si.si_code > 0) {
-			struct user_regs_struct now;
-			if (erp_get_regs(e, t, &now) < 0 || report_insn(e, t, ip, &info, now.rip) < 0)
-				return -1;
-			continue;
-		}
-		out->kind = AT_SIGNAL;
-		out->sig = WSTOPSIG(ws);
-		out->si = si;
-		return erp_get_regs(e, t, &out->regs);
-	}
-}
-
 /* Native: on to the next syscall entry or signal. */
-static int run_to_stop(struct erp *e, struct erp_thread *t, struct stop *out)
+static int run_to_stop(struct erp *e, struct erp_thread *t, struct erp_stop *out)
 {
 	int ws;
 	if (erp_resume(e, t, PTRACE_SYSCALL, 0, &ws) < 0)
@@ -134,11 +75,11 @@ static int run_to_stop(struct erp *e, struct erp_thread *t, struct stop *out)
  * the state compared at every hit (the point itself may be where t
  * stands already). */
 static int run_to_state(struct erp *e, struct erp_thread *t, const struct trace_state *st,
-			struct stop *out)
+			struct erp_stop *out)
 {
 	uint64_t pc = st->regs[16]; /* rip */
 	int ws, m;
-	if (erp_get_regs(e, t, &out->regs) < 0 || (m = at_state(e, t, st, &out->regs)) < 0)
+	if (erp_get_regs(e, t, &out->regs) < 0 || (m = erp_at_state(e, t, st, &out->regs)) < 0)
 		return -1;
 	if (m) {
 		out->kind = AT_STATE;
@@ -160,7 +101,7 @@ static int run_to_state(struct erp *e, struct erp_thread *t, const struct trace_
 									  : "a signal came first");
 		}
 		inf_dr_clear_dr6(t->tid);
-		if ((m = at_state(e, t, st, &out->regs)) < 0)
+		if ((m = erp_at_state(e, t, st, &out->regs)) < 0)
 			return -1;
 		if (m)
 			break;
@@ -172,7 +113,7 @@ static int run_to_state(struct erp *e, struct erp_thread *t, const struct trace_
 	return erp_set_regs(e, t, &out->regs);
 }
 
-static const char *stop_name(const struct stop *s, char *buf, size_t len)
+static const char *stop_name(const struct erp_stop *s, char *buf, size_t len)
 {
 	if (s->kind == AT_SYSCALL)
 		snprintf(buf, len, "syscall %llu at %#llx", (unsigned long long)s->regs.orig_rax,
@@ -182,7 +123,7 @@ static const char *stop_name(const struct stop *s, char *buf, size_t len)
 	return buf;
 }
 
-static int diverged(struct erp *e, struct erp_thread *t, const char *want, const struct stop *s)
+static int diverged(struct erp *e, struct erp_thread *t, const char *want, const struct erp_stop *s)
 {
 	char got[96];
 	return erp_fail(e, "replay diverged in thread %d before its event %zu (%s): %s came first",
@@ -191,10 +132,10 @@ static int diverged(struct erp *e, struct erp_thread *t, const char *want, const
 
 /* On to the next stop of interest, stepped or native. */
 static int to_stop(struct erp *e, struct erp_thread *t, const struct trace_state *st,
-		   struct stop *out)
+		   struct erp_stop *out)
 {
 	if (stepping(e))
-		return step_to_stop(e, t, st, out);
+		return erp_step_to_stop(e, t, st, out);
 	return st ? run_to_state(e, t, st, out) : run_to_stop(e, t, out);
 }
 
@@ -231,17 +172,17 @@ static int complete_syscall(struct erp *e, struct erp_thread *t, const struct us
 		return 0;
 	if (t->gone || e->exited) {
 		t->ended = true;
-		return report_insn(e, t, ip, &info, 0) < 0 ? -1 : e->obs->end(e, t, 0);
+		return erp_report_insn(e, t, ip, &info, 0) < 0 ? -1 : e->obs->end(e, t, 0);
 	}
 	struct user_regs_struct now;
 	if (erp_get_regs(e, t, &now) < 0)
 		return -1;
-	return report_insn(e, t, ip, &info, now.rip);
+	return erp_report_insn(e, t, ip, &info, now.rip);
 }
 
 static int syscall_event(struct erp *e, struct erp_thread *t, bool to_point)
 {
-	struct stop s;
+	struct erp_stop s;
 	const struct trace_syscall *sc = t->ev[t->next].rec;
 	if (to_stop(e, t, NULL, &s) < 0)
 		return -1;
@@ -256,7 +197,7 @@ static int syscall_event(struct erp *e, struct erp_thread *t, bool to_point)
 static int rdtsc_event(struct erp *e, struct erp_thread *t)
 {
 	const struct trace_rdtsc *r = t->ev[t->next].rec;
-	struct stop s;
+	struct erp_stop s;
 	struct insn_info info;
 	uint8_t b[3] = {0};
 	if (to_stop(e, t, NULL, &s) < 0)
@@ -278,13 +219,13 @@ static int rdtsc_event(struct erp *e, struct erp_thread *t)
 	if (erp_set_regs(e, t, &s.regs) < 0)
 		return -1;
 	t->next++;
-	return stepping(e) ? report_insn(e, t, ip, &info, s.regs.rip) : 0;
+	return stepping(e) ? erp_report_insn(e, t, ip, &info, s.regs.rip) : 0;
 }
 
 static int signal_event(struct erp *e, struct erp_thread *t, bool to_point)
 {
 	const struct trace_signal *g = t->ev[t->next].rec;
-	struct stop s;
+	struct erp_stop s;
 	bool fault = false;
 	switch (g->where) {
 	case TRACE_SIG_SYNC:
@@ -331,7 +272,7 @@ static int signal_event(struct erp *e, struct erp_thread *t, bool to_point)
 
 static int state_event(struct erp *e, struct erp_thread *t)
 {
-	struct stop s;
+	struct erp_stop s;
 	if (to_stop(e, t, t->ev[t->next].rec, &s) < 0)
 		return -1;
 	if (s.kind != AT_STATE)
@@ -373,7 +314,7 @@ int erp_advance(struct erp *e, struct erp_thread *t, bool to_point)
 
 int erp_advance_to_unrecorded(struct erp *e, struct erp_thread *t)
 {
-	struct stop s;
+	struct erp_stop s;
 	if (to_stop(e, t, NULL, &s) < 0)
 		return -1;
 	if (s.kind != AT_SYSCALL)
@@ -395,7 +336,7 @@ int erp_end_here(struct erp *e, struct erp_thread *t)
 		 * instruction is its last, in a run of its own at the end. */
 		struct insn_info info;
 		if (erp_get_regs(e, t, &regs) < 0 || erp_classify(e, regs.rip - 2, &info) < 0 ||
-		    report_insn(e, t, regs.rip - 2, &info, 0) < 0 ||
+		    erp_report_insn(e, t, regs.rip - 2, &info, 0) < 0 ||
 		    e->obs->run(e, t, t->insns - 1, 1) < 0)
 			return -1;
 	}

@@ -133,6 +133,8 @@ void erp_icache_clear(struct erp *e)
 {
 	if (e->icache)
 		memset(e->icache->valid, 0, sizeof e->icache->valid);
+	if (e->bcache)
+		block_cache_invalidate(e->bcache);
 }
 
 /* ---- syscalls ---- */

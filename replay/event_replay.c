@@ -21,12 +21,14 @@ static int start_thread(struct erp *e, struct erp_thread *t)
 	return e->obs->start(e, t, regs.rip);
 }
 
-/* A syscall that a run ending at it completes at once: one that does not
- * return (exit, exit_group), and a clone, whose new thread may run before
- * its creator does again (it existed from the moment the kernel ran the
- * clone). */
+/* An event that a run ending at it completes at once: a syscall that does
+ * not return (exit, exit_group), a fatal signal (no run comes after
+ * either), and a clone, whose new thread may run before its creator does
+ * again (it existed from the moment the kernel ran the clone). */
 static bool completes_at_once(const struct erp_thread *t, uint64_t k)
 {
+	if (k + 1 == t->nev && t->ev[k].kind == ERP_SIGNAL)
+		return ((const struct trace_signal *)t->ev[k].rec)->handler_ip == 0;
 	if (k >= t->nev || t->ev[k].kind != ERP_SYSCALL)
 		return false;
 	const struct trace_syscall *s = t->ev[k].rec;
@@ -136,4 +138,8 @@ void erp_free(struct erp *e)
 	relaunch_free(&e->start);
 	free(e->icache);
 	e->icache = NULL;
+	block_cache_free(e->bcache);
+	e->bcache = NULL;
+	bstep_free(e->bstep);
+	e->bstep = NULL;
 }

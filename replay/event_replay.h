@@ -12,6 +12,8 @@
  *   event_index.c    each thread's events in order, from the recording
  *   event_proc.c     the replay process: its threads, stops, syscalls,
  *                    clones, signal delivery
+ *   event_step.c     stepping one thread to its next stop (blocks run
+ *                    natively, or single steps), reporting instructions
  *   event_advance.c  running one thread on to its next event
  *   event_replay.c   the recorded order of runs */
 #ifndef PTREV_EVENT_REPLAY_H
@@ -23,6 +25,10 @@
 #include <sys/types.h>
 #include <sys/user.h>
 
+#include <signal.h>
+
+#include "ptrev/block_cache.h"
+#include "ptrev/block_step.h"
 #include "ptrev/insn_class.h"
 #include "ptrev/trace_file.h"
 #include "relaunch.h"
@@ -93,9 +99,14 @@ struct erp {
 	 * the state there can be read (the end of a recording, as gdb sees
 	 * it). */
 	bool hold_at_end;
-	/* The instruction classification cache, keyed by address; emptied
-	 * when the program changes its mappings. */
+	/* The instruction classification cache, keyed by address, and the
+	 * block cache; emptied when the program changes its mappings. */
 	struct erp_icache *icache;
+	struct block_cache *bcache;
+	/* How a stepped replay steps (PTREV_SW_STEPPER=insn: single steps
+	 * only), and the block stepper's breakpoints. */
+	enum { ERP_STEP_UNSET, ERP_STEP_BLOCK, ERP_STEP_INSN } step_mode;
+	struct bstep *bstep;
 	uint64_t stops;       /* ptrace stops handled */
 	bool exited;          /* the replay process is gone */
 	char why[512];
@@ -137,7 +148,32 @@ int erp_undo_entry(struct erp *e, struct erp_thread *t, const struct user_regs_s
 int erp_classify(struct erp *e, uint64_t ip, struct insn_info *out);
 void erp_icache_clear(struct erp *e);
 
+/* ---- event_step.c ---- */
+enum erp_stop_kind { AT_SYSCALL, AT_SIGNAL, AT_STATE };
+
+/* Where a thread's run stopped. */
+struct erp_stop {
+	enum erp_stop_kind kind;
+	int sig;                     /* AT_SIGNAL */
+	siginfo_t si;
+	struct user_regs_struct regs;
+};
+
+/* Step t (stepped replays only) until its next stop of interest: the
+ * entry of a syscall, a signal (the instruction that raised it not
+ * completed), or the STATE point st (when given), each instruction it
+ * completes reported to the observer. */
+int erp_step_to_stop(struct erp *e, struct erp_thread *t, const struct trace_state *st,
+		     struct erp_stop *out);
+
 /* ---- event_advance.c ---- */
+/* Is t where the STATE record st says (state_digest.h)? 1, 0, or -1. */
+int erp_at_state(struct erp *e, struct erp_thread *t, const struct trace_state *st,
+		 const struct user_regs_struct *regs);
+/* A completed instruction, or a REP iteration (next == ip), for the
+ * observer; counts t's instructions. */
+int erp_report_insn(struct erp *e, struct erp_thread *t, uint64_t ip,
+		    const struct insn_info *info, uint64_t next);
 /* Run t (stopped after its event next - 1, or at the entry of a syscall
  * that event next is) on to event next and through it; to_point: stop
  * where the event happens without doing it (a syscall at its entry, a

@@ -49,8 +49,8 @@ void history_event_close(struct history_event *he)
 struct timeline *history_event_make(struct history_event *he, char *err, size_t errlen)
 {
 	struct materialise_stats st;
-	fprintf(stderr, "ptrev: making the history of this event recording (re-executing it, "
-		"every instruction stepped)...\n");
+	fprintf(stderr, "ptrev: making the history of this event recording (re-executing it "
+		"block by block)...\n");
 	if (materialise_to_memory(he->ev, &he->made, &st, err, errlen) != 0)
 		return NULL;
 	he->made_ok = true;

@@ -8,15 +8,18 @@
  * not), or the thread ended inside the syscall it was executing. A signal
  * stop with an unmoved IP is a fault or a signal before the instruction;
  * the step that delivers a signal to a handler stops on the handler's first
- * instruction without completing anything. */
+ * instruction without completing anything. rseq is refused, as the
+ * recorders refuse it. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/personality.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/user.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -77,6 +80,11 @@ static void step(struct th *t)
 	t->in_syscall = is_syscall_at(t->ip);
 	t->deliver = 0;
 	t->delivering = sig;
+	/* The recorders refuse rseq (as rr does): so does this reference,
+	 * with a syscall number that fails with ENOSYS. */
+	if (t->in_syscall && !sig &&
+	    ptrace(PTRACE_PEEKUSER, t->tid, offsetof(struct user_regs_struct, rax), 0) == SYS_rseq)
+		ptrace(PTRACE_POKEUSER, t->tid, offsetof(struct user_regs_struct, rax), (void *)-1L);
 	ptrace(PTRACE_SINGLESTEP, t->tid, 0, (void *)(long)sig);
 }
 

@@ -2,6 +2,9 @@
  * decoded by `ptrev decode`, must list exactly the instructions that an
  * independent single-stepper (ref_step) sees, per thread, start to exit;
  * and the file must hold what the event log promises.
+ * PTREV_TEST_BACKEND=event records with the event backend instead: its
+ * history, made by re-executing the recording, must be the same, and what
+ * is checked of the file is checked of that history.
  *
  * usage: test_record CASE PTREV REF_STEP PROGRAMS_DIR WORK_DIR
  * CASE: syscalls signal plt switch recurse longjmp loop threads avx512
@@ -20,10 +23,12 @@
 #include <unistd.h>
 
 #include "ptrev/history_schedule.h"
+#include "ptrev/materialise.h"
 #include "ptrev/trace_file.h"
 
 #include "../check.h"
 static const char *ptrev, *ref_step, *progdir, *workdir;
+static const char *backend = "sw"; /* PTREV_TEST_BACKEND: sw or event */
 
 /* Run argv with stdout/stderr to files (NULL: /dev/null); returns the
  * wait status. argv[0] "ptrev" means our ptrev. If pid_out, do not wait:
@@ -196,8 +201,8 @@ static int record_and_compare(const char *name, const char *arg,
 	rec_argv[n++] = "ptrev";
 	rec_argv[n++] = "record";
 	rec_argv[n++] = "--backend";
-	rec_argv[n++] = "sw";
-	if (psb) {
+	rec_argv[n++] = (char *)backend;
+	if (psb && strcmp(backend, "sw") == 0) {
 		rec_argv[n++] = "--psb-period";
 		rec_argv[n++] = (char *)psb;
 	}
@@ -216,8 +221,19 @@ static int record_and_compare(const char *name, const char *arg,
 		return st;
 	}
 	CHECK(td->complete, "%s: recording has no END record", name);
-	CHECK(trace_meta(td, "backend") && strcmp(trace_meta(td, "backend"), "sw") == 0,
-	      "%s: META backend is not sw", name);
+	CHECK(trace_meta(td, "backend") && strcmp(trace_meta(td, "backend"), backend) == 0,
+	      "%s: META backend is not %s", name, backend);
+	if (strcmp(backend, "event") == 0) {
+		struct trace_data made;
+		struct materialise_stats ms;
+		CHECK(materialise_needed(td), "%s: an event recording with a history", name);
+		if (materialise_to_memory(td, &made, &ms, err, sizeof err) != 0) {
+			CHECK(0, "%s: cannot make the history: %s", name, err);
+			return st;
+		}
+		trace_data_free(td);
+		*td = made;
+	}
 
 	/* Decode. */
 	{
@@ -389,7 +405,7 @@ static void case_simple(const char *name, const char *psb)
 {
 	struct trace_data td;
 	expect_exit(name, record_and_compare(name, NULL, psb, &td), 0);
-	if (strcmp(name, "rec_loop") == 0)
+	if (strcmp(name, "rec_loop") == 0 && strcmp(backend, "sw") == 0)
 		CHECK(td.end.psb_count >= 200, "rec_loop: only %llu PSBs",
 		      (unsigned long long)td.end.psb_count);
 	if (strcmp(name, "rec_threads") == 0) {
@@ -502,6 +518,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	c = argv[1];
+	if (getenv("PTREV_TEST_BACKEND"))
+		backend = getenv("PTREV_TEST_BACKEND");
 	ptrev = argv[2];
 	ref_step = argv[3];
 	progdir = argv[4];

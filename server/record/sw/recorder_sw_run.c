@@ -29,9 +29,12 @@
 #include "recorder_sw.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/user.h>
 
 int sw_run_step(struct sw_thread *t)
 {
@@ -52,6 +55,17 @@ int sw_run_step(struct sw_thread *t)
 	t->deliver = 0;
 	t->delivering = sig != 0;
 	t->exiting = !sig && sw_is_exit_syscall(t);
+	if (k == INSN_SYSCALL && !sig && t->regs.rax == SYS_rseq &&
+	    ptrace(PTRACE_POKEUSER, t->tid, offsetof(struct user_regs_struct, rax),
+		   (void *)-1L) < 0 && errno != ESRCH) {
+		/* rseq is refused (the event backend does too, as rr does):
+		 * the kernel would write the CPU number into the program's
+		 * memory whenever it runs. Number -1 fails with ENOSYS; the
+		 * log keeps the program's number (t->regs). */
+		snprintf(r->err, r->errlen, "cannot refuse rseq in thread %d: %s", (int)t->tid,
+			 strerror(errno));
+		return -1;
+	}
 	if (ptrace(PTRACE_SINGLESTEP, t->tid, NULL, (void *)(long)sig) < 0 &&
 	    errno != ESRCH) {
 		snprintf(r->err, r->errlen, "cannot step thread %d: %s",

@@ -1,0 +1,218 @@
+/* Event replay, stepped: one thread on to its next stop of interest (the
+ * entry of a syscall, a signal, a STATE point), every instruction it
+ * completes handed to the observer, as the history is made.
+ *
+ * With the block stepper (the default) the thread runs each basic block
+ * natively (block_cache.h) to an int3 at its end (block_step.h), and the
+ * control transfer there is folded into the next run when its target is
+ * known (block_successor), executed from the registers when it is a jump
+ * back into its own block (block_emulate), else single-stepped: one stop
+ * per dynamic branch instead of one per instruction, as the sw recorder
+ * does. The int3 is safe here: a replay runs one thread at a time, and
+ * nothing reads the code while it is in memory (it is lifted at the
+ * stop, before anything else). A run that stops early (a fault, a
+ * trapped rdtsc) stopped before the instruction at its IP, and the block
+ * says which ones ran. A STATE point's PC cuts every run that would pass
+ * it, so that its state is compared at each visit, as a single step
+ * would. PTREV_SW_STEPPER=insn single-steps everything (both must make
+ * the same history). */
+#include "event_replay.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+
+#include "ptrev/ptrace_wait.h"
+
+static long read_code(void *arg, uint64_t addr, void *buf, size_t len)
+{
+	struct erp *e = arg;
+	return (long)pread(e->memfd, buf, len, (off_t)addr);
+}
+
+/* The block stepper, made at first use; false when single steps it is. */
+static bool blocks(struct erp *e)
+{
+	if (e->step_mode == ERP_STEP_UNSET) {
+		const char *v = getenv("PTREV_SW_STEPPER");
+		e->step_mode = v && strcmp(v, "insn") == 0 ? ERP_STEP_INSN : ERP_STEP_BLOCK;
+	}
+	if (e->step_mode != ERP_STEP_BLOCK)
+		return false;
+	if (!e->bcache && !(e->bcache = block_cache_new(read_code, e)))
+		e->step_mode = ERP_STEP_INSN;
+	char err[256];
+	if (e->bcache && !e->bstep && !(e->bstep = bstep_new(e->pid, err, sizeof err)))
+		e->step_mode = ERP_STEP_INSN;
+	return e->step_mode == ERP_STEP_BLOCK;
+}
+
+/* Run t natively from where it stands (regs) to x->ip[n], starting with
+ * the control transfer at regs->rip when fold (then x is the block it
+ * goes to). Reports what ran; regs becomes the state at the stop. 1 when
+ * it got there, 0 when a signal stopped it first (*ws its status), 1 with
+ * nothing done when the run could not start, -1 on failure. */
+static int run_block(struct erp *e, struct erp_thread *t, const struct block *x, uint32_t n,
+		     const struct insn_info *fold, struct user_regs_struct *regs, int *ws)
+{
+	uint64_t from = regs->rip;
+	if (bstep_run(e->bstep, t->tid, x->ip[n], BSTEP_INT3, -1, 0) < 0)
+		return 2;
+	if (ptrace_wait_task(t->tid, ws) < 0)
+		return erp_fail(e, "replay thread %d: %s", (int)t->tid, strerror(errno));
+	e->stops++;
+	if (WIFEXITED(*ws) || WIFSIGNALED(*ws)) {
+		bstep_stopped(e->bstep, t->tid, *ws, regs);
+		t->gone = true;
+		return erp_fail(e, "the replay of thread %d ended unexpectedly in a native run "
+				"after its event %zu", (int)t->rec_tid, t->next);
+	}
+	struct user_regs_struct now;
+	int reached;
+	if (erp_get_regs(e, t, &now) < 0 || (reached = bstep_stopped(e->bstep, t->tid, *ws, &now)) < 0)
+		return erp_fail(e, "replay thread %d: registers after a run: %s", (int)t->tid,
+				strerror(errno));
+	if (fold) {
+		if (now.rip == from) {
+			*regs = now; /* stopped before the transfer */
+			return 0;
+		}
+		if (erp_report_insn(e, t, from, fold, x->ip[0]) < 0)
+			return -1;
+	}
+	int k = block_index_of(x, now.rip);
+	if (k < 0 || (uint32_t)k > n)
+		return erp_fail(e, "replay thread %d stopped at %#llx, outside its run %#llx..%#llx",
+				(int)t->rec_tid, (unsigned long long)now.rip,
+				(unsigned long long)x->ip[0], (unsigned long long)x->ip[n]);
+	for (int i = 0; i < k; i++)
+		if (erp_report_insn(e, t, x->ip[i], &x->insn[i], x->ip[i + 1]) < 0)
+			return -1;
+	*regs = now;
+	return reached ? 1 : 0;
+}
+
+/* How many of b's instructions a run may take: all, or up to the STATE
+ * point's PC (pc, 0 for none) when it is one of them past the first. */
+static uint32_t cut_at(const struct block *b, uint64_t pc)
+{
+	for (uint32_t i = 1; pc && i < b->n; i++)
+		if (b->ip[i] == pc)
+			return i;
+	return b->n;
+}
+
+/* Standing at terminator x (regs): run it and the block it goes to in one
+ * go. 1/0/-1 as run_block; 2 when it cannot fold. */
+static int fold(struct erp *e, struct erp_thread *t, const struct block *x, uint64_t pc,
+		struct user_regs_struct *regs, int *ws)
+{
+	uint64_t next;
+	const struct block *sb;
+	if (!block_successor(x, regs, read_code, e, &next) || next == pc ||
+	    !(sb = block_cache_get(e->bcache, next)))
+		return 2;
+	struct block y = *sb;
+	uint32_t n = cut_at(&y, pc);
+	if (n == 0)
+		return 2;
+	/* One address twice in a run would make a stop there ambiguous; an
+	 * int3 inside the transfer would change it before it runs. */
+	for (uint32_t i = 0; i <= n; i++)
+		if (y.ip[i] == regs->rip)
+			return 2;
+	if (y.ip[n] > regs->rip && y.ip[n] < regs->rip + x->insn[0].len)
+		return 2;
+	return run_block(e, t, &y, n, &x->insn[0], regs, ws);
+}
+
+/* A jump back into its own block, from the registers. 1 done, 0 not. */
+static int emulate(struct erp *e, struct erp_thread *t, const struct block *x,
+		   struct user_regs_struct *regs)
+{
+	struct user_regs_struct r = *regs;
+	if (!block_emulate(x, &r))
+		return 0;
+	if (erp_set_regs(e, t, &r) < 0 || erp_report_insn(e, t, regs->rip, &x->insn[0], r.rip) < 0)
+		return -1;
+	*regs = r;
+	return 1;
+}
+
+/* Natively as far as blocks go from regs. 1: moved on (regs is where it
+ * stands now), 0: a signal stopped it (*ws), 2: single-step the next
+ * instruction, -1. */
+static int block_move(struct erp *e, struct erp_thread *t, uint64_t pc,
+		      struct user_regs_struct *regs, int *ws)
+{
+	const struct block *b = block_cache_get(e->bcache, regs->rip);
+	if (!b)
+		return 2;
+	if (b->n > 0) {
+		struct block x = *b;
+		return run_block(e, t, &x, cut_at(&x, pc), NULL, regs, ws);
+	}
+	struct block x = *b;
+	if (!x.has_term || insn_kind_enters_kernel(x.insn[0].kind) || x.insn[0].kind == INSN_FAR)
+		return 2;
+	int rc = fold(e, t, &x, pc, regs, ws);
+	if (rc != 2)
+		return rc;
+	rc = emulate(e, t, &x, regs);
+	return rc < 0 ? -1 : rc ? 1 : 2;
+}
+
+int erp_step_to_stop(struct erp *e, struct erp_thread *t, const struct trace_state *st,
+		     struct erp_stop *out)
+{
+	struct insn_info info;
+	uint64_t pc = st ? st->regs[16] : 0; /* rip */
+	int ws;
+	if (erp_get_regs(e, t, &out->regs) < 0)
+		return -1;
+	for (;;) {
+		uint64_t ip = out->regs.rip;
+		if (st && ip == pc) {
+			int m = erp_at_state(e, t, st, &out->regs);
+			if (m < 0)
+				return -1;
+			if (m) {
+				out->kind = AT_STATE;
+				return 0;
+			}
+		}
+		int moved = 2;
+		if (blocks(e) && (moved = block_move(e, t, pc, &out->regs, &ws)) < 0)
+			return -1;
+		if (moved == 1)
+			continue;
+		if (moved == 2) {
+			if (erp_classify(e, ip, &info) < 0)
+				return -1;
+			/* Never step into a syscall: stop at its entry. */
+			if (erp_resume(e, t, info.kind == INSN_SYSCALL ? PTRACE_SYSCALL
+								   : PTRACE_SINGLESTEP, 0, &ws) < 0)
+				return -1;
+			if (WSTOPSIG(ws) == (SIGTRAP | 0x80)) {
+				out->kind = AT_SYSCALL;
+				return erp_get_regs(e, t, &out->regs);
+			}
+		}
+		siginfo_t si;
+		memset(&si, 0, sizeof si);
+		ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &si);
+		if (moved == 2 && WSTOPSIG(ws) == SIGTRAP && si.si_code != SI_KERNEL && si.si_code > 0) {
+			if (erp_get_regs(e, t, &out->regs) < 0 ||
+			    erp_report_insn(e, t, ip, &info, out->regs.rip) < 0)
+				return -1;
+			continue;
+		}
+		out->kind = AT_SIGNAL;
+		out->sig = WSTOPSIG(ws);
+		out->si = si;
+		return moved == 2 ? erp_get_regs(e, t, &out->regs) : 0;
+	}
+}
