@@ -10,7 +10,8 @@ reverse-continue into the signal handler, reverse-stepi, forward to the end)
 printing bt, locals, args, registers and raw stack memory. The transcripts
 must be identical but for what legitimately differs between two runs. The
 recording that session saved (serve -o) is then replayed with `ptrev replay`
-under the same script, which must agree too.
+under the same script, which must agree too; so must a recording of the
+whole run by the event backend, from marker() on.
 
 usage: full_state_diff.py PTREV PROGRAM WORKDIR
 """
@@ -101,6 +102,50 @@ def replay_transcript(ptrev, prog, trace):
     return run_gdb(prog, ['handle SIGUSR1 nostop noprint pass',
                           'target remote | %s replay --stdio %s' % (ptrev, trace)]
                    + COMMON.strip().splitlines())
+
+
+def event_transcript(ptrev, prog, work):
+    """The same script on a recording of the whole run made by `ptrev
+    record --backend event`: the replay starts at the program's end, goes
+    back to marker(), and runs the script from there."""
+    trace = os.path.join(work, 'fs_diff-event.ptrev')
+    r = subprocess.run([ptrev, 'record', '--backend', 'event', '-o', trace, '--', prog],
+                       env=env(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, text=True, timeout=600)
+    if r.returncode != 0:
+        return 'ptrev record failed (%d): %s' % (r.returncode, r.stderr)
+    return run_gdb(prog, ['handle SIGUSR1 nostop noprint pass',
+                          'target remote | %s replay --stdio %s' % (ptrev, trace),
+                          'break marker', 'reverse-continue']
+                   + COMMON.strip().splitlines())
+
+
+def until_last_delete(lines):
+    """The script up to its last `delete`: after it record full's history
+    ends at marker(), where its recording ended, and an event recording's
+    goes on to the program's exit."""
+    ends = [i for i, l in enumerate(lines) if l == '+delete']
+    return lines[:ends[-1]] if ends else lines
+
+
+def as_native(lines):
+    """record full as a native run would have shown it, for comparing with
+    the event backend's history, which runs natively between events: the
+    oracle single-steps, so a syscall copies RFLAGS with TF set (0x100) into
+    r11 (also where it is saved on the stack); and its history ends at
+    marker()'s breakpoint, which it reports as the end of the history."""
+    out = []
+    for line in lines:
+        if line.startswith('r11 ') and re.search(r'\b0x346\s+838$', line):
+            line = re.sub(r'0x346(\s+)838$', r'0x246\g<1>582', line)
+        elif re.match(r'^0x[0-9a-f]+:\s', line):
+            line = line.replace('0x0000000000000346', '0x0000000000000246')
+        if out and out[-1] == 'No more reverse-execution history.' and \
+                line.startswith('marker ('):
+            out[-1] = 'Breakpoint N, ' + line
+            continue
+        out.append(line)
+    return out
 
 
 def ptrev_transcript(ptrev, prog, trace):
@@ -224,6 +269,17 @@ def main():
     # The saved recording of that session, replayed with the same script.
     bad += compare('ptrev replay of the saved recording', ref,
                    normalise(replay_transcript(ptrev, prog, trace)))
+    # A recording of the whole run by the event backend, from marker().
+    ev = normalise(event_transcript(ptrev, prog, work))
+    bad += compare('ptrev replay of an event recording (to the last delete)',
+                   until_last_delete(as_native(ref)), until_last_delete(ev))
+    tail = ev[len(until_last_delete(ev)):]
+    if not any(re.search(r' in _exit \(\)$', l) for l in tail):
+        print('FAIL: the event recording\'s replay does not run on to the exit:\n' +
+              '\n'.join(tail))
+        bad += 1
+    else:
+        print('PASS: the event recording\'s replay runs on to the program\'s exit')
     return 1 if bad else 0
 
 
