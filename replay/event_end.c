@@ -51,6 +51,23 @@ size_t event_end_threads(struct event_end *ee, pid_t **ids)
 	return n;
 }
 
+/* Does t stand at the entry of the syscall that ends the program
+ * (exit_group, or the exit of its last thread)? */
+static bool ends_program_here(const struct erp *e, const struct erp_thread *t)
+{
+	if (t->next >= t->nev || t->ev[t->next].kind != ERP_SYSCALL)
+		return false;
+	const struct trace_syscall *s = t->ev[t->next].rec;
+	if (s->nr == SYS_exit_group)
+		return true;
+	if (s->nr != SYS_exit)
+		return false;
+	for (size_t i = 0; i < e->nthreads; i++)
+		if (&e->threads[i] != t && e->threads[i].tid && !e->threads[i].gone)
+			return false;
+	return true;
+}
+
 int event_end_registers(struct event_end *ee, pid_t tid, struct amd64_regfile *rf)
 {
 	struct erp_thread *t = erp_thread_rec(&ee->e, tid);
@@ -59,7 +76,15 @@ int event_end_registers(struct event_end *ee, pid_t tid, struct amd64_regfile *r
 		return -1;
 	if (ptrace(PTRACE_GETREGS, t->tid, NULL, &rf->gpr) < 0)
 		return -1;
-	if (t->at_entry && t->next < t->nev && t->ev[t->next].kind == ERP_SYSCALL) {
+	int before = 0;
+	if (t->at_entry && ends_program_here(&ee->e, t)) {
+		/* The program's last instruction: the history shows the
+		 * state before it (nothing exists after it). */
+		rf->gpr.rip -= 2; /* syscall and int $0x80 are 2 bytes */
+		rf->gpr.rax = rf->gpr.orig_rax;
+		rf->gpr.rcx = rf->gpr.r11 = 0;
+		before = 1;
+	} else if (t->at_entry && t->next < t->nev && t->ev[t->next].kind == ERP_SYSCALL) {
 		/* Held at the entry of the syscall that ends it (the exit,
 		 * or the last one a cut-short thread order reaches): the
 		 * syscall instruction has run (rip past it, rcx and r11 as it
@@ -74,7 +99,7 @@ int event_end_registers(struct event_end *ee, pid_t tid, struct amd64_regfile *r
 		return -1;
 	rf->xsave_len = iov.iov_len;
 	rf->xcr0 = amd64_xcr0_from_xsave(rf->xsave, rf->xsave_len);
-	return 0;
+	return before;
 }
 
 ssize_t event_end_read(struct event_end *ee, uint64_t addr, void *buf, size_t len)

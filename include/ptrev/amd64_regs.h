@@ -26,7 +26,10 @@ int amd64_reg_count(const struct amd64_layout *l);
 /* Size in bytes of register regnum, or -1 if out of range. */
 int amd64_reg_size(const struct amd64_layout *l, int regnum);
 /* Register number of rip, rsp, rbp (for expedited registers in stop replies). */
-enum { AMD64_RBP_REGNUM = 6, AMD64_RSP_REGNUM = 7, AMD64_RIP_REGNUM = 16 };
+enum {
+	AMD64_RCX_REGNUM = 2, AMD64_RBP_REGNUM = 6, AMD64_RSP_REGNUM = 7, AMD64_R11_REGNUM = 11,
+	AMD64_RIP_REGNUM = 16
+};
 
 /* Raw little-endian value of regnum into out (amd64_reg_size bytes).
  * Returns the size, or -1 for an unknown register. Components whose XSTATE_BV

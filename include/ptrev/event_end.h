@@ -23,7 +23,11 @@ void event_end_close(struct event_end *ee);
 /* The recorded threads that still exist at the end; *ids malloc'ed. */
 size_t event_end_threads(struct event_end *ee, pid_t **ids);
 /* Registers of recorded thread tid at the end (a thread inside a syscall
- * there shows the registers of its entry). 0, or -1. */
+ * there shows the registers of its entry). 0; 1 when the thread stands
+ * before the syscall instruction that ends the program (its history's last
+ * position: rip on the instruction, rax the syscall's number) and rcx and
+ * r11 are not known (the held process has run the instruction, which
+ * overwrote them); -1. */
 int event_end_registers(struct event_end *ee, pid_t tid, struct amd64_regfile *rf);
 /* Memory at the end. Bytes read, or -1. */
 ssize_t event_end_read(struct event_end *ee, uint64_t addr, void *buf, size_t len);

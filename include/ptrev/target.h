@@ -94,7 +94,17 @@ enum target_regs {
 	TARGET_REGS_NONE = 0,   /* nothing known here (all unavailable) */
 	TARGET_REGS_PC = 1,     /* only rf->gpr.rip is known */
 	TARGET_REGS_FULL = 2,
+	/* All but rcx and r11: the state before a syscall instruction, read
+	 * from a process that has run it (it overwrote those two). */
+	TARGET_REGS_BEFORE_SYSCALL = 3,
 };
+
+/* Is the PC among what a fetch_registers answer knows? */
+static inline bool target_regs_pc_known(int known)
+{
+	return known == TARGET_REGS_PC || known == TARGET_REGS_FULL ||
+	       known == TARGET_REGS_BEFORE_SYSCALL;
+}
 
 struct target_ops {
 	const char *name;

@@ -1,6 +1,7 @@
 /* Register packets: g, G, p, P for the thread selected with Hg. What the
  * target does not know where the program stands (a past position where
- * only the PC is known) is sent as "xx" bytes: gdb shows <unavailable>. */
+ * only the PC is known; rcx and r11 before a syscall instruction that a
+ * held process has run) is sent as "xx" bytes: gdb shows <unavailable>. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,16 +18,33 @@ const struct amd64_layout *gdb_layout(struct gdb_server *s)
 	return s->layout;
 }
 
-/* The g reply when only some registers are known: the PC or nothing. */
-static void partial_g(struct gdb_server *s, const struct amd64_regfile *rf, bool have_pc)
+/* Is register regnum among what fetch_registers' answer knows? */
+static bool known_reg(int known, int regnum)
+{
+	switch (known) {
+	case TARGET_REGS_FULL:
+		return true;
+	case TARGET_REGS_PC:
+		return regnum == AMD64_RIP_REGNUM;
+	case TARGET_REGS_BEFORE_SYSCALL:
+		return regnum != AMD64_RCX_REGNUM && regnum != AMD64_R11_REGNUM;
+	default:
+		return false;
+	}
+}
+
+/* The g reply when only some registers are known. */
+static void partial_g(struct gdb_server *s, const struct amd64_regfile *rf, int known)
 {
 	const struct amd64_layout *l = gdb_layout(s);
-	bool *avail = calloc((size_t)amd64_reg_count(l), sizeof *avail);
+	int n = amd64_reg_count(l);
+	bool *avail = calloc((size_t)n, sizeof *avail);
 	if (!avail) {
 		strbuf_puts(&s->reply, "E01");
 		return;
 	}
-	avail[AMD64_RIP_REGNUM] = have_pc;
+	for (int i = 0; i < n; i++)
+		avail[i] = known_reg(known, i);
 	amd64_g_packet(l, rf, avail, &s->reply);
 	free(avail);
 }
@@ -41,8 +59,7 @@ static void read_one(struct gdb_server *s, const struct amd64_regfile *rf, int k
 	if (!hex_parse_u64(&p, end, &regnum) || p != end || regnum > 10000 ||
 	    (size = amd64_reg_size(l, (int)regnum)) < 0) {
 		strbuf_puts(&s->reply, "E01");
-	} else if (known == TARGET_REGS_FULL ||
-		   (known == TARGET_REGS_PC && regnum == AMD64_RIP_REGNUM)) {
+	} else if (known_reg(known, (int)regnum)) {
 		amd64_reg_read(l, rf, (int)regnum, raw);
 		strbuf_hex(&s->reply, raw, (size_t)size);
 	} else {
@@ -70,7 +87,7 @@ bool gdb_regs_packet(struct gdb_server *s, char *pkt, size_t len)
 		if (known == TARGET_REGS_FULL)
 			amd64_g_packet(l, rf, NULL, &s->reply);
 		else
-			partial_g(s, rf, known == TARGET_REGS_PC);
+			partial_g(s, rf, known);
 		break;
 	case 'G':
 		if (known == TARGET_REGS_FULL && amd64_G_packet(l, rf, p, (size_t)(end - p)) &&

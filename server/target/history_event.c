@@ -75,9 +75,14 @@ pid_t history_event_thread(struct history_event *he, pid_t tid)
 
 int history_event_registers(struct history_event *he, pid_t tid, struct amd64_regfile *rf)
 {
-	if (event_end_registers(he->end, history_event_thread(he, tid), rf) < 0)
+	switch (event_end_registers(he->end, history_event_thread(he, tid), rf)) {
+	case 0:
+		return TARGET_REGS_FULL;
+	case 1:
+		return TARGET_REGS_BEFORE_SYSCALL;
+	default:
 		return TARGET_REGS_NONE;
-	return TARGET_REGS_FULL;
+	}
 }
 
 int history_event_siginfo(struct history_event *he, pid_t tid, struct strbuf *out)

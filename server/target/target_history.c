@@ -197,7 +197,7 @@ static int history_current_stop(struct target *t, pid_t current, const struct ta
 		struct amd64_regfile *rf = malloc(sizeof *rf);
 		stop->sig = history_event_end_signal(h->ev);
 		stop->tid = history_event_thread(h->ev, current ? current : h->initial);
-		stop->have_pc = rf && history_event_registers(h->ev, stop->tid, rf) == TARGET_REGS_FULL;
+		stop->have_pc = rf && target_regs_pc_known(history_event_registers(h->ev, stop->tid, rf));
 		stop->rip = stop->have_pc ? rf->gpr.rip : 0;
 		free(rf);
 		return 0;
