@@ -16,46 +16,10 @@
 #include <sys/wait.h>
 
 #include "ptrev/debugregs.h"
-#include "ptrev/state_digest.h"
 
 static bool stepping(const struct erp *e)
 {
 	return e->obs != NULL;
-}
-
-/* Is t where the STATE record st says (state_digest.h)? 1, 0, or -1. */
-int erp_at_state(struct erp *e, struct erp_thread *t, const struct trace_state *st,
-		 const struct user_regs_struct *regs)
-{
-	struct user_regs_struct want;
-	memcpy(&want, st->regs, sizeof want);
-	if (regs->rip != want.rip)
-		return 0;
-	struct state_digest d = {st->vec_hash, st->stack_lo, st->stack_hi, st->stack_hash,
-				 st->mem_bytes, st->mem_hash};
-	/* Registers first, without a syscall: most hits stop there. */
-	struct user_regs_struct a = *regs, b = want;
-	a.eflags &= ~0x10100ull;
-	b.eflags &= ~0x10100ull;
-	a.orig_rax = b.orig_rax = 0;
-	if (memcmp(&a, &b, sizeof a) != 0)
-		return 0;
-	char why[256];
-	int m = state_digest_matches(e->pid, t->tid, e->memfd, regs, &want, &d, why, sizeof why);
-	if (m < 0)
-		return erp_fail(e, "thread %d: %s", (int)t->rec_tid, why);
-	return m;
-}
-
-/* A completed or partly completed (REP) instruction for the observer. */
-int erp_report_insn(struct erp *e, struct erp_thread *t, uint64_t ip,
-		    const struct insn_info *info, uint64_t next)
-{
-	if (e->obs->insn(e, t, ip, info, next) < 0)
-		return -1;
-	if (!(info->kind == INSN_OTHER && next == ip))
-		t->insns++;
-	return 0;
 }
 
 /* Native: on to the next syscall entry or signal. */

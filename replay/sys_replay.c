@@ -253,6 +253,9 @@ int sys_replay_do(const struct sys_replay *c, const struct trace_syscall *s,
 		/* As after a syscall that ran: the kernel's restart logic
 		 * (a signal delivered next) and gdb's $orig_rax see it. */
 		regs.orig_rax = s->nr;
+		/* A refused rseq: the recorders made the kernel see number -1. */
+		if (s->nr == SYS_rseq && s->result == -ENOSYS)
+			regs.orig_rax = (unsigned long long)-1;
 		/* `syscall` saves RFLAGS in r11; under the sw recorder's single
 		 * steps they held TF, so the recorded program saw it there. */
 		if (c->stepped_recording)

@@ -253,7 +253,8 @@ static bool others_stop_first(struct timeline *tl, struct tl_thread *t,
 	bool hit = nearest_hit(tl, t, true, false, pts, &who, &found) && who != t &&
 		   tl_global_of(tl, who, found) < mine;
 	uint64_t limit = hit ? tl_global_of(tl, who, found) : mine - 1;
-	if (next_signal(tl, t, true, limit, &swho, &spos, &sig) && swho != t) {
+	if (next_signal(tl, t, true, limit, &swho, &spos, &sig) && swho != t &&
+	    !(hit && swho == who && spos == found)) {
 		tl_move(tl, swho, spos);
 		stop_at(stop, TIMELINE_SIGNAL, swho);
 		stop->sig = sig;
@@ -306,7 +307,13 @@ int timeline_forward(struct timeline *tl, pid_t tid, bool all, bool step,
 		     tl_global_of(tl, t, wpos) <= limit;
 	if (watch)
 		limit = tl_global_of(tl, t, wpos);
-	if (next_signal(tl, t, all, limit, &swho, &spos, &sig)) {
+	/* A breakpoint at a handler's first instruction is reported rather
+	 * than the delivery that leads there: gdb resumes off a stop at the
+	 * breakpoint's address without hitting it (natively the delivery
+	 * stops before the handler is entered), and with a signal it does
+	 * not stop for (SIGALRM, SIGCHLD) the breakpoint would be lost. */
+	if (next_signal(tl, t, all, limit, &swho, &spos, &sig) &&
+	    !(hit && !watch && swho == who && spos == found)) {
 		tl_move(tl, swho, spos);
 		stop_at(stop, TIMELINE_SIGNAL, swho);
 		stop->sig = sig;

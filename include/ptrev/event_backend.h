@@ -36,10 +36,10 @@ struct event_record_opts {
 	volatile sig_atomic_t *stop;
 	bool no_copy;          /* do not copy the mapped binaries (--no-copy) */
 	/* How long a thread may run its own code without a syscall while a
-	 * signal waits for it (signal_ms) or another thread waits for the
-	 * CPU (slice_ms) before it is stopped at a STATE point. 0: defaults
+	 * signal waits for it (signal_us) or another thread waits for the
+	 * CPU (slice_us) before it is stopped at a STATE point. 0: defaults
 	 * (5 and 50 ms). */
-	unsigned signal_ms, slice_ms;
+	unsigned signal_us, slice_us;
 };
 
 /* Record the launched, stopped inferior (inferior_launch, at its first

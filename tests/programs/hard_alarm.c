@@ -34,7 +34,7 @@ int main(void)
 	sa.sa_sigaction = on_alarm;
 	sa.sa_flags = SA_SIGINFO;
 	sigaction(SIGALRM, &sa, NULL);
-	struct itimerval it = {{0, 0}, {0, 2000}};
+	struct itimerval it = {{0, 0}, {0, 300}};
 	setitimer(ITIMER_REAL, &it, NULL);
 	while (!fired) {
 		count++;

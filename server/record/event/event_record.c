@@ -124,8 +124,8 @@ int event_backend_record(struct inferior *inf, struct trace_writer *w,
 	r.w = w;
 	if (opts)
 		r.opts = *opts;
-	r.signal_ns = (r.opts.signal_ms ? r.opts.signal_ms : DEFAULT_SIGNAL_MS) * 1000000ull;
-	r.slice_ns = (r.opts.slice_ms ? r.opts.slice_ms : DEFAULT_SLICE_MS) * 1000000ull;
+	r.signal_ns = r.opts.signal_us ? r.opts.signal_us * 1000ull : DEFAULT_SIGNAL_MS * 1000000ull;
+	r.slice_ns = r.opts.slice_us ? r.opts.slice_us * 1000ull : DEFAULT_SLICE_MS * 1000000ull;
 	r.t0_ns = ev_now_ns();
 	r.end.status_kind = 2;
 

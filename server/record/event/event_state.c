@@ -1,6 +1,6 @@
 /* Event recorder: STATE points. A thread that runs its own code without a
- * syscall past a bound, while a signal waits for it (signal_ms) or another
- * thread waits for the CPU (slice_ms), is stopped where it is (a SIGSTOP
+ * syscall past a bound, while a signal waits for it (signal_us) or another
+ * thread waits for the CPU (slice_us), is stopped where it is (a SIGSTOP
  * of ours); its state there goes into the log (event_point.c) and then the
  * waiting signal is delivered, or the CPU passes on. A replay finds the
  * point again by that state (state_digest.h). A thread that enters a
