@@ -98,6 +98,7 @@ struct rp_bp {
 	uint8_t orig;
 };
 
+/* 0 armed; 1 not (an int3 where nothing is mapped yet); -1. */
 static int bp_arm(struct replayer *r, struct rp_proc *p, struct rp_bp *bp)
 {
 	if (bp->armed)
@@ -112,8 +113,7 @@ static int bp_arm(struct replayer *r, struct rp_proc *p, struct rp_bp *bp)
 		}
 	}
 	if (pread(p->memfd, &bp->orig, 1, (off_t)bp->addr) != 1)
-		return rp_fail(r, "cannot read the code at %#llx",
-			       (unsigned long long)bp->addr);
+		return 1; /* not mapped yet: a syscall maps it before it runs */
 	if (poke_byte(r, p, bp->addr, 0xcc) < 0)
 		return -1;
 	bp->armed = true;
@@ -167,8 +167,14 @@ static int run_far_bp(struct replayer *r, struct rp_proc *p, uint64_t target,
 				return -1;
 			continue;
 		}
-		if (bp_arm(r, p, bp) < 0)
+		int armed = bp_arm(r, p, bp);
+		if (armed < 0)
 			return -1;
+		if (armed == 1 && !s)
+			return rp_fail(r, "cannot read the code at %#llx, and no syscall "
+				       "comes before it runs", (unsigned long long)a);
+		/* Unarmed (armed == 1), the run goes on to the next syscall,
+		 * which must come first. */
 		/* The next execution of a from here (not counting the one the
 		 * process stands on after a hit). */
 		uint64_t hit;

@@ -2,6 +2,7 @@
  * Counts come from the END record; a recording without one (recorder
  * killed) is summarised from the records that are there and says it is
  * incomplete. */
+#include "ptrev/materialise.h"
 #include "ptrev/trace_info.h"
 
 #include <inttypes.h>
@@ -242,14 +243,19 @@ void trace_info_print(FILE *out, const char *path, const struct trace_data *td)
 	meta_line(out, td, "start time", "start_time");
 	meta_line(out, td, "ptrev version", "ptrev_version");
 	switches_line(out, td, threads_line(out, td));
-	if (td->complete)
+	bool unmade = materialise_needed(td);
+	if (unmade)
+		fputs("history: not made yet (an event recording: `ptrev decode`, or the first "
+		      "move in `ptrev replay`, makes it by re-executing the recording)\n"
+		      "instructions: unknown until the history is made\n", out);
+	else if (td->complete)
 		fprintf(out, "instructions: %" PRIu64 "\n", e->instructions);
 	else
 		fputs("instructions: unknown (" INCOMPLETE_WHY ")\n", out);
 	fprintf(out, "psb packets: %" PRIu64 "\n", psb);
 	meta_line(out, td, "psb period", "psb_period");
 	fprintf(out, "trace bytes: %" PRIu64 "\n", trace_bytes);
-	if (td->complete && e->instructions)
+	if (td->complete && e->instructions && !unmade)
 		fprintf(out, "bits per instruction: %.2f\n",
 			(double)trace_bytes * 8.0 / (double)e->instructions);
 	else
@@ -257,6 +263,8 @@ void trace_info_print(FILE *out, const char *path, const struct trace_data *td)
 	fprintf(out, "syscalls: %" PRIu64 "\n", td->complete ? e->syscalls : td->nsyscalls);
 	fprintf(out, "signals: %" PRIu64 "\n", td->complete ? e->signals : td->nsignals);
 	fprintf(out, "rdtsc: %zu\n", td->nrdtsc);
+	if (unmade)
+		fprintf(out, "state points: %zu\n", td->nstates);
 	fprintf(out, "mappings: %zu\n", td->nmmaps);
 	binaries_line(out, td);
 	if (td->nskipped)

@@ -24,7 +24,6 @@ import re
 import signal
 import subprocess
 import sys
-import time
 
 FAILURES = []
 
@@ -53,7 +52,8 @@ def record(ptrev, prog, args, trace, send=None):
         m = re.match(r'ready (\d+)', line)
         check(m is not None, '%s says it is ready (%r)' % (os.path.basename(prog), line))
         if m:
-            time.sleep(0.002)  # into its computation
+            # At once: the program is in its loop within microseconds,
+            # and every iteration until the signal is history to make.
             os.kill(int(m.group(1)), send)
     out, err = p.communicate(timeout=300)
     check(p.returncode == 0, 'recorded %s %s (%d) %s' % (os.path.basename(prog), ' '.join(args),

@@ -354,6 +354,10 @@ def main():
     test_reverse_stepi(ptrev, ref_step, prog, trace)
     if BACKEND == 'event':
         test_event_end_registers(ptrev, prog, trace)
+        info = subprocess.run([ptrev, 'info', trace], capture_output=True, text=True).stdout
+        check('history: not made yet' in info and
+              'instructions: unknown until the history is made' in info,
+              'ptrev info says an event recording\'s history is not made yet')
     test_reverse_continue(ptrev, prog, trace)
     test_forward_to_end(ptrev, ref_step, prog, trace)
     test_crash(ptrev, prog, work)
