@@ -215,21 +215,6 @@ static int do_clone(struct erp *e, struct erp_thread *t, const struct trace_sysc
 	return 0;
 }
 
-/* Has the thread finished exiting (a zombie, or gone)? */
-static bool zombie(pid_t pid, pid_t tid)
-{
-	char path[64], buf[512];
-	snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return true;
-	size_t n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	const char *p = strrchr(buf, ')');
-	return !p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X';
-}
-
 /* exit ends the thread, exit_group the whole process: for real. */
 static int do_exit(struct erp *e, struct erp_thread *t, const struct trace_syscall *s)
 {
@@ -247,7 +232,7 @@ static int do_exit(struct erp *e, struct erp_thread *t, const struct trace_sysca
 				return erp_fail(e, "replay thread %d: %s", (int)t->tid, strerror(errno));
 			return 0;
 		}
-		while (!zombie(e->pid, t->tid))
+		while (!ptrace_task_dead(e->pid, t->tid))
 			usleep(100);
 		return 0;
 	}

@@ -244,24 +244,6 @@ static void handle_status(struct inferior *inf, pid_t tid, int st, bool stopping
 		t->running = false;
 }
 
-/* Is this thread a zombie (or gone)? A zombie leader never stops again:
- * its exit is reported only when the last thread has exited. */
-static bool thread_is_dead(pid_t pid, pid_t tid)
-{
-	char path[80], buf[512];
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return true;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return true;
-	buf[n] = 0;
-	char *p = strrchr(buf, ')'); /* the name may contain anything */
-	return !p || p[1] == 0 || p[2] == 'Z' || p[2] == 'X';
-}
-
 /* Wait until a thread we sent SIGSTOP to has stopped. Polls rather than
  * blocks, so that a thread that died meanwhile cannot hang us. */
 static void wait_thread_stopped(struct inferior *inf, pid_t tid)
@@ -288,7 +270,7 @@ static void wait_thread_stopped(struct inferior *inf, pid_t tid)
 			sched_yield();
 			continue;
 		}
-		if (thread_is_dead(inf->pid, tid)) {
+		if (ptrace_task_dead(inf->pid, tid)) {
 			t->running = false;
 			return;
 		}

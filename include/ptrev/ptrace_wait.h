@@ -8,6 +8,7 @@
 #define PTREV_PTRACE_WAIT_H
 
 #include <signal.h>
+#include <stdbool.h>
 #include <sys/types.h>
 
 /* waitpid(pid, status, flags), again while it fails with EINTR: returns
@@ -25,5 +26,11 @@ pid_t ptrace_waitpid_or_stop(pid_t pid, int *status, int flags,
 /* The next status of one traced task (any kind: __WALL). 0, or -1 with
  * errno when the task is not (or no longer) our child. */
 int ptrace_wait_task(pid_t tid, int *status);
+
+/* Has thread tid of process pid finished exiting (a zombie, or gone)? From
+ * /proc: a zombie leader never stops again (its exit is reported only when
+ * the last thread has exited), and an exiting thread may be seen before
+ * its exit is. */
+bool ptrace_task_dead(pid_t pid, pid_t tid);
 
 #endif

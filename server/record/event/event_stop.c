@@ -12,6 +12,8 @@
 #include <sys/ptrace.h>
 #include <sys/wait.h>
 
+#include "ptrev/ptrace_wait.h"
+
 static bool ours(const struct ev_rec *r, const siginfo_t *si)
 {
 	return si->si_code == SI_TKILL && si->si_pid == r->self;
@@ -128,25 +130,10 @@ int ev_on_status(struct ev_rec *r, pid_t tid, int st)
 	return 0;
 }
 
-/* Is the thread done exiting (a zombie, or gone)? */
-static bool zombie(pid_t pid, pid_t tid)
-{
-	char path[64], buf[512];
-	snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return true;
-	size_t n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	const char *p = strrchr(buf, ')');
-	return !p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X';
-}
-
 int ev_exited_leader(struct ev_rec *r)
 {
 	struct ev_thread *t = r->cpu;
-	if (!t || !t->exiting || t->tid != r->pid || !zombie(r->pid, t->tid))
+	if (!t || !t->exiting || t->tid != r->pid || !ptrace_task_dead(r->pid, t->tid))
 		return 0;
 	r->cpu = NULL;
 	t->exiting = false;

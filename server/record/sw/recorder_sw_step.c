@@ -20,54 +20,16 @@
 #include <unistd.h>
 #include <x86intrin.h>
 
+#include "ptrev/record_events.h"
 #include "ptrev/syscall_log.h"
-
-#define MAX_WRITES 64
 
 /* Write the SYSCALL record of the syscall t just completed (registers
  * before in t->regs), with the memory it wrote read back now. */
 int sw_log_syscall(struct sw_thread *t, int64_t result)
 {
 	struct sw_rec *r = t->rec;
-	struct sc_range rg[MAX_WRITES];
-	struct trace_mem_write wr[MAX_WRITES];
-	struct trace_syscall s = {0};
-	uint8_t *buf = NULL;
-	size_t total = 0, at = 0;
-	int n, rc;
-
-	s.tid = t->tid;
-	s.pos = t->insns;
-	s.nr = t->regs.rax;
-	s.args[0] = t->regs.rdi;
-	s.args[1] = t->regs.rsi;
-	s.args[2] = t->regs.rdx;
-	s.args[3] = t->regs.r10;
-	s.args[4] = t->regs.r8;
-	s.args[5] = t->regs.r9;
-	s.result = result;
-	n = syscall_log_writes(s.nr, s.args, result, sw_read_mem, r, rg,
-			       MAX_WRITES);
-	s.unknown = n < 0;
-	for (int i = 0; i < n; i++)
-		total += rg[i].len;
-	if (total && !(buf = malloc(total)))
-		n = 0;
-	for (int i = 0; i < n; i++) {
-		/* What cannot be read (a bad pointer the kernel refused to
-		 * write through, EFAULT) was not written either. */
-		long got = sw_read_mem(r, rg[i].addr, buf + at, rg[i].len);
-		if (got <= 0)
-			continue;
-		wr[s.nwrites].addr = rg[i].addr;
-		wr[s.nwrites].bytes = buf + at;
-		wr[s.nwrites].len = (size_t)got;
-		s.nwrites++;
-		at += (size_t)got;
-	}
-	s.writes = wr;
-	rc = trace_write_syscall(r->w, &s);
-	free(buf);
+	int rc = record_syscall(r->w, t->tid, t->insns, t->regs.rax, &t->regs, result,
+				sw_read_mem, r);
 	r->end.syscalls++;
 	return rc;
 }
