@@ -57,6 +57,14 @@ struct erp_thread {
 	bool ended;           /* ...and of its end */
 	bool gone;            /* exited (or the process ended) */
 	uint64_t insns;       /* instructions completed (stepped runs only) */
+	/* Looking for the STATE point that is its event next: since when
+	 * (search_for == next + 1), how often it stood at the point's PC,
+	 * its user time and instructions when the search began
+	 * (event_step.c). */
+	size_t search_for;
+	uint64_t search_hits;
+	uint64_t search_utime_ns;
+	uint64_t search_insns;  /* insns when it began (stepped) */
 	void *obs;            /* the observer's per-thread state */
 };
 

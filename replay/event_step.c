@@ -20,13 +20,76 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "ptrev/ptrace_wait.h"
 #include "ptrev/state_digest.h"
+
+/* Thread tid's user time so far in ns (0 when it cannot be read). */
+static uint64_t user_ns(pid_t pid, pid_t tid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	FILE *f = fopen(path, "re");
+	size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	/* After the command name in parentheses: state (field 3) ...
+	 * utime (field 14), in clock ticks. */
+	const char *p = strrchr(buf, ')');
+	unsigned long long ticks;
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu", &ticks) != 1)
+		return 0;
+	long hz = sysconf(_SC_CLK_TCK);
+	return ticks * (1000000000ull / (uint64_t)(hz > 0 ? hz : 100));
+}
+
+/* A replay that looks for a STATE point it never finds would run the
+ * thread's loop for ever (the recorded state never comes: a divergence
+ * that shows nowhere else). The recording says how long, at most, the
+ * thread ran from its previous event to the point; the search gives up
+ * when the replay has passed the point's PC more often than a loop of
+ * two iterations per cycle at 4 GHz could have in that time, or has run
+ * the thread's own code for twice that time and 0.1 s more, or (stepped)
+ * has executed more instructions than that time could hold. Recordings
+ * made before STATE records said how long: the whole recording's
+ * duration, or a minute. -1 (with why) when it gave up. */
+static int search_bounded(struct erp *e, struct erp_thread *t, const struct trace_state *st)
+{
+	uint64_t ran = st->ran_ns ? st->ran_ns
+		     : e->td->complete ? e->td->end.duration_ns : 60000000000ull;
+	if (t->search_for != t->next + 1) {
+		t->search_for = t->next + 1;
+		t->search_hits = 0;
+		t->search_utime_ns = user_ns(e->pid, t->tid);
+		t->search_insns = t->insns;
+	}
+	t->search_hits++;
+	bool over = t->search_hits > 8 * ran + 100000;
+	/* Stepped, what it executed is counted: no more than 6 instructions
+	 * a cycle at 4 GHz. */
+	if (e->obs && t->insns - t->search_insns > 24 * ran + 1000000)
+		over = true;
+	/* Each pass costs the replay some user time of its own (the trap's
+	 * way back): 1 us each is allowed for that. */
+	if (!over && t->search_hits % 256 == 0)
+		over = user_ns(e->pid, t->tid) >
+		       t->search_utime_ns + 2 * ran + t->search_hits * 1000 + 100000000;
+	if (!over)
+		return 0;
+	return erp_fail(e, "replay diverged in thread %d before its event %zu: its STATE point "
+			"at %#llx never came (passed there %llu times, and the recorded thread ran "
+			"at most %.3f ms before it): the replay's state differs from the recording's "
+			"where the state digest looks (include/ptrev/state_digest.h)",
+			(int)t->rec_tid, t->next, (unsigned long long)st->regs[16],
+			(unsigned long long)t->search_hits, (double)ran / 1e6);
+}
 
 /* Is t where the STATE record st says (state_digest.h)? 1, 0, or -1. */
 int erp_at_state(struct erp *e, struct erp_thread *t, const struct trace_state *st,
@@ -36,7 +99,10 @@ int erp_at_state(struct erp *e, struct erp_thread *t, const struct trace_state *
 	memcpy(&want, st->regs, sizeof want);
 	if (regs->rip != want.rip)
 		return 0;
-	struct state_digest d = {st->vec_hash, st->stack_lo, st->stack_hi, st->stack_hash,
+	if (search_bounded(e, t, st) < 0)
+		return -1;
+	struct state_digest d = {st->flags & TRACE_STATE_LIVE_STACKS ? STATE_DIGEST_LIVE_STACKS : 0,
+				 st->vec_hash, st->stack_lo, st->stack_hi, st->stack_hash,
 				 st->mem_bytes, st->mem_hash};
 	/* Registers first, without a syscall: most hits stop there. */
 	struct user_regs_struct a = *regs, b = want;

@@ -3,6 +3,7 @@
  * what is covered and why it tells points apart). */
 #include "ptrev/state_digest.h"
 
+#include <dirent.h>
 #include <elf.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -125,7 +126,58 @@ static int stack_range(pid_t pid, uint64_t rsp, uint64_t *lo, uint64_t *hi)
 	return 0;
 }
 
-static int memory_hash(pid_t pid, int memfd, uint64_t *bytes, uint64_t *out)
+/* The stack pointers of pid's threads: tid's is rsp; the others' as far
+ * as they are stopped under ptrace (a thread that is not has none here).
+ * A malloc'd array of *n, or NULL (then *n is 0) when nothing could be
+ * listed. */
+static uint64_t *thread_rsps(pid_t pid, pid_t tid, uint64_t rsp, size_t *n)
+{
+	char path[64];
+	size_t cap = 16;
+	uint64_t *v = malloc(cap * sizeof *v);
+	*n = 0;
+	if (!v)
+		return NULL;
+	v[(*n)++] = rsp;
+	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+	DIR *d = opendir(path);
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		pid_t other = (pid_t)atoi(de->d_name);
+		struct user_regs_struct r;
+		if (other <= 0 || other == tid || ptrace(PTRACE_GETREGS, other, NULL, &r) < 0)
+			continue;
+		if (*n == cap) {
+			uint64_t *w = realloc(v, 2 * cap * sizeof *v);
+			if (!w)
+				break;
+			v = w;
+			cap *= 2;
+		}
+		v[(*n)++] = r.rsp;
+	}
+	if (d)
+		closedir(d);
+	return v;
+}
+
+/* Where m's hashed bytes start: past the dead stack when exactly one of
+ * the stack pointers is inside it (with more, whose stack is where is not
+ * known: all of it). */
+static uint64_t live_start(const struct mapping *m, const uint64_t *rsps, size_t n)
+{
+	uint64_t lo = m->start;
+	size_t inside = 0;
+	for (size_t i = 0; i < n; i++)
+		if (m->start <= rsps[i] && rsps[i] < m->end) {
+			inside++;
+			lo = rsps[i] - m->start > RED_ZONE ? rsps[i] - RED_ZONE : m->start;
+		}
+	return inside == 1 ? lo : m->start;
+}
+
+static int memory_hash(pid_t pid, int memfd, const uint64_t *rsps, size_t nrsps,
+		       uint64_t *bytes, uint64_t *out)
 {
 	FILE *f = open_maps(pid);
 	struct mapping m;
@@ -136,16 +188,32 @@ static int memory_hash(pid_t pid, int memfd, uint64_t *bytes, uint64_t *out)
 		if (m.perms[1] != 'w' || m.perms[3] != 'p' || !strcmp(m.name, "[vvar]") ||
 		    !strcmp(m.name, "[vsyscall]") || m.end - m.start > MAX_MAPPING)
 			continue;
-		if (hash_range(memfd, m.start, m.end, &h) < 0) {
+		uint64_t lo = live_start(&m, rsps, nrsps);
+		if (hash_range(memfd, lo, m.end, &h) < 0) {
 			fclose(f);
 			return -1;
 		}
-		n += m.end - m.start;
+		n += m.end - lo;
 	}
 	fclose(f);
 	*bytes = n;
 	*out = h;
 	return 0;
+}
+
+/* The memory digest as flags says: the dead stacks left out or not. */
+static int memory_digest(pid_t pid, pid_t tid, int memfd, uint64_t rsp, struct state_digest *d)
+{
+	size_t n = 0;
+	uint64_t *rsps = NULL;
+	if (d->flags & STATE_DIGEST_LIVE_STACKS) {
+		rsps = thread_rsps(pid, tid, rsp, &n);
+		if (!rsps)
+			return -1;
+	}
+	int rc = memory_hash(pid, memfd, rsps, n, &d->mem_bytes, &d->mem_hash);
+	free(rsps);
+	return rc;
 }
 
 static int stack_hash(pid_t pid, int memfd, uint64_t rsp, struct state_digest *d)
@@ -164,11 +232,12 @@ int state_digest_take(pid_t pid, pid_t tid, int memfd, const struct user_regs_st
 		      struct state_digest *out, char *err, size_t errlen)
 {
 	memset(out, 0, sizeof *out);
+	out->flags = STATE_DIGEST_LIVE_STACKS;
 	if (vec_hash(tid, &out->vec_hash, err, errlen) < 0)
 		return -1;
 	if (stack_hash(pid, memfd, regs->rsp, out) < 0)
 		return fail(err, errlen, "%s: %s", "the stack cannot be read");
-	if (memory_hash(pid, memfd, &out->mem_bytes, &out->mem_hash) < 0)
+	if (memory_digest(pid, tid, memfd, regs->rsp, out) < 0)
 		return fail(err, errlen, "%s: %s", "the memory cannot be read");
 	return 0;
 }
@@ -199,7 +268,8 @@ int state_digest_matches(pid_t pid, pid_t tid, int memfd, const struct user_regs
 	if (d.stack_lo != want->stack_lo || d.stack_hi != want->stack_hi ||
 	    d.stack_hash != want->stack_hash)
 		return 0;
-	if (memory_hash(pid, memfd, &d.mem_bytes, &d.mem_hash) < 0)
+	d.flags = want->flags;
+	if (memory_digest(pid, tid, memfd, regs->rsp, &d) < 0)
 		return fail(err, errlen, "%s: %s", "the memory cannot be read");
 	return d.mem_bytes == want->mem_bytes && d.mem_hash == want->mem_hash;
 }

@@ -11,7 +11,21 @@
  * order ([vvar] and [vsyscall] excepted; shared mappings are left out:
  * another process may change them; so are mappings larger than 256 MiB,
  * reservations far bigger than what a program touches, such as sanitizer
- * shadows, which would take seconds to hours to read).
+ * shadows, which would take seconds to hours to read; and so is each
+ * thread's dead stack, below its red zone, in a mapping that holds one
+ * thread's rsp and no other's).
+ *
+ * Why the dead stack is left out: it holds what no longer belongs to the
+ * program, and not always the same bytes in two runs of the same code.
+ * glibc's lazy-binding trampoline saves the vector registers below rsp
+ * with XSAVEC, which writes a component only if the CPU tracks it as in
+ * use (XINUSE); the CPU may track zeroed XMM registers as in use or not,
+ * depending on what the kernel or hypervisor did with the FPU meanwhile.
+ * Seen here: one replay in three found 56 bytes below main's stack frame
+ * different from the recording (the XSAVE header and XMM area the
+ * trampoline had left), so a STATE point was never found. What the
+ * program can see, its live stack and the rest of its memory, is the
+ * same.
  *
  * A replay arms a hardware breakpoint at rip after the thread's previous
  * event and stops at the first hit whose state matches, cheapest first
@@ -48,7 +62,12 @@
 #define FNV64_INIT 0xcbf29ce484222325ull
 uint64_t fnv1a64(uint64_t h, const void *p, size_t n);
 
+/* state_digest.flags: the dead stacks are left out of mem_hash (every
+ * description taken now; descriptions taken before had 0). */
+#define STATE_DIGEST_LIVE_STACKS 1u
+
 struct state_digest {
+	uint64_t flags;
 	uint64_t vec_hash;
 	uint64_t stack_lo, stack_hi;
 	uint64_t stack_hash;
@@ -57,15 +76,18 @@ struct state_digest {
 };
 
 /* Describe thread tid of process pid (stopped under ptrace, registers
- * regs). memfd: /proc/PID/mem open for reading. 0, or -1 with err. */
+ * regs; the other threads' stacks are told by the registers of those that
+ * are stopped under ptrace too). memfd: /proc/PID/mem open for reading.
+ * 0, or -1 with err. */
 int state_digest_take(pid_t pid, pid_t tid, int memfd, const struct user_regs_struct *regs,
 		      struct state_digest *out, char *err, size_t errlen);
 
 /* Does thread tid (stopped, registers regs) stand where want_regs and want
  * describe? Registers are compared as a replay has them: the resume and
  * trap flags and orig_rax are not compared (a breakpoint hit sets RF, and
- * orig_rax says only how the thread last entered the kernel). 1 yes, 0 no,
- * -1 when the state cannot be read (err). */
+ * orig_rax says only how the thread last entered the kernel); memory as
+ * want->flags says it was hashed. 1 yes, 0 no, -1 when the state cannot
+ * be read (err). */
 int state_digest_matches(pid_t pid, pid_t tid, int memfd, const struct user_regs_struct *regs,
 			 const struct user_regs_struct *want_regs, const struct state_digest *want,
 			 char *err, size_t errlen);

@@ -146,7 +146,13 @@ struct trace_state {
 	uint64_t stack_hash;
 	uint64_t mem_bytes;   /* bytes of writable memory hashed */
 	uint64_t mem_hash;
+	uint64_t flags;       /* TRACE_STATE_*; 0 in recordings made before */
+	uint64_t ran_ns;      /* at most this long (wall time) since the
+	                         thread's previous event; 0: not known */
 };
+/* The memory digest leaves out each thread's dead stack, below its red
+ * zone (state_digest.h, STATE_DIGEST_LIVE_STACKS). */
+#define TRACE_STATE_LIVE_STACKS 1u
 
 struct trace_rdtsc {
 	pid_t tid;

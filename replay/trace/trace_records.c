@@ -466,6 +466,12 @@ static void parse_state(struct trace_data *td, struct trace_reader_priv *pv, str
 	st.stack_hash = dec_u64(d);
 	st.mem_bytes = dec_u64(d);
 	st.mem_hash = dec_u64(d);
+	/* Recordings made before these two fields existed end here. */
+	st.flags = st.ran_ns = 0;
+	if (!d->bad && dec_left(d)) {
+		st.flags = dec_u64(d);
+		st.ran_ns = dec_u64(d);
+	}
 	if (!d->bad && st.stack_hi < st.stack_lo)
 		dec_fail(d, "stack range ends before it starts");
 	if (!d->bad)

@@ -415,6 +415,8 @@ int trace_write_state(struct trace_writer *w, const struct trace_state *st)
 	enc_u64(&w->rec, st->stack_hash);
 	enc_u64(&w->rec, st->mem_bytes);
 	enc_u64(&w->rec, st->mem_hash);
+	enc_u64(&w->rec, st->flags);
+	enc_u64(&w->rec, st->ran_ns);
 	return finish(w, TRACE_REC_STATE);
 }
 

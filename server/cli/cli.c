@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "ptrev/gdb_server.h"
@@ -212,6 +213,11 @@ static int cmd_replay(int argc, char **argv)
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
+	/* Over stdio gdb is the parent and the only peer: when it dies
+	 * (killed, timed out) during a long move, nobody is left to read
+	 * what a replay finds, and nothing of a saved recording can be lost. */
+	if (stdio)
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 	char err[512];
 	static struct trace_data td;
 	if (trace_read_file(file, &td, err, sizeof err) != 0) {

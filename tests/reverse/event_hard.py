@@ -16,14 +16,20 @@ across it, and again going forwards.
               (positions only: the past of a multi-threaded history is
               PC level)
   hard_rdtsc  rdtsc in a loop
+  lost point  a recording whose STATE point the replay can never find
+              (moved to work()'s entry in `hard_alarm slow`): the replay
+              and the history say so within a bound, instead of running
+              the loop for ever
 
 usage: event_hard.py PTREV PROGRAMS_DIR WORKDIR
 """
 import os
 import re
 import signal
+import struct
 import subprocess
 import sys
+import time
 
 FAILURES = []
 
@@ -127,6 +133,69 @@ def case_alarm(ptrev, progs, work):
     interrupted(ptrev, prog, trace, 'on_alarm', printed, ['SIGALRM'], True)
 
 
+def crc32c(data):
+    crc = 0xffffffff
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 & -(crc & 1))
+    return crc ^ 0xffffffff
+
+
+def move_state_points(src, dst, rip, ran_ns):
+    """Copy recording src to dst with every STATE record's rip set to rip
+    and its ran_ns to ran_ns (docs/trace-format.md: record header type,
+    length, payload CRC, header CRC; STATE payload tid:i32 pos:u64
+    regs[27], rip the 17th, ..., flags:u64 ran_ns:u64). Returns how many
+    were moved."""
+    f = bytearray(open(src, 'rb').read())
+    off, n = 16, 0
+    while off + 16 <= len(f):
+        typ, length = struct.unpack_from('<II', f, off)
+        if typ == 14:
+            p = off + 16
+            struct.pack_into('<Q', f, p + 12 + 16 * 8, rip)
+            struct.pack_into('<Q', f, p + 284, ran_ns)
+            struct.pack_into('<I', f, off + 8, crc32c(bytes(f[p:p + length])))
+            struct.pack_into('<I', f, off + 12, crc32c(bytes(f[off:off + 12])))
+            n += 1
+        off += 16 + length
+    with open(dst, 'wb') as out:
+        out.write(f)
+    return n
+
+
+def case_lost_point(ptrev, progs, work):
+    prog = os.path.join(progs, 'hard_alarm')
+    trace = os.path.join(work, 'slow.ptrev')
+    lost = os.path.join(work, 'lost.ptrev')
+    printed = record(ptrev, prog, ['slow'], trace)
+    check(crc32c(b'123456789') == 0xE3069283, 'CRC-32C')
+    m = re.search(r'is a function at address (0x[0-9a-f]+)',
+                  subprocess.run(['gdb', '-nx', '-batch', '-ex', 'info address work', prog],
+                                 capture_output=True, text=True).stdout)
+    check(m is not None and 'seen=' in printed, 'hard_alarm slow ran (%r)' % printed)
+    if not m:
+        return
+    # Position-independent, loaded where the replay loads it (no ASLR).
+    # The thread said to have run 1 us: the bounds at their floor, so
+    # that making the history gives up within seconds too.
+    n = move_state_points(trace, lost, 0x555555554000 + int(m.group(1), 16), 1000)
+    check(n >= 1, 'the recording has STATE points (%d)' % n)
+    for what, cmd in (('replay', [ptrev, 'replay', '--stdio', lost]),
+                      ('decode', [ptrev, 'decode', lost])):
+        t0 = time.time()
+        try:
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=300,
+                               stdin=subprocess.DEVNULL)
+            rc, err = r.returncode, r.stderr
+        except subprocess.TimeoutExpired:
+            rc, err = None, 'no answer in 300 s'
+        check(rc not in (0, None) and 'its STATE point at' in err and 'never came' in err,
+              'lost point: %s gives up and says why (%s, %.1f s): %s'
+              % (what, rc, time.time() - t0, err.strip()[-400:]))
+
+
 def case_other_process(ptrev, progs, work, sig, arg):
     prog = os.path.join(progs, 'hard_usr1')
     trace = os.path.join(work, 'usr1-%s.ptrev' % (arg or 'usr1'))
@@ -206,6 +275,7 @@ def main():
     case_other_process(ptrev, progs, work, signal.SIGINT, 'int')
     case_spin(ptrev, progs, work)
     case_rdtsc(ptrev, progs, work)
+    case_lost_point(ptrev, progs, work)
     print('%d failure(s)' % len(FAILURES))
     return 1 if FAILURES else 0
 

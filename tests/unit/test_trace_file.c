@@ -1814,6 +1814,8 @@ static void test_event_records(void)
 	st.stack_hash = 0x5555666677778888ull;
 	st.mem_bytes = 123456;
 	st.mem_hash = 0x99990000aaaabbbbull;
+	st.flags = TRACE_STATE_LIVE_STACKS;
+	st.ran_ns = 123456789;
 	CHECK(trace_write_state(w, &st) == 0, "state");
 	struct trace_state bad = st;
 	bad.stack_hi = bad.stack_lo - 1;
@@ -1834,7 +1836,8 @@ static void test_event_records(void)
 		      !memcmp(r->regs, st.regs, sizeof st.regs) && r->vec_hash == st.vec_hash &&
 		      r->stack_lo == st.stack_lo && r->stack_hi == st.stack_hi &&
 		      r->stack_hash == st.stack_hash && r->mem_bytes == st.mem_bytes &&
-		      r->mem_hash == st.mem_hash, "pass %d: state", pass);
+		      r->mem_hash == st.mem_hash && r->flags == st.flags && r->ran_ns == st.ran_ns,
+		      "pass %d: state", pass);
 		if (!pass)
 			CHECK(trace_save(&td, tmp("event-saved.ptrev"), NULL, errbuf, sizeof errbuf) == 0,
 			      "save: %s", errbuf);
@@ -1849,6 +1852,25 @@ static void test_event_records(void)
 	expect_malformed(TRACE_REC_SIGNAL, p, sizeof p, "signal delivery point 9 unknown");
 	uint8_t short_state[40] = {100};
 	expect_malformed(TRACE_REC_STATE, short_state, sizeof short_state, "STATE");
+
+	/* A STATE record as recordings made before flags and ran_ns have it
+	 * (276 bytes): read with both 0 (the whole stack hashed, no bound
+	 * known); a field cut in half is malformed. */
+	uint8_t old[276 + 4];
+	memset(old, 0, sizeof old);
+	put32(old, 100);
+	old[4] = 77;
+	const char *o = tmp("old-state.ptrev");
+	w = trace_writer_open(o, errbuf, sizeof errbuf);
+	trace_write_meta(w, "backend", "event");
+	trace_write_raw(w, TRACE_REC_STATE, old, 276);
+	trace_writer_close(w, errbuf, sizeof errbuf);
+	struct trace_data td;
+	CHECK(trace_read_file(o, &td, errbuf, sizeof errbuf) == 0, "read the old STATE: %s", errbuf);
+	CHECK(td.nstates == 1 && td.states[0].pos == 77 && td.states[0].flags == 0 &&
+	      td.states[0].ran_ns == 0, "the old STATE read back with flags 0");
+	trace_data_free(&td);
+	expect_malformed(TRACE_REC_STATE, old, 280, "STATE");
 }
 
 int main(void)

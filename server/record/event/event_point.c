@@ -29,8 +29,11 @@ int ev_point_write(struct ev_thread *t, const struct user_regs_struct *now)
 	st.stack_hash = d.stack_hash;
 	st.mem_bytes = d.mem_bytes;
 	st.mem_hash = d.mem_hash;
+	st.flags = d.flags & STATE_DIGEST_LIVE_STACKS ? TRACE_STATE_LIVE_STACKS : 0;
+	/* Since its previous event: the replay's bound on looking for it. */
+	st.ran_ns = ev_now_ns() - t->event_ns + 1;
 	if (trace_write_state(r->w, &st) < 0)
 		return ev_fail(r, "writing a STATE record: %s", trace_writer_error(r->w));
-	t->events++;
+	ev_event_done(t);
 	return 0;
 }

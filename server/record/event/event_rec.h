@@ -80,6 +80,7 @@ struct ev_thread {
 	bool wants_state;          /* ...one was sent for a STATE point */
 	bool exiting;              /* in its exit syscall, keeping the CPU */
 	uint64_t run_since;        /* ns, when it got the CPU */
+	uint64_t event_ns;         /* ns, its previous event (or its start) */
 	uint64_t run_first;        /* the event number its run started at */
 };
 
@@ -116,6 +117,9 @@ struct ev_thread *ev_thread_find(struct ev_rec *r, pid_t tid);
 struct ev_thread *ev_thread_add(struct ev_rec *r, pid_t tid);
 bool ev_early_take(struct ev_rec *r, pid_t tid);
 int ev_early_add(struct ev_rec *r, pid_t tid);
+/* t's event (numbered t->events) is in the log: the next gets the next
+ * number, and the time of this one is noted (STATE records' ran_ns). */
+void ev_event_done(struct ev_thread *t);
 /* Resume a thread to its next stop (PTRACE_SYSCALL, sig delivered). */
 int ev_resume(struct ev_thread *t, int sig);
 /* t had the CPU and stops where its run ends: after its event `last`. */

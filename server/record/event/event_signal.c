@@ -93,7 +93,7 @@ static int write_signal(struct ev_thread *t, uint64_t handler_ip)
 	if (trace_write_signal(r->w, &t->sig) < 0)
 		return ev_fail(r, "writing a SIGNAL record: %s", trace_writer_error(r->w));
 	r->end.signals++;
-	t->events++;
+	ev_event_done(t);
 	return 0;
 }
 
@@ -244,6 +244,6 @@ int ev_rdtsc(struct ev_thread *t, struct user_regs_struct *now)
 				  .is_rdtscp = is_rdtscp};
 	if (trace_write_rdtsc(r->w, &rec) < 0)
 		return ev_fail(r, "writing an RDTSC record: %s", trace_writer_error(r->w));
-	t->events++;
+	ev_event_done(t);
 	return ev_resume(t, 0) < 0 ? -1 : 1;
 }

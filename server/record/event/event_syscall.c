@@ -24,7 +24,7 @@ static int log_syscall(struct ev_thread *t, int64_t result)
 			   r) < 0)
 		return ev_fail(r, "writing a SYSCALL record: %s", trace_writer_error(r->w));
 	r->end.syscalls++;
-	t->events++;
+	ev_event_done(t);
 	return 0;
 }
 

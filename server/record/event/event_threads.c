@@ -64,8 +64,15 @@ struct ev_thread *ev_thread_add(struct ev_rec *r, pid_t tid)
 	t->tid = tid;
 	t->rec = r;
 	t->state = EV_T_NEW;
+	t->event_ns = ev_now_ns();
 	r->threads[r->nthreads++] = t;
 	return t;
+}
+
+void ev_event_done(struct ev_thread *t)
+{
+	t->events++;
+	t->event_ns = ev_now_ns();
 }
 
 int ev_early_add(struct ev_rec *r, pid_t tid)
