@@ -65,6 +65,12 @@ int sw_engine_wait(struct sw_engine *e, struct stop_event *ev, bool block);
 int sw_engine_interrupt(struct sw_engine *e);
 /* The reason of the last -1, or "" */
 const char *sw_engine_error(const struct sw_engine *e);
+/* Stop before the program ends (on): a thread about to execute the
+ * exit_group syscall, or the exit of the last thread, reports STOP_SIGNAL
+ * with signal 0 there, before it executes it, so that the history stays
+ * for reverse execution (gdb's record full stops there too; rr shows the
+ * end of a replay). Resuming it then ends the program. */
+void sw_engine_stop_before_exit(struct sw_engine *e, bool on);
 
 /* Everything recorded so far, as the trace reader would return it for the
  * file written so far, since the writer decodes each record with the

@@ -202,6 +202,10 @@ struct target_record_opts {
 	const char *path;       /* -o FILE, or NULL: in memory only */
 	char **argv;            /* the program's argv, for META (may be NULL) */
 	bool no_copy;           /* do not copy the mapped binaries */
+	/* Hold the program before it ends (exit_group, the last thread's
+	 * exit) with a stop, so that gdb can still go back from there, as
+	 * with gdb's record full and rr; the next resume ends it. */
+	bool stop_before_exit;
 };
 /* Record the live program of the stack whose top is t: push a recording
  * target over it and return the new top; t itself when t already records.

@@ -25,7 +25,7 @@ static void usage(FILE *f)
 {
 	fputs("usage:\n"
 	      "  ptrev serve  [--listen HOST:PORT | --stdio] [--backend auto|pt|sw]\n"
-	      "               [--record | -o FILE [--no-copy]] -- PROG [ARGS...]\n"
+	      "               [--record | -o FILE [--no-copy] [--no-stop-at-exit]] -- PROG [ARGS...]\n"
 	      "  ptrev record [--backend auto|pt|event|sw] [--psb-period BYTES] [--no-copy] -o FILE -- PROG [ARGS...]\n"
 	      "  ptrev replay [--listen HOST:PORT | --stdio] FILE\n"
 	      "  ptrev info   FILE\n"
@@ -45,6 +45,7 @@ struct serve_opts {
 	const char *output;
 	bool record;          /* record (in memory unless -o) */
 	bool no_copy;         /* do not copy binaries into the recording */
+	bool exit_stop;       /* recording: hold the program before it ends */
 	char **prog_argv;     /* PROG ARGS..., NULL-terminated */
 };
 
@@ -53,6 +54,7 @@ static int parse_serve(int argc, char **argv, struct serve_opts *o)
 	memset(o, 0, sizeof *o);
 	o->listen = "127.0.0.1:1234";
 	o->backend = "auto";
+	o->exit_stop = true;
 	int i;
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -74,6 +76,8 @@ static int parse_serve(int argc, char **argv, struct serve_opts *o)
 			o->record = true;
 		} else if (strcmp(a, "--no-copy") == 0) {
 			o->no_copy = true;
+		} else if (strcmp(a, "--no-stop-at-exit") == 0) {
+			o->exit_stop = false;
 		} else if (strcmp(a, "--no-record") == 0) {
 			o->record = false;
 		} else if (a[0] == '-') {
@@ -171,7 +175,8 @@ static int cmd_serve(int argc, char **argv)
 	fprintf(stderr, "Process %s created; pid = %d\n", o.prog_argv[0], (int)target_pid(srv.target));
 	if (o.record) {
 		struct target_record_opts ro = {.path = o.output, .argv = o.prog_argv,
-						.no_copy = o.no_copy};
+						.no_copy = o.no_copy,
+						.stop_before_exit = o.exit_stop};
 		struct target *top = target_record_start(srv.target, &ro, err, sizeof err);
 		if (!top) {
 			fprintf(stderr, "ptrev: cannot record: %s\n", err);

@@ -323,6 +323,8 @@ struct target *target_record_start(struct target *t, const struct target_record_
 	bool hidden = at_start && startup_hide_vdso(inf->pid) == 0;
 	struct sw_record_opts opts = {.psb_period = 4096, .no_copy = o->no_copy};
 	r->engine = sw_engine_new(inf, r->writer, &opts, err, errlen);
+	if (r->engine)
+		sw_engine_stop_before_exit(r->engine, o->stop_before_exit);
 	if (!r->engine) {
 		if (r->writer)
 			trace_writer_close(r->writer, NULL, 0);

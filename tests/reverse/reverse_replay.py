@@ -218,12 +218,28 @@ def test_live(ptrev, ref_step, prog):
     ref = gdb([prog], ['break main', 'run', 'record full', 'break done', 'continue',
                        'delete 1', 'delete 2'] + common, env=env)
     mine = gdb([prog], [live, 'break *done', 'continue', 'delete 1'] + common +
-               ['delete', 'continue', 'continue'])
+               ['delete', 'continue', 'continue', 'continue'])
     check(pcs(mine)[:2 * hits] == pcs(ref) and len(pcs(ref)) == 2 * hits,
           'live: reverse-continue lands where record full does')
-    check(mine.count('No more reverse-execution history.') >= 1 and 'exited normally' in mine,
+    check(mine.count('No more reverse-execution history.') >= 1 and
+          mine.find('Program stopped.') < mine.find('exited normally') and
+          mine.find('Program stopped.') >= 0,
           'live: forward replay stops at the present (as record full at the end of its '
-          'log), then the program runs to its end')
+          'log), then before the program\'s end, then the program runs to its end')
+
+    # The end: record full holds the program before exit_group (it asks,
+    # batch mode answers yes) and can go back from there; so does ptrev.
+    ref = gdb([prog], ['break main', 'run', 'record full', 'continue', 'p/x $pc',
+                       'reverse-stepi', 'p/x $pc'], env=env)
+    mine = gdb([prog], [live, 'continue', 'p/x $pc', 'reverse-stepi', 'p/x $pc',
+                        'continue', 'p/x $pc', 'continue'])
+    end = pcs(ref)
+    check(len(end) == 2 and pcs(mine)[:2] == end and 'Program stopped.' in mine,
+          'live: the program is held before exit_group where record full holds it, and '
+          'reverse-stepi goes back from there (%s, record full %s)'
+          % ([hex(x) for x in pcs(mine)], [hex(x) for x in end]))
+    check(len(end) == 2 and pcs(mine)[2:] == end[:1] and 'exited normally' in mine,
+          'live: forwards again to the held end, then the program exits')
 
     # monitor when / save: the position, and a copy of the recording so far.
     work = os.environ.get('REVERSE_WORK', '/tmp')
@@ -260,8 +276,10 @@ def test_condition_in_the_past(ptrev, prog):
 def test_serve_output(ptrev, prog, work):
     """`ptrev serve -o FILE` saves the recording on exit, kill and disconnect."""
     exited = os.path.join(work, 'serve-exit.ptrev')
+    # Held before its end first (as record full): the second continue
+    # lets it exit.
     gdb([prog], ['target remote | %s serve --stdio -o %s -- %s' % (ptrev, exited, prog),
-                 'continue'])
+                 'continue', 'continue'])
     rc, info = info_of(ptrev, exited)
     m = re.search(r'^instructions: (\d+)$', info, re.M)
     check(rc == 0 and 'status: exited with code 0' in info and m is not None,

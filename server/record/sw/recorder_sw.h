@@ -120,6 +120,7 @@ struct sw_rec {
 	bool keep;
 	struct trace_data td;
 	bool finished;         /* sw_engine_finish ran: the writer is let go */
+	bool stop_before_exit; /* sw_engine_stop_before_exit */
 	struct sideband *sb;
 	uint32_t psb_period;
 	struct sw_thread **threads;

@@ -175,6 +175,20 @@ static void at_boundary(struct sw_thread *t, const struct user_regs_struct *now,
 	}
 }
 
+/* Is t's next instruction the end of the program: exit_group, or the exit
+ * of the only thread left? */
+static bool ends_program(const struct sw_thread *t)
+{
+	if (!sw_is_exit_syscall(t))
+		return false;
+	if (t->regs.rax == SYS_exit_group)
+		return true;
+	for (size_t i = 0; i < t->rec->nthreads; i++)
+		if (t->rec->threads[i] != t && !t->rec->threads[i]->gone)
+			return false;
+	return true;
+}
+
 int sw_advance(struct sw_thread *t)
 {
 	struct sw_rec *r = t->rec;
@@ -196,6 +210,13 @@ int sw_advance(struct sw_thread *t)
 			enum stop_kind k = sw_breakpoint_at(r->inf, t->regs.rip);
 			if (k != STOP_NONE) {
 				sw_set_pending(t, k, SIGTRAP);
+				sw_sched_release(t);
+				return 0;
+			}
+			/* The end of the program: held before it, so that gdb
+			 * can still go back (sw_engine_stop_before_exit). */
+			if (r->stop_before_exit && ends_program(t)) {
+				sw_set_pending(t, STOP_SIGNAL, 0);
 				sw_sched_release(t);
 				return 0;
 			}

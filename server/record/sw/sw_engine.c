@@ -265,6 +265,11 @@ int sw_engine_resume(struct sw_engine *e, pid_t tid, bool step, int sig)
 	return 0;
 }
 
+void sw_engine_stop_before_exit(struct sw_engine *e, bool on)
+{
+	e->r.stop_before_exit = on;
+}
+
 int sw_engine_interrupt(struct sw_engine *e)
 {
 	if (e->r.proc_gone || e->r.inf->exited)
@@ -398,7 +403,7 @@ static int report(struct sw_rec *r, struct sw_thread *t, struct stop_event *ev)
 		r->inf->threads[i].running = false;
 	it = inferior_thread(r->inf, t->tid);
 	if (it) {
-		it->has_siginfo = ev->kind == STOP_SIGNAL;
+		it->has_siginfo = ev->kind == STOP_SIGNAL && ev->sig;
 		if (it->has_siginfo)
 			memcpy(&it->siginfo, &t->held_si, sizeof it->siginfo);
 	}
