@@ -21,6 +21,9 @@ struct history_target {
 	pid_t pid;              /* the recorded process */
 	pid_t initial;          /* the thread reported where the recording ended */
 	bool has_stop;          /* a stop found by the last resume, for wait */
+	pid_t pre_signal;       /* this thread stopped going forwards at a
+	                           recorded signal: shown as before its
+	                           delivery (history_sigframe.c); 0: none */
 	struct target_stop stop;
 	char exec_path[4096];   /* the program for gdb (cached) */
 	bool exec_path_is_temp; /* ...a temporary copy, removed at the end */
@@ -86,6 +89,29 @@ static bool history_can_record(struct target *t)
 	return false;
 }
 
+static ssize_t read_at(void *ctx, pid_t tid, uint64_t addr, void *buf, size_t len)
+{
+	return timeline_read_memory(ctx, tid, addr, buf, len);
+}
+
+/* The registers of tid where it stands; for the thread stopped at a
+ * recorded signal, those before the delivery. */
+static enum timeline_state registers(struct history_target *h, pid_t tid,
+				     struct amd64_regfile *rf)
+{
+	enum timeline_state s = timeline_registers(h->tl, tid, rf);
+	if (tid != h->pre_signal || s != TIMELINE_STATE_FULL)
+		return s; /* PC level: the handler's PC, the next one known */
+	struct amd64_regfile *before = malloc(sizeof *before);
+	if (!before)
+		return s;
+	*before = *rf;
+	if (history_sigframe_interrupted(read_at, h->tl, tid, before) == 0)
+		*rf = *before;
+	free(before);
+	return s;
+}
+
 static void stop_from_timeline(struct history_target *h, const struct timeline_stop *ts,
 			       const struct stop_set *stops)
 {
@@ -118,7 +144,38 @@ static void stop_from_timeline(struct history_target *h, const struct timeline_s
 		break;
 	}
 	stop->have_pc = timeline_pc(h->tl, ts->tid, &stop->rip);
+	if (ts->tid == h->pre_signal) {
+		struct amd64_regfile *rf = malloc(sizeof *rf);
+		if (rf && registers(h, ts->tid, rf) == TIMELINE_STATE_FULL)
+			stop->rip = rf->gpr.rip;
+		free(rf);
+	}
 	h->has_stop = true;
+}
+
+/* Off a stop before a recorded signal's delivery, forwards: a step ends
+ * at the handler's first instruction (where the thread's position is
+ * already), as a step with a signal does live; so does a continue when a
+ * breakpoint is there. 1 when the stop is in ts. */
+static int off_pre_signal(struct history_target *h, pid_t tid, bool step,
+			  const struct stop_set *stops, struct timeline_stop *ts)
+{
+	uint64_t pc;
+	memset(ts, 0, sizeof *ts);
+	ts->tid = tid;
+	if (step) {
+		ts->kind = TIMELINE_STEP;
+		return 1;
+	}
+	if (!timeline_pc(h->tl, tid, &pc))
+		return 0;
+	for (size_t i = 0; i < stops->n; i++)
+		if ((stops->v[i].type == 0 || stops->v[i].type == 1) && stops->v[i].addr == pc &&
+		    (!stops->holds || stops->holds(stops->ctx, tid, pc))) {
+			ts->kind = TIMELINE_BREAKPOINT;
+			return 1;
+		}
+	return 0;
 }
 
 /* The thread a forward resume moves: the one the first action names, or
@@ -139,7 +196,9 @@ static int history_resume(struct target *t, const struct target_resume *r)
 	const struct stop_set *stops = r->stops ? r->stops : &none;
 	struct timeline_stop ts;
 	int rc;
+	pid_t pre = h->pre_signal;
 	h->has_stop = false;
+	h->pre_signal = 0;
 	if (r->nactions == 0 || !have_history(h))
 		return TARGET_REFUSED;
 	if (r->reverse) {
@@ -158,7 +217,13 @@ static int history_resume(struct target *t, const struct target_resume *r)
 			step |= r->actions[j].kind == 's';
 			all |= r->actions[j].tid == -1;
 		}
-		rc = timeline_forward(h->tl, timeline_thread_or_first(h->tl, tid), all, step, stops, &ts);
+		tid = timeline_thread_or_first(h->tl, tid);
+		if (tid == pre && off_pre_signal(h, tid, step, stops, &ts))
+			rc = 0;
+		else
+			rc = timeline_forward(h->tl, tid, all, step, stops, &ts);
+		if (rc == 0 && ts.kind == TIMELINE_SIGNAL)
+			h->pre_signal = ts.tid;
 	}
 	if (rc != 0)
 		return rc == 1 ? HISTORY_AT_PRESENT : TARGET_REFUSED;
@@ -213,7 +278,7 @@ static int history_fetch_registers(struct target *t, pid_t tid, struct amd64_reg
 	struct history_target *h = hist(t);
 	if (at_event_end(h, tid))
 		return history_event_registers(h->ev, tid, rf);
-	switch (timeline_registers(h->tl, tid, rf)) {
+	switch (registers(h, tid, rf)) {
 	case TIMELINE_STATE_FULL:
 		return TARGET_REGS_FULL;
 	case TIMELINE_STATE_PC:

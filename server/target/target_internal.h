@@ -10,7 +10,9 @@
  *   history_objects.c   what gdb reads of a recording (auxv, program,
  *                       libraries, maps)
  *   history_event.c     an event recording before and after its history
- *                       is made */
+ *                       is made
+ *   history_sigframe.c  the state just before a recorded signal's
+ *                       delivery, from the handler's frame */
 #ifndef PTREV_TARGET_INTERNAL_H
 #define PTREV_TARGET_INTERNAL_H
 
@@ -89,6 +91,15 @@ pid_t history_event_thread(struct history_event *he, pid_t tid);
 int history_event_registers(struct history_event *he, pid_t tid, struct amd64_regfile *rf);
 int history_event_siginfo(struct history_event *he, pid_t tid, struct strbuf *out);
 int history_event_end_signal(const struct history_event *he);
+
+/* ---- history_sigframe.c ---- */
+/* rf: the full state at a handler's first instruction, where a recorded
+ * delivery put the thread; made the state just before that delivery, from
+ * the frame at rf's rsp, read with rd(ctx, tid, ...) at that position.
+ * 0, or -1 when the frame cannot be read (rf then partly changed). */
+int history_sigframe_interrupted(ssize_t (*rd)(void *ctx, pid_t tid, uint64_t addr, void *buf,
+					       size_t len),
+				 void *ctx, pid_t tid, struct amd64_regfile *rf);
 
 /* ---- history_objects.c ---- */
 int history_auxv(const struct trace_data *td, struct strbuf *out);

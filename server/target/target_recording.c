@@ -189,6 +189,9 @@ static int recording_libraries_svr4(struct target *t, pid_t tid, const char *ann
 
 static int recording_siginfo(struct target *t, pid_t tid, struct strbuf *out)
 {
+	/* In the past: the signal recorded where the thread stands. */
+	if (in_past(rec(t), tid))
+		return target_siginfo(rec(t)->past, tid, out);
 	return target_siginfo(object_source(t), tid, out);
 }
 

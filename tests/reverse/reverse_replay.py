@@ -256,6 +256,42 @@ def test_live(ptrev, ref_step, prog):
     check(len(pcs(replayed)) == 2, 'monitor save: the saved copy replays')
 
 
+def test_signal_in_history(ptrev, prog):
+    """Going forwards through the history, a recorded signal stops where it
+    was taken, before its delivery, as the live stop did (gdbserver and
+    record full report it there): the same registers and siginfo; a stepi
+    from there enters the handler, as it does live. e2e_signal raises
+    SIGUSR1 with a handler."""
+    sig_prog = os.path.join(os.path.dirname(prog), 'e2e_signal')
+    live = 'target remote | %s serve --stdio --record -- %s' % (ptrev, sig_prog)
+    regs = 'info registers rip rsp rbp rax rbx rcx rdx rsi rdi r8 r9 r10 r11 r12 r13 r14 r15 eflags'
+    show = [regs, 'p $_siginfo.si_signo', 'p $_siginfo._sifields._kill.si_pid',
+            'p $xmm0.v2_int64']
+    # The live stop, then on past it, back, and forwards to it again
+    # through the history, in one session (the pid is in the registers).
+    out = gdb([sig_prog], [live, 'break main', 'continue', 'continue'] + show +
+              ['break printf', 'continue', 'reverse-continue', 'delete 2', 'continue'] + show +
+              ['stepi', 'p/x $pc'])
+    stepped = gdb([sig_prog], [live, 'break main', 'continue', 'continue', 'stepi', 'p/x $pc'])
+    parts = out.split('Program received signal SIGUSR1')
+
+    def state(text):
+        return (re.findall(r'^(r\w+|eflags)\s+(0x[0-9a-f]+)', text, re.M),
+                re.findall(r'^\$\d+ = (.*)$', text, re.M))
+    live_regs, live_vals = state(parts[1] if len(parts) == 3 else '')
+    past_regs, past_vals = state(parts[2] if len(parts) == 3 else '')
+    check(len(live_regs) == 18 and past_regs == live_regs,
+          'a signal going forwards through the history stops where the live one did, with '
+          'its registers (%s)'
+          % ([r for r in zip(live_regs, past_regs) if r[0] != r[1]] or len(past_regs)))
+    check(len(live_vals) == 3 and past_vals[:3] == live_vals,
+          '...its siginfo and vector registers (%s, live %s)' % (past_vals[:3], live_vals))
+    want = pcs(stepped)
+    check(len(want) == 1 and past_vals[3:] == ['0x%x' % want[0]],
+          '...and a stepi from there enters the handler where it does live (%s, live %s)'
+          % (past_vals[3:], want))
+
+
 def info_of(ptrev, path):
     r = subprocess.run([ptrev, 'info', path], capture_output=True, text=True, timeout=60)
     return r.returncode, r.stdout + r.stderr
@@ -387,6 +423,7 @@ def main():
         test_live(ptrev, ref_step, prog)
         test_serve_output(ptrev, prog, work)
         test_condition_in_the_past(ptrev, prog)
+        test_signal_in_history(ptrev, prog)
     print('%d failure(s)' % len(FAILURES))
     return 1 if FAILURES else 0
 
