@@ -30,6 +30,7 @@ struct ptenc {
 	bool mode_since_psb;       /* a MODE.exec was written since last PSB */
 	uint64_t last_ip;          /* IP-compression reference (0 after PSB) */
 	uint64_t psb_offset;       /* offset of the last PSB */
+	bool psb_next;             /* ptenc_psb_next: one before the next step */
 
 	uint64_t tnt;              /* pending TNT bits, oldest most significant */
 	unsigned tnt_n;
@@ -293,6 +294,11 @@ static int emit_psb(struct ptenc *e, uint64_t ip)
 
 /* ---- public API ---- */
 
+void ptenc_psb_next(struct ptenc *e)
+{
+	e->psb_next = true;
+}
+
 struct ptenc *ptenc_new(const struct ptenc_config *cfg)
 {
 	struct ptenc *e = calloc(1, sizeof *e);
@@ -400,9 +406,10 @@ int ptenc_step(struct ptenc *e, uint64_t ip, const struct insn_info *info,
 		return 0; /* one iteration of a REP instruction */
 	if (!e->enabled && ptenc_enable(e, ip) < 0)
 		return -1;
-	if (ptenc_offset(e) - e->psb_offset >= e->cfg.psb_period &&
+	if ((e->psb_next || ptenc_offset(e) - e->psb_offset >= e->cfg.psb_period) &&
 	    emit_psb(e, ip) < 0)
 		return -1;
+	e->psb_next = false;
 
 	switch (info->kind) {
 	case INSN_OTHER:

@@ -40,12 +40,18 @@ struct gdb_server {
 	struct gdb_point *points;  /* what gdb has set with Z (gdb_breakpoints.c) */
 	size_t npoints;
 
-	/* gdb's record btrace (gdb_btrace.c). */
-	bool btrace_on;
-	bool btrace_pushed;        /* ...and it started the recording */
-	uint64_t btrace_size;
-	size_t btrace_read_len;    /* for qXfer:btrace:read:new */
-	pid_t btrace_read_tid;
+	/* gdb's record btrace (gdb_btrace.c): enabled thread by thread. */
+	struct btrace_thread *btrace; /* the threads it is enabled for */
+	size_t nbtrace;
+	bool btrace_pushed;        /* it started the recording */
+	uint64_t btrace_size;      /* the buffer size asked for, in bytes */
+};
+
+struct btrace_thread {
+	pid_t tid;
+	uint64_t start;            /* its trace since Qbtrace:pt: from here */
+	size_t read_len;           /* what qXfer:btrace:read last gave */
+	bool read;                 /* ...once at least */
 };
 
 /* Serve gdb on (rfd, wfd) until the session ends; s->target must be set.

@@ -124,6 +124,11 @@ int ptenc_interrupt(struct ptenc *e, uint64_t ip);
  * Emits FUP(ip) + TIP.PGD when enabled, flushes everything to the sink. */
 int ptenc_end(struct ptenc *e, uint64_t ip);
 
+/* A PSB+ before the next instruction (its IP in the FUP), whatever the
+ * period says: a decoder that starts at ptenc_offset() now syncs there, at
+ * that instruction (record btrace enabled for a thread mid-run). */
+void ptenc_psb_next(struct ptenc *e);
+
 /* Hand all complete bytes to the sink (pending TNT bits stay pending). */
 int ptenc_flush(struct ptenc *e);
 

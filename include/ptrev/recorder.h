@@ -31,6 +31,11 @@ struct sw_record_opts {
 	/* Do not copy the mapped binaries into the recording (--no-copy):
 	 * only their paths and build-ids are kept. */
 	bool no_copy;
+	/* Let rseq through instead of refusing it (a recording that starts
+	 * mid-run: the program registered rseq before, and glibc then aborts
+	 * a new thread whose registration fails; such a recording has no
+	 * full state that the kernel's rseq writes could spoil). */
+	bool allow_rseq;
 };
 
 /* Record the launched, stopped inferior (inferior_launch) with the sw

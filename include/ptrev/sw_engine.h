@@ -71,6 +71,11 @@ const char *sw_engine_error(const struct sw_engine *e);
  * for reverse execution (gdb's record full stops there too; rr shows the
  * end of a replay). Resuming it then ends the program. */
 void sw_engine_stop_before_exit(struct sw_engine *e, bool on);
+/* Thread tid's trace from here (record btrace enabled for it now): the
+ * offset in its PT stream from which a decoder syncs at its next
+ * instruction (a PSB+ is written there). 0, or -1 for a thread the
+ * recording does not know. */
+int sw_engine_btrace_mark(struct sw_engine *e, pid_t tid, uint64_t *offset);
 
 /* Everything recorded so far, as the trace reader would return it for the
  * file written so far, since the writer decodes each record with the

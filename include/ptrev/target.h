@@ -164,6 +164,12 @@ struct target_ops {
 	/* The PT recorded for thread tid so far (record btrace): 0, or -1
 	 * when nothing is recorded. Valid until the next resume. */
 	int (*btrace_pt)(struct target *t, pid_t tid, const uint8_t **pt, size_t *len);
+	/* Branch tracing of thread tid starts here (Qbtrace:pt for it): the
+	 * offset in btrace_pt's bytes where its trace from its next
+	 * instruction begins. 0, or -1. */
+	int (*btrace_mark)(struct target *t, pid_t tid, uint64_t *offset);
+	/* gdb records with btrace (on: some thread has it), or no longer. */
+	void (*btrace_active)(struct target *t, bool on);
 	/* A monitor command of this target (when, save, checkpoints; current:
 	 * gdb's current thread): true with the output in out, false for a
 	 * command it does not know. */
@@ -249,6 +255,8 @@ int target_siginfo(struct target *t, pid_t tid, struct strbuf *out);  /* -EINVAL
 int target_proc_file(struct target *t, const char *path, struct strbuf *out); /* -ENOENT */
 pid_t target_fs_pid(struct target *t);                                /* 0 */
 int target_btrace_pt(struct target *t, pid_t tid, const uint8_t **pt, size_t *len);
+int target_btrace_mark(struct target *t, pid_t tid, uint64_t *offset);
+void target_btrace_active(struct target *t, bool on);
 bool target_monitor(struct target *t, pid_t current, const char *cmd, const char *arg,
 		    struct strbuf *out);
 int target_detach(struct target *t);                                  /* -1 */

@@ -25,6 +25,9 @@ void gdb_server_destroy(struct gdb_server *s)
 	s->target = NULL;
 	vfile_close_all(&s->vfs);
 	gdb_points_clear(s);
+	free(s->btrace);
+	s->btrace = NULL;
+	s->nbtrace = 0;
 	strbuf_free(&s->reply);
 	rsp_conn_destroy(&s->conn);
 	for (int i = 0; i < 2; i++)

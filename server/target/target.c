@@ -179,6 +179,19 @@ int target_btrace_pt(struct target *t, pid_t tid, const uint8_t **pt, size_t *le
 	return t ? t->ops->btrace_pt(t, tid, pt, len) : -1;
 }
 
+int target_btrace_mark(struct target *t, pid_t tid, uint64_t *offset)
+{
+	OWNER(t, btrace_mark);
+	return t ? t->ops->btrace_mark(t, tid, offset) : -1;
+}
+
+void target_btrace_active(struct target *t, bool on)
+{
+	OWNER(t, btrace_active);
+	if (t)
+		t->ops->btrace_active(t, on);
+}
+
 bool target_monitor(struct target *t, pid_t current, const char *cmd, const char *arg,
 		    struct strbuf *out)
 {

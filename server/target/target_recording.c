@@ -25,6 +25,7 @@ struct recording_target {
 	struct timeline *tl;     /* past's */
 	struct process_run run;  /* the program under the recorder */
 	bool past_stop;          /* the last resume moved through the history */
+	bool hold_exit;          /* target_record_opts.stop_before_exit */
 };
 
 static struct recording_target *rec(struct target *t)
@@ -211,6 +212,19 @@ static int recording_btrace_pt(struct target *t, pid_t tid, const uint8_t **pt, 
 	return 0;
 }
 
+static int recording_btrace_mark(struct target *t, pid_t tid, uint64_t *offset)
+{
+	return rec(t)->engine ? sw_engine_btrace_mark(rec(t)->engine, tid, offset) : -1;
+}
+
+/* While gdb records with btrace, the program ends as it does under gdb's
+ * record btrace: not held before its exit. */
+static void recording_btrace_active(struct target *t, bool on)
+{
+	if (rec(t)->engine)
+		sw_engine_stop_before_exit(rec(t)->engine, !on && rec(t)->hold_exit);
+}
+
 static bool recording_monitor(struct target *t, pid_t current, const char *cmd, const char *arg,
 			      struct strbuf *out)
 {
@@ -290,6 +304,8 @@ static const struct target_ops recording_ops = {
 	.libraries_svr4 = recording_libraries_svr4,
 	.siginfo = recording_siginfo,
 	.btrace_pt = recording_btrace_pt,
+	.btrace_mark = recording_btrace_mark,
+	.btrace_active = recording_btrace_active,
 	.monitor = recording_monitor,
 	.detach = recording_detach,
 	.kill = recording_kill,
@@ -324,10 +340,12 @@ struct target *target_record_start(struct target *t, const struct target_record_
 	 * starts later (record btrace) gets PC-level reverse execution only. */
 	bool at_start = target_live_at_start(t);
 	bool hidden = at_start && startup_hide_vdso(inf->pid) == 0;
-	struct sw_record_opts opts = {.psb_period = 4096, .no_copy = o->no_copy};
+	struct sw_record_opts opts = {.psb_period = 4096, .no_copy = o->no_copy,
+				      .allow_rseq = !at_start};
 	r->engine = sw_engine_new(inf, r->writer, &opts, err, errlen);
 	if (r->engine)
 		sw_engine_stop_before_exit(r->engine, o->stop_before_exit);
+	r->hold_exit = o->stop_before_exit;
 	if (!r->engine) {
 		if (r->writer)
 			trace_writer_close(r->writer, NULL, 0);

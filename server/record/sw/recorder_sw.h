@@ -140,6 +140,7 @@ struct sw_rec {
 	char err[512];
 	size_t errlen;
 	volatile sig_atomic_t *stop; /* sw_record_opts.stop */
+	bool allow_rseq;             /* sw_record_opts.allow_rseq */
 	bool killed;           /* we sent SIGKILL because *stop was set */
 
 	/* engine */

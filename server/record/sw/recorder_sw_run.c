@@ -55,7 +55,7 @@ int sw_run_step(struct sw_thread *t)
 	t->deliver = 0;
 	t->delivering = sig != 0;
 	t->exiting = !sig && sw_is_exit_syscall(t);
-	if (k == INSN_SYSCALL && !sig && t->regs.rax == SYS_rseq &&
+	if (k == INSN_SYSCALL && !sig && t->regs.rax == SYS_rseq && !r->allow_rseq &&
 	    ptrace(PTRACE_POKEUSER, t->tid, offsetof(struct user_regs_struct, rax),
 		   (void *)-1L) < 0 && errno != ESRCH) {
 		/* rseq is refused (the event backend does too, as rr does):

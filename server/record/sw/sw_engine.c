@@ -139,6 +139,7 @@ struct sw_engine *sw_engine_new(struct inferior *inf, struct trace_writer *w,
 	r->errlen = sizeof r->err;
 	r->keep = !(o && o->file_only);
 	r->psb_period = o && o->psb_period ? o->psb_period : PTENC_DEFAULT_PSB_PERIOD;
+	r->allow_rseq = o && o->allow_rseq;
 	r->stop = o ? o->stop : NULL;
 	r->end.status_kind = 2;
 	r->gen = 1;
@@ -268,6 +269,16 @@ int sw_engine_resume(struct sw_engine *e, pid_t tid, bool step, int sig)
 void sw_engine_stop_before_exit(struct sw_engine *e, bool on)
 {
 	e->r.stop_before_exit = on;
+}
+
+int sw_engine_btrace_mark(struct sw_engine *e, pid_t tid, uint64_t *offset)
+{
+	struct sw_thread *t = sw_thread_find(&e->r, tid);
+	if (!t || !t->enc || t->gone)
+		return -1;
+	*offset = ptenc_offset(t->enc);
+	ptenc_psb_next(t->enc);
+	return 0;
 }
 
 int sw_engine_interrupt(struct sw_engine *e)
