@@ -292,6 +292,37 @@ def test_signal_in_history(ptrev, prog):
           % (past_vals[3:], want))
 
 
+def test_stripped(ptrev, prog):
+    """Code without symbols (only .eh_frame, as in Debian's binaries):
+    reverse-finish from the entry of the second inner() call, and
+    reverse-next from there, go where gdb's record full (started at main,
+    where ptrev's recording is then compared) goes. gdb steps back into a
+    caller it has no symbols for and runs back to that caller's return
+    address (rev_stripped's outer() called twice makes it reachable)."""
+    progs = os.path.dirname(prog)
+    syms, stripped = os.path.join(progs, 'rev_stripped'), os.path.join(progs, 'rev_stripped_nosyms')
+    out = gdb([syms], ['info address main', 'info address inner'])
+    addrs = re.findall(r'is a function at address (0x[0-9a-f]+)', out)
+    if len(addrs) != 2:
+        check(False, 'stripped: the addresses of main and inner (%s)' % out[-300:])
+        return
+    main, inner = addrs
+    # With the instance told apart by sink (no symbols: read by address).
+    sink = re.search(r'is static storage at address (0x[0-9a-f]+)',
+                     gdb([syms], ['info address sink'])).group(1)
+    show = ['p/x $pc', 'p *(int *)' + sink]
+    moves = (['break *' + inner, 'continue', 'continue'] + show + ['reverse-finish'] + show +
+             ['reverse-stepi'] + show + ['reverse-next'] + show)
+    env = dict(os.environ, GLIBC_TUNABLES=TUNABLES)
+    ref = gdb([stripped], ['break *' + main, 'run', 'record full', 'delete'] + moves, env=env)
+    live = 'target remote | %s serve --stdio --record -- %s' % (ptrev, stripped)
+    mine = gdb([stripped], [live, 'break *' + main, 'continue', 'delete'] + moves)
+    got, want = re.findall(r'^\$\d+ = (.*)$', mine, re.M), re.findall(r'^\$\d+ = (.*)$', ref, re.M)
+    check(len(want) == 8 and got == want,
+          'stripped: reverse-finish, reverse-stepi and reverse-next out of symbol-less code '
+          'end where record full\'s do (pc, sink: %s; record full %s)' % (got, want))
+
+
 def info_of(ptrev, path):
     r = subprocess.run([ptrev, 'info', path], capture_output=True, text=True, timeout=60)
     return r.returncode, r.stdout + r.stderr
@@ -424,6 +455,7 @@ def main():
         test_serve_output(ptrev, prog, work)
         test_condition_in_the_past(ptrev, prog)
         test_signal_in_history(ptrev, prog)
+        test_stripped(ptrev, prog)
     print('%d failure(s)' % len(FAILURES))
     return 1 if FAILURES else 0
 
