@@ -5,6 +5,7 @@
 #define PTREV_CLI_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 struct trace_data;
 
@@ -30,5 +31,16 @@ int record_main(int argc, char **argv);
  * event recording's history is made now (materialise.h). 0, or -1 with
  * err (td is then empty). */
 int cli_open_recording(const char *path, struct trace_data *td, char *err, size_t errlen);
+
+/* PROG as execve needs it in out: with a slash as given, else the first
+ * executable regular file of that name in PATH. 0, or -1 when there is none
+ * (out then holds PROG). */
+int cli_find_program(const char *prog, char *out, size_t len);
+
+/* Make pgrp (the program's process group) the foreground group of the
+ * terminal on ptrev's stderr, as gdbserver does, when ptrev holds that
+ * terminal in the foreground; ptrev takes it back when it exits
+ * (terminal.c). */
+void cli_give_terminal(pid_t pgrp);
 
 #endif

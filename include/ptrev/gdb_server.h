@@ -35,7 +35,14 @@ struct gdb_server {
 
 	struct strbuf reply;       /* reply being built for the current packet */
 	bool fuzzing;              /* no host side effects (vFile, monitor) */
-	bool monitor_then_ok;      /* qRcmd: an O packet was the reply; OK follows */
+	const char *monitor_final; /* qRcmd: an O packet was the reply; this follows
+				    * ("OK", or "E01" for an unknown command) */
+	/* gdbserver's `monitor set debug` / `set remote-debug` /
+	 * `set debug-format timestamp`: what the session loop logs to stderr. */
+	bool debug;                /* each resume and the stop it ended in */
+	bool remote_debug;         /* every packet, both ways */
+	bool debug_timestamp;      /* each log line starts with the time */
+	bool log_resumed;          /* the packet being answered set it going */
 
 	struct gdb_point *points;  /* what gdb has set with Z (gdb_breakpoints.c) */
 	size_t npoints;
@@ -77,6 +84,11 @@ bool gdb_mem_packet(struct gdb_server *s, char *pkt, size_t len);     /* m M x X
 bool gdb_break_packet(struct gdb_server *s, char *pkt, size_t len);   /* Z z */
 bool gdb_btrace_packet(struct gdb_server *s, char *pkt);             /* Qbtrace */
 bool gdb_monitor_packet(struct gdb_server *s, const char *hex);      /* qRcmd */
+
+/* The session log of `monitor set debug` / `set remote-debug`
+ * (gdb_debug_log.c): each packet as received, each reply as sent. */
+void gdb_debug_log_received(struct gdb_server *s, const char *pkt, size_t len);
+void gdb_debug_log_sent(struct gdb_server *s, const char *pkt, size_t len);
 
 /* gdb's points as the target's stop set: conditions are evaluated here
  * (agent expressions) on the state the target shows at a hit. Valid until

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -163,7 +164,18 @@ static int cmd_serve(int argc, char **argv)
 		out_fd = 2;
 		err_fd = 2;
 	}
-	srv.target = target_live_launch(o.prog_argv[0], o.prog_argv, environ, in_fd, out_fd,
+	/* PROG found in PATH as gdbserver (through its shell) and `ptrev
+	 * record` find it; argv[0] stays as given. */
+	char prog[PATH_MAX];
+	if (cli_find_program(o.prog_argv[0], prog, sizeof prog) < 0) {
+		fprintf(stderr, "ptrev: cannot run %s: %s\n", o.prog_argv[0],
+			strchr(o.prog_argv[0], '/') ? strerror(errno) : "not found in PATH");
+		if (devnull >= 0)
+			close(devnull);
+		gdb_server_destroy(&srv);
+		return 1;
+	}
+	srv.target = target_live_launch(prog, o.prog_argv, environ, in_fd, out_fd,
 					err_fd, err, sizeof err);
 	if (devnull >= 0)
 		close(devnull);
@@ -173,6 +185,9 @@ static int cmd_serve(int argc, char **argv)
 		return 1;
 	}
 	fprintf(stderr, "Process %s created; pid = %d\n", o.prog_argv[0], (int)target_pid(srv.target));
+	/* With --stdio the terminal is gdb's; the program reads /dev/null. */
+	if (!o.stdio)
+		cli_give_terminal(target_pid(srv.target));
 	if (o.record) {
 		struct target_record_opts ro = {.path = o.output, .argv = o.prog_argv,
 						.no_copy = o.no_copy,

@@ -47,30 +47,6 @@ static int usage(const char *msg)
 	return 2;
 }
 
-/* PROG as execve needs it: with a slash as given, else found in PATH. */
-static int find_program(const char *prog, char *out, size_t len)
-{
-	const char *path = getenv("PATH");
-
-	if (strchr(prog, '/') || !path) {
-		snprintf(out, len, "%s", prog);
-		return access(out, F_OK) == 0 ? 0 : -1;
-	}
-	while (*path) {
-		size_t n = strcspn(path, ":");
-		struct stat st;
-		snprintf(out, len, "%.*s%s%s", (int)n, path, n ? "/" : "", prog);
-		if (stat(out, &st) == 0 && S_ISREG(st.st_mode) &&
-		    access(out, X_OK) == 0)
-			return 0;
-		path += n;
-		if (*path == ':')
-			path++;
-	}
-	snprintf(out, len, "%s", prog);
-	return -1;
-}
-
 /* Hardware PSB periods are powers of two from 2 KiB: 2^(N+11) bytes. */
 static int hw_psb_exponent(unsigned long bytes)
 {
@@ -153,7 +129,7 @@ int record_main(int argc, char **argv)
 			"powers of two from 2048\n", psb_period);
 		return 2;
 	}
-	if (find_program(argv[i], prog, sizeof prog) < 0) {
+	if (cli_find_program(argv[i], prog, sizeof prog) < 0) {
 		fprintf(stderr, "ptrev: cannot run %s: %s\n", argv[i],
 			strerror(ENOENT));
 		return 2;

@@ -259,14 +259,21 @@ int gdb_server_run(struct gdb_server *s, int rfd, int wfd)
 		copy[len] = '\0';
 		bool no_ack_switch = len == 15 && memcmp(copy, "QStartNoAckMode", 15) == 0;
 		bool no_reply;
+		if (s->debug || s->remote_debug)
+			gdb_debug_log_received(s, copy, len);
 		gdb_server_dispatch(s, copy, len, &no_reply);
 		free(copy);
-		if (!no_reply && rsp_conn_send(&s->conn, s->reply.data ? s->reply.data : "",
-					       s->reply.len) != 0)
+		const char *reply = s->reply.data ? s->reply.data : "";
+		if (!no_reply && (s->debug || s->remote_debug))
+			gdb_debug_log_sent(s, reply, s->reply.len);
+		if (!no_reply && rsp_conn_send(&s->conn, reply, s->reply.len) != 0)
 			break;
-		if (s->monitor_then_ok) {
-			s->monitor_then_ok = false;
-			if (rsp_conn_send_str(&s->conn, "OK") != 0)
+		if (s->monitor_final) {
+			const char *final = s->monitor_final;
+			s->monitor_final = NULL;
+			if (s->remote_debug)
+				gdb_debug_log_sent(s, final, strlen(final));
+			if (rsp_conn_send_str(&s->conn, final) != 0)
 				break;
 		}
 		if (no_ack_switch)
@@ -292,7 +299,7 @@ void gdb_server_fuzz_one(const uint8_t *data, size_t n)
 	pkt[n] = '\0';
 	bool no_reply;
 	gdb_server_dispatch(&s, pkt, strlen(pkt), &no_reply);
-	s.monitor_then_ok = false;
+	s.monitor_final = NULL;
 	free(pkt);
 	vfile_close_all(&s.vfs);
 	gdb_points_clear(&s);

@@ -180,7 +180,8 @@ int transport_listen(const char *spec, char *bound, size_t boundlen,
 	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
 	int rc = getaddrinfo(host, port, &hints, &res);
 	if (rc != 0) {
-		set_err(err, errlen, "cannot resolve listen host '%s': %s", host,
+		/* gdbserver's words, which GDB's testsuite waits for */
+		set_err(err, errlen, "listen host '%s': cannot resolve name: %s", host,
 			rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc));
 		return -1;
 	}
@@ -191,8 +192,10 @@ int transport_listen(const char *spec, char *bound, size_t boundlen,
 	freeaddrinfo(res);
 	if (fd < 0) {
 		if (last_errno == EADDRINUSE)
-			set_err(err, errlen, "cannot listen on %s: port %s is already in use",
-				spec, port);
+			/* gdbserver's words: GDB's testsuite tries the next
+			 * port when it reads them */
+			set_err(err, errlen, "cannot listen on %s: Can't bind address: "
+				"Address already in use.", spec);
 		else
 			set_err(err, errlen, "cannot listen on %s: %s", spec,
 				strerror(last_errno));

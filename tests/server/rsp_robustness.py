@@ -5,7 +5,9 @@ Speaks raw remote protocol (no gdb) so it can send what gdb never would:
 malformed, oversized, badly checksummed and out-of-sequence packets. Each must
 get an error (or empty) reply and the session must go on. Then it drops the
 connection, over stdio and over TCP, and checks that ptrev exits and the
-program is killed.
+program is killed. Also what gdbserver users count on at this level: the
+program found in PATH, gdbserver's monitor commands (debug logs, exit),
+and the terminal given to the program.
 
 usage: rsp_robustness.py PTREV PROGRAM_DIR
 """
@@ -163,14 +165,30 @@ def bad_input_session(peer):
           'Ctrl-C stops the program with SIGINT (got %r)' % reply)
 
 
-def test_stdio(ptrev, prog):
+def check_ended(proc, pid, server_ends, program_ends):
+    """ptrev exits within 10 s, and the program it served is gone."""
+    try:
+        rc = proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        rc = None
+    check(rc is not None, '%s (rc %s)' % (server_ends, rc))
+    check(pid is not None and wait_dead(pid), program_ends)
+
+
+def serve_stdio(ptrev, prog):
+    """ptrev serve --stdio on prog, and a Peer on its protocol stream."""
     proc = subprocess.Popen([ptrev, 'serve', '--stdio', '--', prog, 'long'],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, start_new_session=True)
+
     def write(data):
         proc.stdin.write(data)
         proc.stdin.flush()
-    peer = Peer(write, proc.stdout.fileno())
+    return proc, Peer(write, proc.stdout.fileno())
+
+
+def test_stdio(ptrev, prog):
+    proc, peer = serve_stdio(ptrev, prog)
     err = read_stderr_until(proc, r'pid = \d+')
     pid = program_pid(err)
     check(pid is not None and pid_alive(pid), 'stdio: program started (%s)' % pid)
@@ -179,12 +197,8 @@ def test_stdio(ptrev, prog):
         # Dropping the connection: ptrev exits and takes the program with it.
         proc.stdin.close()
         proc.stdout.close()
-        try:
-            rc = proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            rc = None
-        check(rc is not None, 'stdio: ptrev exits when gdb goes away (rc %s)' % rc)
-        check(pid is not None and wait_dead(pid), 'stdio: program killed on disconnect')
+        check_ended(proc, pid, 'stdio: ptrev exits when gdb goes away',
+                    'stdio: program killed on disconnect')
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
@@ -212,12 +226,8 @@ def test_tcp(ptrev, prog, while_running):
             peer.send_raw(frame(b'vCont;c'))
             time.sleep(0.3)
         sock.close()
-        try:
-            rc = proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            rc = None
-        check(rc is not None, '%s: ptrev exits on disconnect (rc %s)' % (what, rc))
-        check(pid is not None and wait_dead(pid), '%s: program killed on disconnect' % what)
+        check_ended(proc, pid, '%s: ptrev exits on disconnect' % what,
+                    '%s: program killed on disconnect' % what)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
@@ -246,10 +256,121 @@ def test_missing_program(ptrev):
           'missing program: clear error, nothing on the protocol stream (%r)' % r.stderr.strip())
 
 
+def test_program_from_path(ptrev):
+    """serve finds a program named without a slash in PATH, as gdbserver
+    (through its shell) and `ptrev record` do."""
+    proc = subprocess.Popen([ptrev, 'serve', '--listen', '127.0.0.1:0', '--', 'true'],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        err = read_stderr_until(proc, r'Listening on \S+')
+        check(program_pid(err) is not None and 'Listening on' in err,
+              'serve -- true: found in PATH and started (%r)' % err.strip())
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    r = subprocess.run([ptrev, 'serve', '--stdio', '--', 'no-such-program-xyz'],
+                       stdin=subprocess.DEVNULL, capture_output=True, timeout=20)
+    check(r.returncode != 0 and b'no-such-program-xyz: not found in PATH' in r.stderr,
+          'serve -- NAME not in PATH: says so (%r)' % r.stderr.strip())
+
+
+def hex_text(reply):
+    """The text of an O packet (None for anything else)."""
+    if not reply or not reply.startswith(b'O') or reply == b'OK':
+        return None
+    return bytes.fromhex(reply[1:].decode()).decode()
+
+
+def monitor(peer, command):
+    """qRcmd: (the text it printed, the final reply)."""
+    reply = peer.request(b'qRcmd,' + command.encode().hex().encode())
+    text = hex_text(reply)
+    if text is None:
+        return '', reply
+    return text, peer.read_packet()
+
+
+def test_monitor(ptrev, prog):
+    """gdbserver's monitor commands: set debug, set remote-debug, an unknown
+    command (an error after the help), exit (the session ends, the program
+    with it). GDB's server-mon.exp and monitor-exit-quit.exp check the
+    messages through gdb."""
+    proc, peer = serve_stdio(ptrev, prog)
+    try:
+        pid = program_pid(read_stderr_until(proc, r'pid = \d+'))
+        text, final = monitor(peer, 'help')
+        check('The following monitor commands' in text and final == b'OK',
+              'monitor help: the list, then OK (%r %r)' % (text[:40], final))
+        text, final = monitor(peer, 'no-such-command')
+        check('Unknown monitor command' in text and final.startswith(b'E'),
+              'unknown monitor command: says so, then an error reply (%r)' % final)
+        text, final = monitor(peer, 'set debug 1')
+        check(text == 'Debug output enabled.\n' and final == b'OK', 'monitor set debug 1')
+        stop = peer.request(b'vCont;s')
+        text, final = monitor(peer, 'set debug 0')
+        check(text == 'Debug output disabled.\n', 'monitor set debug 0')
+        text, final = monitor(peer, 'set remote-debug 1')
+        check(text == 'Protocol debug output enabled.\n', 'monitor set remote-debug 1')
+        peer.request(b'qC')
+        monitor(peer, 'set remote-debug 0')
+        text, final = monitor(peer, 'exit')
+        check(text == '' and final == b'OK', 'monitor exit: OK (%r)' % final)
+        check_ended(proc, pid, 'monitor exit: ptrev ends', 'monitor exit: the program ends with it')
+        err = proc.stderr.read().decode(errors='replace')
+        check('ptrev: resume "vCont;s"' in err and
+              ('ptrev: stop "%s"' % stop.decode()) in err,
+              'set debug 1 logs the resume and its stop on stderr')
+        check('ptrev: getpkt "qC"' in err and 'ptrev: putpkt "QC' in err,
+              'set remote-debug 1 logs each packet both ways')
+        check('resume "qC"' not in err and 'getpkt "vCont;s"' not in err,
+              'each log only while it is on')
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def test_terminal_given(ptrev, prog):
+    """In a terminal, the program gets it (its process group is the
+    foreground one), as gdbserver gives it; ptrev takes it back at exit."""
+    import pty
+    import termios
+    master, slave = pty.openpty()
+    def own_terminal():
+        os.setsid()
+        import fcntl
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+    proc = subprocess.Popen([ptrev, 'serve', '--listen', '127.0.0.1:0', '--', prog, 'long'],
+                            stdin=slave, stdout=slave, stderr=slave, preexec_fn=own_terminal)
+    os.close(slave)
+    out = b''
+    deadline = time.monotonic() + 20
+    while b'Listening on' not in out and time.monotonic() < deadline:
+        r, _, _ = select.select([master], [], [], 1)
+        if r:
+            try:
+                out += os.read(master, 4096)
+            except OSError:
+                break
+    try:
+        pid = program_pid(out.decode(errors='replace'))
+        fg = os.tcgetpgrp(master)
+        check(pid is not None and fg == pid,
+              'in a terminal the program is its foreground group (%s, program %s)' % (fg, pid))
+    finally:
+        proc.kill()
+        proc.wait()
+        os.close(master)
+
+
 def main():
     ptrev, progdir = sys.argv[1], sys.argv[2]
     prog = os.path.join(progdir, 'e2e_loop')
     test_missing_program(ptrev)
+    test_program_from_path(ptrev)
+    test_monitor(ptrev, prog)
+    test_terminal_given(ptrev, prog)
     test_listen_default_is_loopback(ptrev, prog)
     test_stdio(ptrev, prog)
     test_tcp(ptrev, prog, while_running=False)
