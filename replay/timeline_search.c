@@ -94,11 +94,14 @@ static bool nearest_hit(struct timeline *tl, struct tl_thread *t, bool all, bool
 	return any;
 }
 
-/* The first recorded signal delivery, to a thread that moves, after the
- * current position and no later than global index limit: t's own at its
- * position is the stop it resumes from. */
-static bool next_signal(const struct timeline *tl, struct tl_thread *t, bool all, uint64_t limit,
-			struct tl_thread **who, uint64_t *pos, int *sig)
+/* The nearest recorded signal delivery to a thread that moves: forwards
+ * the first after the current position and no later than global index
+ * limit (t's own at its position is the stop it resumes from); backwards
+ * the latest at or before it (t's own at its position counts unless t is
+ * shown before it already, before_signal). */
+static bool nearest_signal(const struct timeline *tl, struct tl_thread *t, bool all, bool back,
+			   bool before_signal, uint64_t limit, struct tl_thread **who,
+			   uint64_t *pos, int *sig)
 {
 	const struct trace_data *td = tl->td;
 	uint64_t best = 0;
@@ -106,11 +109,14 @@ static bool next_signal(const struct timeline *tl, struct tl_thread *t, bool all
 	for (size_t i = 0; i < td->nsignals; i++) {
 		const struct trace_signal *g = &td->signals[i];
 		struct tl_thread *x = tl_thread(tl, g->tid);
-		if (!x || !moves(tl, t, x, all) || g->pos < x->pos || (x == t && g->pos == t->pos) ||
-		    g->pos > tl_count(x))
+		if (!x || !moves(tl, t, x, all) || (back ? g->pos > x->pos : g->pos < x->pos))
+			continue;
+		if (x == t && g->pos == t->pos && (!back || before_signal))
+			continue;
+		if (!back && g->pos > tl_count(x))
 			continue;
 		uint64_t at = tl_global_of(tl, x, g->pos);
-		if (at > limit || (any && at >= best))
+		if ((!back && at > limit) || (any && (back ? at <= best : at >= best)))
 			continue;
 		any = true;
 		best = at;
@@ -119,6 +125,12 @@ static bool next_signal(const struct timeline *tl, struct tl_thread *t, bool all
 		*sig = g->signo;
 	}
 	return any;
+}
+
+static bool next_signal(const struct timeline *tl, struct tl_thread *t, bool all, uint64_t limit,
+			struct tl_thread **who, uint64_t *pos, int *sig)
+{
+	return nearest_signal(tl, t, all, false, false, limit, who, pos, sig);
 }
 
 /* Watchpoints in the history (full state only): the nearest access to any
@@ -170,7 +182,7 @@ static int stop_at(struct timeline_stop *stop, enum timeline_stop_kind kind,
 	return 0;
 }
 
-int timeline_reverse(struct timeline *tl, pid_t tid, bool all, bool step,
+int timeline_reverse(struct timeline *tl, pid_t tid, bool all, bool step, bool before_signal,
 		     const struct stop_set *pts, struct timeline_stop *stop)
 {
 	if (timeline_sync(tl) != 0)
@@ -182,12 +194,25 @@ int timeline_reverse(struct timeline *tl, pid_t tid, bool all, bool step,
 		tl_move(tl, t, t->pos - 1);
 		return stop_at(stop, TIMELINE_STEP, t);
 	}
-	struct tl_thread *who = t;
-	uint64_t found = 0, wpos;
+	struct tl_thread *who = t, *swho = t;
+	uint64_t found = 0, wpos, spos;
+	int sig;
 	bool hit = nearest_hit(tl, t, all, true, pts, &who, &found);
 	size_t which;
-	if (watch_search(tl, t, true, pts, &wpos, &which) == 1 &&
-	    (!hit || tl_global_of(tl, t, wpos) > tl_global_of(tl, who, found))) {
+	bool watch = watch_search(tl, t, true, pts, &wpos, &which) == 1 &&
+		     (!hit || tl_global_of(tl, t, wpos) > tl_global_of(tl, who, found));
+	/* The nearest going backwards is the latest; a breakpoint or watched
+	 * access at the handler's first instruction comes before the
+	 * delivery (which is between that instruction and the one before). */
+	uint64_t nearest = watch ? tl_global_of(tl, t, wpos) : hit ? tl_global_of(tl, who, found) : 0;
+	if (nearest_signal(tl, t, all, true, before_signal, 0, &swho, &spos, &sig) &&
+	    (!(watch || hit) || tl_global_of(tl, swho, spos) > nearest)) {
+		tl_move(tl, swho, spos);
+		stop_at(stop, TIMELINE_SIGNAL, swho);
+		stop->sig = sig;
+		return 0;
+	}
+	if (watch) {
 		tl_move(tl, t, wpos);
 		stop_at(stop, TIMELINE_WATCH, t);
 		stop->point = which;

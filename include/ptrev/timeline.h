@@ -103,11 +103,16 @@ struct timeline_stop {
 };
 
 /* Backwards (bs/bc): tid moves back one of its instructions (step), or to
- * the nearest earlier breakpoint hit or watched access, else to the start.
- * all: the other threads move too and their hits count (with a global
- * order); otherwise only tid's do. Returns 0 with *stop, -1 when the
- * history could not be indexed. */
-int timeline_reverse(struct timeline *tl, pid_t tid, bool all, bool step,
+ * the nearest earlier breakpoint hit, watched access or recorded signal
+ * delivery, else to the start. A signal stops at the instruction its
+ * handler begins with (the caller shows the state before the delivery, as
+ * going forwards); before_signal says tid is shown so already, so the
+ * signal delivered at its position is behind it. A breakpoint at that
+ * first instruction is reported before the signal, as forwards it is
+ * after. all: the other threads move too and their hits count (with a
+ * global order); otherwise only tid's do. Returns 0 with *stop, -1 when
+ * the history could not be indexed. */
+int timeline_reverse(struct timeline *tl, pid_t tid, bool all, bool step, bool before_signal,
 		     const struct stop_set *pts, struct timeline_stop *stop);
 /* Forwards: the same the other way; recorded signals stop too, and the
  * end of the history. Returns 0 with *stop; 1 when tid stands at the live

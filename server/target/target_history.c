@@ -206,8 +206,9 @@ static int history_resume(struct target *t, const struct target_resume *r)
 		 * Hc0/-1 for "the current one, the others as they please". */
 		pid_t tid = r->reverse_tid > 0 && timeline_has_thread(h->tl, r->reverse_tid)
 				    ? r->reverse_tid : r->current;
-		rc = timeline_reverse(h->tl, timeline_thread_or_first(h->tl, tid), r->reverse_tid <= 0,
-				      r->actions[0].kind == 's', stops, &ts);
+		tid = timeline_thread_or_first(h->tl, tid);
+		rc = timeline_reverse(h->tl, tid, r->reverse_tid <= 0, r->actions[0].kind == 's',
+				      tid == pre, stops, &ts);
 	} else {
 		pid_t tid = forward_thread(r);
 		if (!timeline_has_thread(h->tl, tid))
@@ -222,9 +223,10 @@ static int history_resume(struct target *t, const struct target_resume *r)
 			rc = 0;
 		else
 			rc = timeline_forward(h->tl, tid, all, step, stops, &ts);
-		if (rc == 0 && ts.kind == TIMELINE_SIGNAL)
-			h->pre_signal = ts.tid;
 	}
+	/* Either way a recorded signal stops before its delivery. */
+	if (rc == 0 && ts.kind == TIMELINE_SIGNAL)
+		h->pre_signal = ts.tid;
 	if (rc != 0)
 		return rc == 1 ? HISTORY_AT_PRESENT : TARGET_REFUSED;
 	stop_from_timeline(h, &ts, stops);

@@ -267,29 +267,58 @@ def test_signal_in_history(ptrev, prog):
     regs = 'info registers rip rsp rbp rax rbx rcx rdx rsi rdi r8 r9 r10 r11 r12 r13 r14 r15 eflags'
     show = [regs, 'p $_siginfo.si_signo', 'p $_siginfo._sifields._kill.si_pid',
             'p $xmm0.v2_int64']
-    # The live stop, then on past it, back, and forwards to it again
-    # through the history, in one session (the pid is in the registers).
+    # The live stop, then on past it, back to it (test_signal_reverse),
+    # back before it, and forwards to it again through the history, in one
+    # session (the pid is in the registers).
     out = gdb([sig_prog], [live, 'break main', 'continue', 'continue'] + show +
-              ['break printf', 'continue', 'reverse-continue', 'delete 2', 'continue'] + show +
-              ['stepi', 'p/x $pc'])
+              ['break printf', 'continue', 'reverse-continue'] + show +
+              ['reverse-continue', 'delete 2', 'continue'] + show + ['stepi', 'p/x $pc'])
     stepped = gdb([sig_prog], [live, 'break main', 'continue', 'continue', 'stepi', 'p/x $pc'])
     parts = out.split('Program received signal SIGUSR1')
 
     def state(text):
         return (re.findall(r'^(r\w+|eflags)\s+(0x[0-9a-f]+)', text, re.M),
                 re.findall(r'^\$\d+ = (.*)$', text, re.M))
-    live_regs, live_vals = state(parts[1] if len(parts) == 3 else '')
-    past_regs, past_vals = state(parts[2] if len(parts) == 3 else '')
+    live_regs, live_vals = state(parts[1] if len(parts) == 4 else '')
+    back_regs, back_vals = state(parts[2] if len(parts) == 4 else '')
+    past_regs, past_vals = state(parts[3] if len(parts) == 4 else '')
     check(len(live_regs) == 18 and past_regs == live_regs,
           'a signal going forwards through the history stops where the live one did, with '
           'its registers (%s)'
           % ([r for r in zip(live_regs, past_regs) if r[0] != r[1]] or len(past_regs)))
     check(len(live_vals) == 3 and past_vals[:3] == live_vals,
           '...its siginfo and vector registers (%s, live %s)' % (past_vals[:3], live_vals))
+    check(back_regs == live_regs and back_vals == live_vals,
+          '...and so does one met going backwards (%s, %s)'
+          % ([r for r in zip(live_regs, back_regs) if r[0] != r[1]] or len(back_regs), back_vals))
     want = pcs(stepped)
     check(len(want) == 1 and past_vals[3:] == ['0x%x' % want[0]],
           '...and a stepi from there enters the handler where it does live (%s, live %s)'
           % (past_vals[3:], want))
+
+
+def test_signal_reverse(ptrev, prog):
+    """Going backwards from a handler, a reverse-continue stops at the
+    signal's delivery (where it was taken, reported as the signal), as
+    gdb's record full does; the next one goes on past it."""
+    sig_prog = os.path.join(os.path.dirname(prog), 'e2e_signal')
+    moves = ['break on_usr1', 'continue', 'continue', 'break printf', 'continue',
+             'reverse-continue', 'p/x $pc', 'reverse-continue', 'p/x $pc', 'frame',
+             'reverse-continue', 'p/x $pc']
+    env = dict(os.environ, GLIBC_TUNABLES=TUNABLES)
+    ref = gdb([sig_prog], ['break main', 'run', 'record full'] + moves, env=env)
+    live = 'target remote | %s serve --stdio --record -- %s' % (ptrev, sig_prog)
+    mine = gdb([sig_prog], [live, 'break main', 'continue'] + moves)
+
+    def seen(text):
+        # the values printed, and the stops after the first reverse-continue
+        after = text.split('$1 = ', 1)[-1]
+        return (re.findall(r'^\$\d+ = (0x[0-9a-f]+)', text, re.M),
+                len(re.findall(r'Program received signal SIGUSR1', after)))
+    want, got = seen(ref), seen(mine)
+    check(len(want[0]) == 3 and want[1] == 1 and got == want,
+          'reverse-continue from a handler stops at the delivery of its signal, then goes on, '
+          'as record full does (pcs and signal stops %s, record full %s)' % (got, want))
 
 
 def test_stripped(ptrev, prog):
@@ -455,6 +484,7 @@ def main():
         test_serve_output(ptrev, prog, work)
         test_condition_in_the_past(ptrev, prog)
         test_signal_in_history(ptrev, prog)
+        test_signal_reverse(ptrev, prog)
         test_stripped(ptrev, prog)
     print('%d failure(s)' % len(FAILURES))
     return 1 if FAILURES else 0
