@@ -29,6 +29,18 @@ struct gdb_server {
 	pid_t c_tid;               /* Hc: thread bs/bc move (0: the Hg one) */
 	struct target_stop last;   /* last reported stop (for `?`) */
 	bool session_over;         /* stop serving: detach, kill or exit seen */
+	/* Extended mode (gdb_extended.c): programs started by vRun/R through
+	 * launch (set by the command line; NULL: nothing can be run). */
+	struct target *(*launch)(void *ctx, char *const argv[], char *err, size_t errlen);
+	void *launch_ctx;
+	char **run_argv;           /* the last program started (R, empty vRun) */
+	bool extended;             /* gdb sent '!': kill and exit end the
+				    * program, not the session */
+	bool multi;                /* --multi: the session may begin, and a
+				    * connection close, without a program */
+	bool keep_on_close;        /* a closed connection leaves the program
+				    * stopped for the next one (serve
+				    * --reconnect, gdbserver without --once) */
 	int wake_pipe[2];          /* SIGCHLD -> readable, to wake poll() */
 	const struct amd64_layout *layout; /* the target's, once asked */
 	struct vfile_state vfs;
@@ -62,7 +74,11 @@ struct btrace_thread {
 };
 
 /* Serve gdb on (rfd, wfd) until the session ends; s->target must be set.
- * Returns 0 on a normal end, 1 if the connection failed. */
+ * Returns 0 on a normal end (the program is gone), 1 if the connection
+ * failed, GDB_SERVER_KEPT when the connection closed with keep_on_close
+ * set and the program alive: it stands stopped, with what gdb enabled
+ * (btrace, the recording), for gdb_server_run on the next connection. */
+#define GDB_SERVER_KEPT 2
 int gdb_server_run(struct gdb_server *s, int rfd, int wfd);
 void gdb_server_init(struct gdb_server *s);
 /* Frees everything, the target stack included. */
@@ -84,6 +100,16 @@ bool gdb_mem_packet(struct gdb_server *s, char *pkt, size_t len);     /* m M x X
 bool gdb_break_packet(struct gdb_server *s, char *pkt, size_t len);   /* Z z */
 bool gdb_btrace_packet(struct gdb_server *s, char *pkt);             /* Qbtrace */
 bool gdb_monitor_packet(struct gdb_server *s, const char *hex);      /* qRcmd */
+/* qXfer:osdata (gdb_osdata.c): annex "" (the types) or "processes";
+ * 0, or -ENOENT for another. */
+int gdb_osdata_xml(const char *annex, struct strbuf *obj);
+bool gdb_extended_packet(struct gdb_server *s, char *pkt, bool *no_reply); /* ! R vRun */
+/* Extended mode: kill the program (a recording is saved) and forget it;
+ * the session waits for vRun. */
+void gdb_extended_end_program(struct gdb_server *s);
+void gdb_extended_destroy(struct gdb_server *s);
+/* The program R restarts and an empty vRun runs (argv is copied). */
+void gdb_extended_remember(struct gdb_server *s, char *const argv[]);
 
 /* The session log of `monitor set debug` / `set remote-debug`
  * (gdb_debug_log.c): each packet as received, each reply as sent. */

@@ -25,8 +25,9 @@ extern char **environ;
 static void usage(FILE *f)
 {
 	fputs("usage:\n"
-	      "  ptrev serve  [--listen HOST:PORT | --stdio] [--backend auto|pt|sw]\n"
+	      "  ptrev serve  [--listen HOST:PORT [--reconnect] | --stdio] [--backend auto|pt|sw]\n"
 	      "               [--record | -o FILE [--no-copy] [--no-stop-at-exit]] -- PROG [ARGS...]\n"
+	      "  ptrev serve  --multi [options as above] [-- PROG [ARGS...]]\n"
 	      "  ptrev record [--backend auto|pt|event|sw] [--psb-period BYTES] [--no-copy] -o FILE -- PROG [ARGS...]\n"
 	      "  ptrev replay [--listen HOST:PORT | --stdio] FILE\n"
 	      "  ptrev info   FILE\n"
@@ -35,7 +36,11 @@ static void usage(FILE *f)
 	      "               [--elf FILE[:BIAS]]... [--cpu F/M[/S]]\n"
 	      "\n"
 	      "--listen defaults to 127.0.0.1:1234; port 0 picks a free port.\n"
-	      "--stdio speaks the protocol on stdin/stdout: target remote | ptrev serve --stdio -- PROG\n",
+	      "--stdio speaks the protocol on stdin/stdout: target remote | ptrev serve --stdio -- PROG\n"
+	      "--reconnect: when gdb disconnects, the program waits, stopped, for the next gdb\n"
+	      "(gdbserver without --once); without it ptrev ends the program and exits.\n"
+	      "--multi: for gdb's target extended-remote: `run` starts (again) the program gdb names,\n"
+	      "`kill` and the program's end leave ptrev waiting; `monitor exit` ends it.\n",
 	      f);
 }
 
@@ -47,6 +52,8 @@ struct serve_opts {
 	bool record;          /* record (in memory unless -o) */
 	bool no_copy;         /* do not copy binaries into the recording */
 	bool exit_stop;       /* recording: hold the program before it ends */
+	bool reconnect;       /* TCP: a dropped connection keeps the program */
+	bool multi;           /* extended-remote server; PROG optional */
 	char **prog_argv;     /* PROG ARGS..., NULL-terminated */
 };
 
@@ -77,6 +84,12 @@ static int parse_serve(int argc, char **argv, struct serve_opts *o)
 			o->record = true;
 		} else if (strcmp(a, "--no-copy") == 0) {
 			o->no_copy = true;
+		} else if (strcmp(a, "--multi") == 0) {
+			o->multi = true;
+		} else if (strcmp(a, "--reconnect") == 0) {
+			o->reconnect = true;
+		} else if (strcmp(a, "--once") == 0) {
+			o->reconnect = false; /* gdbserver's name for the default */
 		} else if (strcmp(a, "--no-stop-at-exit") == 0) {
 			o->exit_stop = false;
 		} else if (strcmp(a, "--no-record") == 0) {
@@ -88,8 +101,9 @@ static int parse_serve(int argc, char **argv, struct serve_opts *o)
 			break; /* PROG without "--" */
 		}
 	}
-	if (i >= argc) {
-		fputs("ptrev serve: no program given (ptrev serve [options] -- PROG [ARGS...])\n", stderr);
+	if (i >= argc && !o->multi) {
+		fputs("ptrev serve: no program given (ptrev serve [options] -- PROG [ARGS...], "
+		      "or --multi to let gdb's `run` start it)\n", stderr);
 		return -1;
 	}
 	if (strcmp(o->backend, "auto") && strcmp(o->backend, "sw") && strcmp(o->backend, "pt")) {
@@ -111,7 +125,9 @@ static int parse_serve(int argc, char **argv, struct serve_opts *o)
 	return 0;
 }
 
-/* Accept gdb over stdio or TCP and run the session. */
+/* Accept gdb over stdio or TCP and run the session; with srv->keep_on_close
+ * (TCP only) accept the next gdb each time one disconnects while the
+ * program lives, as gdbserver does without --once. */
 static int serve_connection(struct gdb_server *srv, bool stdio, const char *listen)
 {
 	char err[512];
@@ -130,21 +146,83 @@ static int serve_connection(struct gdb_server *srv, bool stdio, const char *list
 	}
 	fprintf(stderr, "Listening on %s\n", bound);
 	fflush(stderr);
-	int cfd = transport_accept(lfd, err, sizeof err);
-	close(lfd);
-	if (cfd < 0) {
-		fprintf(stderr, "ptrev: %s\n", err);
-		return 1;
+	int rc;
+	for (;;) {
+		int cfd = transport_accept(lfd, err, sizeof err);
+		if (cfd < 0) {
+			fprintf(stderr, "ptrev: %s\n", err);
+			target_kill(srv->target);
+			rc = 1;
+			break;
+		}
+		fcntl(cfd, F_SETFD, FD_CLOEXEC);
+		rc = gdb_server_run(srv, cfd, cfd);
+		close(cfd);
+		if (rc != GDB_SERVER_KEPT)
+			break;
+		fprintf(stderr, "ptrev: gdb disconnected; the program waits, stopped, for the next "
+				"connection (Listening on %s)\n", bound);
+		fflush(stderr);
 	}
-	fcntl(cfd, F_SETFD, FD_CLOEXEC);
-	int rc = gdb_server_run(srv, cfd, cfd);
-	close(cfd);
+	close(lfd);
 	return rc;
+}
+
+/* Start a program for gdb (the command line's, or one extended-remote's
+ * `run` names): found in PATH, as gdbserver (through its shell) and `ptrev
+ * record` find it, argv[0] kept as given; given the terminal; recorded
+ * when asked. NULL with err. */
+static struct target *launch_program(void *ctx, char *const argv[], char *err, size_t errlen)
+{
+	const struct serve_opts *o = ctx;
+	char prog[PATH_MAX];
+	if (cli_find_program(argv[0], prog, sizeof prog) < 0) {
+		snprintf(err, errlen, "cannot run %s: %s", argv[0],
+			 strchr(argv[0], '/') ? strerror(errno) : "not found in PATH");
+		return NULL;
+	}
+	int devnull = -1;
+	int in_fd = -1, out_fd = -1, err_fd = -1;
+	if (o->stdio) {
+		/* stdin/stdout carry the protocol: the program reads nothing and
+		 * writes to our stderr. */
+		devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		in_fd = devnull;
+		out_fd = 2;
+		err_fd = 2;
+	}
+	struct target *t = target_live_launch(prog, argv, environ, in_fd, out_fd, err_fd, err,
+					      errlen);
+	if (devnull >= 0)
+		close(devnull);
+	if (!t)
+		return NULL;
+	fprintf(stderr, "Process %s created; pid = %d\n", argv[0], (int)target_pid(t));
+	/* With --stdio the terminal is gdb's; the program reads /dev/null. */
+	if (!o->stdio)
+		cli_give_terminal(target_pid(t));
+	if (o->record) {
+		char why[400];
+		struct target_record_opts ro = {.path = o->output, .argv = (char **)argv,
+						.no_copy = o->no_copy,
+						.stop_before_exit = o->exit_stop};
+		struct target *top = target_record_start(t, &ro, why, sizeof why);
+		if (!top) {
+			snprintf(err, errlen, "cannot record: %s", why);
+			target_kill(t);
+			target_free(t);
+			return NULL;
+		}
+		t = top;
+		fprintf(stderr, "ptrev: recording with the sw backend%s%s\n",
+			o->output ? " to " : " in memory", o->output ? o->output : "");
+	}
+	return t;
 }
 
 static int cmd_serve(int argc, char **argv)
 {
-	struct serve_opts o;
+	static struct serve_opts o;
 	if (parse_serve(argc, argv, &o) != 0)
 		return 2;
 
@@ -153,56 +231,22 @@ static int cmd_serve(int argc, char **argv)
 
 	static struct gdb_server srv;
 	gdb_server_init(&srv);
-	char err[512];
-	int devnull = -1;
-	int in_fd = -1, out_fd = -1, err_fd = -1;
-	if (o.stdio) {
-		/* stdin/stdout carry the protocol: the program reads nothing and
-		 * writes to our stderr. */
-		devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-		in_fd = devnull;
-		out_fd = 2;
-		err_fd = 2;
-	}
-	/* PROG found in PATH as gdbserver (through its shell) and `ptrev
-	 * record` find it; argv[0] stays as given. */
-	char prog[PATH_MAX];
-	if (cli_find_program(o.prog_argv[0], prog, sizeof prog) < 0) {
-		fprintf(stderr, "ptrev: cannot run %s: %s\n", o.prog_argv[0],
-			strchr(o.prog_argv[0], '/') ? strerror(errno) : "not found in PATH");
-		if (devnull >= 0)
-			close(devnull);
-		gdb_server_destroy(&srv);
-		return 1;
-	}
-	srv.target = target_live_launch(prog, o.prog_argv, environ, in_fd, out_fd,
-					err_fd, err, sizeof err);
-	if (devnull >= 0)
-		close(devnull);
-	if (!srv.target) {
-		fprintf(stderr, "ptrev: %s\n", err);
-		gdb_server_destroy(&srv);
-		return 1;
-	}
-	fprintf(stderr, "Process %s created; pid = %d\n", o.prog_argv[0], (int)target_pid(srv.target));
-	/* With --stdio the terminal is gdb's; the program reads /dev/null. */
-	if (!o.stdio)
-		cli_give_terminal(target_pid(srv.target));
-	if (o.record) {
-		struct target_record_opts ro = {.path = o.output, .argv = o.prog_argv,
-						.no_copy = o.no_copy,
-						.stop_before_exit = o.exit_stop};
-		struct target *top = target_record_start(srv.target, &ro, err, sizeof err);
-		if (!top) {
-			fprintf(stderr, "ptrev: cannot record: %s\n", err);
+	srv.launch = launch_program;
+	srv.launch_ctx = &o;
+	srv.multi = o.multi;
+	if (o.prog_argv[0]) {
+		char err[512];
+		srv.target = launch_program(&o, o.prog_argv, err, sizeof err);
+		if (!srv.target) {
+			fprintf(stderr, "ptrev: %s\n", err);
 			gdb_server_destroy(&srv);
 			return 1;
 		}
-		srv.target = top;
-		fprintf(stderr, "ptrev: recording with the sw backend%s%s\n", o.output ? " to " : " in memory",
-			o.output ? o.output : "");
+		gdb_extended_remember(&srv, o.prog_argv); /* for R and an empty vRun */
 	}
 
+	/* A --multi server outlives its connections, as gdbserver's does. */
+	srv.keep_on_close = (o.reconnect || o.multi) && !o.stdio;
 	int rc = serve_connection(&srv, o.stdio, o.listen);
 	gdb_server_destroy(&srv);
 	return rc;

@@ -31,7 +31,7 @@ static void handle_qsupported(struct gdb_server *s, const char *args)
 		    ";QPassSignals+;QProgramSignals+;QStartNoAckMode+"
 		    ";qXfer:features:read+;qXfer:auxv:read+;qXfer:exec-file:read+"
 		    ";qXfer:libraries-svr4:read+;augmented-libraries-svr4-read+"
-		    ";qXfer:siginfo:read+"
+		    ";qXfer:siginfo:read+;qXfer:osdata:read+"
 		    ";qXfer:threads:read+;vContSupported+;ConditionalBreakpoints+");
 	/* Reverse execution needs a history: a recording being made (--record,
 	 * -o) or a saved one being replayed. */

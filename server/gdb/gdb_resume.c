@@ -157,9 +157,20 @@ static void run_and_report(struct gdb_server *s, struct target_resume *r)
 	bool got = wait_for_stop(s, &stop);
 	free(storage);
 	if (!got) {
-		/* gdb went away while the program ran. */
+		/* gdb went away while the program ran: stop it for the next
+		 * connection, or end the session. */
 		s->conn.closed = true;
-		s->session_over = true;
+		if (!s->keep_on_close || target_interrupt(s->target) != 0 ||
+		    target_wait(s->target, &stop, true) != 1 || stop.kind == TARGET_STOP_EXITED ||
+		    stop.kind == TARGET_STOP_KILLED)
+			s->session_over = true;
+		else
+			s->last = stop;
+		/* The interrupt was ptrev's, not the user's: the next gdb finds
+		 * the program stopped with no signal to pass, as gdbserver
+		 * reports a thread it stopped itself. */
+		if (!s->session_over && stop.kind == TARGET_STOP_SIGNAL && stop.sig == SIGINT)
+			s->last.sig = 0;
 		return;
 	}
 	s->last = stop;

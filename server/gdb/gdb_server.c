@@ -21,6 +21,7 @@ void gdb_server_init(struct gdb_server *s)
 
 void gdb_server_destroy(struct gdb_server *s)
 {
+	gdb_extended_destroy(s);
 	target_free(s->target);
 	s->target = NULL;
 	vfile_close_all(&s->vfs);
@@ -35,7 +36,8 @@ void gdb_server_destroy(struct gdb_server *s)
 			close(s->wake_pipe[i]);
 }
 
-/* D and D;PID: let the program go (a recording ends where gdb leaves). */
+/* D and D;PID: let the program go (a recording ends where gdb leaves).
+ * In extended mode the session then waits for the next program. */
 static void handle_detach(struct gdb_server *s)
 {
 	if (target_detach(s->target) != 0) {
@@ -43,11 +45,18 @@ static void handle_detach(struct gdb_server *s)
 		return;
 	}
 	strbuf_puts(&s->reply, "OK");
-	s->session_over = true;
+	if (s->extended)
+		gdb_extended_end_program(s);
+	else
+		s->session_over = true;
 }
 
 static void handle_kill(struct gdb_server *s)
 {
+	if (s->extended) {
+		gdb_extended_end_program(s);
+		return;
+	}
 	target_kill(s->target);
 	s->session_over = true;
 }
@@ -71,7 +80,7 @@ static void handle_set_thread(struct gdb_server *s, const char *arg)
 	pid_t pid, tid;
 	const char *end;
 	char op = arg[0];
-	if ((op != 'g' && op != 'c') ||
+	if ((op != 'g' && op != 'c') || (!s->target && !s->fuzzing) ||
 	    !gdb_parse_thread_id(arg + 1, &end, &pid, &tid) || *end != '\0') {
 		strbuf_puts(&s->reply, "E01");
 		return;
@@ -192,8 +201,13 @@ void gdb_server_dispatch(struct gdb_server *s, char *pkt, size_t len, bool *no_r
 	case 'c': case 'C': case 's': case 'S':
 		gdb_resume_and_wait(s, pkt);
 		return;
+	case '!': case 'R':
+		gdb_extended_packet(s, pkt, no_reply);
+		return;
 	case 'v':
-		if (strcmp(pkt, "vCont?") == 0) {
+		if (strncmp(pkt, "vRun;", 5) == 0) {
+			gdb_extended_packet(s, pkt, no_reply);
+		} else if (strcmp(pkt, "vCont?") == 0) {
 			strbuf_puts(&s->reply, "vCont;c;C;s;S");
 		} else if (strncmp(pkt, "vCont;", 6) == 0) {
 			gdb_resume_and_wait(s, pkt + 5);
@@ -225,9 +239,23 @@ static void on_sigchld(int sig)
 	errno = saved;
 }
 
+/* What one connection set up and the next must not inherit: gdb
+ * negotiates features again and inserts its breakpoints again. What it
+ * enabled in the target (btrace, a recording) and the monitor settings
+ * stay, as in gdbserver. */
+static void new_connection(struct gdb_server *s, int rfd, int wfd)
+{
+	rsp_conn_destroy(&s->conn);
+	rsp_conn_init(&s->conn, rfd, wfd);
+	gdb_points_clear(s);
+	s->gdb_swbreak = s->gdb_hwbreak = s->gdb_multiprocess = false;
+	s->c_tid = 0;
+	s->monitor_final = NULL;
+}
+
 int gdb_server_run(struct gdb_server *s, int rfd, int wfd)
 {
-	rsp_conn_init(&s->conn, rfd, wfd);
+	new_connection(s, rfd, wfd);
 	if (s->wake_pipe[0] < 0 && pipe2(s->wake_pipe, O_CLOEXEC | O_NONBLOCK) == 0) {
 		wake_fd = s->wake_pipe[1];
 		struct sigaction sa;
@@ -279,6 +307,8 @@ int gdb_server_run(struct gdb_server *s, int rfd, int wfd)
 		if (no_ack_switch)
 			s->conn.noack = true;
 	}
+	if (!s->session_over && s->keep_on_close && (s->multi || target_alive(s->target)))
+		return GDB_SERVER_KEPT;
 	if (!s->session_over && target_alive(s->target))
 		fprintf(stderr, "ptrev: gdb connection closed; killing the program\n");
 	/* Whatever ended the session, a recording is finished and saved. */

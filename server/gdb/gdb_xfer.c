@@ -14,6 +14,10 @@ static int build_object(struct gdb_server *s, const char *object, const char *an
 	if (strcmp(object, "features") == 0) {
 		if (strcmp(annex, "target.xml") != 0)
 			return -ENOENT;
+		/* No program yet (extended mode): as gdbserver, no description
+		 * until there is one (gdb asks again after `run`). */
+		if (!s->target && !s->fuzzing)
+			return -ESRCH;
 		strbuf_puts(obj, amd64_tdesc_xml(gdb_layout(s)));
 		return 0;
 	}
@@ -35,6 +39,9 @@ static int build_object(struct gdb_server *s, const char *object, const char *an
 		return gdb_btrace_conf_xml(s, obj) == 0 ? 0 : -EINVAL;
 	if (strcmp(object, "siginfo") == 0)
 		return target_siginfo(s->target, s->g_tid, obj);
+	/* The host's processes: a host read the fuzzer must not do. */
+	if (strcmp(object, "osdata") == 0 && !s->fuzzing)
+		return gdb_osdata_xml(annex, obj);
 	return 1;
 }
 

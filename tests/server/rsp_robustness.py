@@ -234,6 +234,88 @@ def test_tcp(ptrev, prog, while_running):
             proc.wait()
 
 
+def test_reconnect(ptrev, prog):
+    """--reconnect (gdbserver without --once): a gdb that disconnects, while
+    the program is stopped or while it runs, leaves it stopped for the
+    next connection; k ends both."""
+    proc = subprocess.Popen([ptrev, 'serve', '--reconnect', '--listen', '127.0.0.1:0', '--',
+                             prog, 'long'],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        err = read_stderr_until(proc, r'Listening on 127\.0\.0\.1:\d+')
+        pid = program_pid(err)
+        port = int(re.search(r'Listening on 127\.0\.0\.1:(\d+)', err).group(1))
+
+        def connect():
+            sock = socket.create_connection(('127.0.0.1', port), timeout=10)
+            peer = Peer(sock.sendall, sock.fileno())
+            peer.send_raw(b'+')
+            return sock, peer
+        sock, peer = connect()
+        first = peer.request(b'?')
+        sock.close()  # dropped while stopped
+        sock, peer = connect()
+        again = peer.request(b'?')
+        check(first is not None and again == first,
+              'reconnect: the next gdb finds the program where the first left it (%r)' % again)
+        peer.send_raw(frame(b'vCont;c'))
+        time.sleep(0.3)
+        sock.close()  # dropped while it runs
+        sock, peer = connect()
+        stop = peer.request(b'?')
+        check(stop is not None and stop.startswith(b'T') and pid_alive(pid),
+              'reconnect: a gdb gone while the program ran leaves it stopped (%r)' % stop)
+        peer.send_raw(frame(b'k'))
+        sock.close()
+        check_ended(proc, pid, 'reconnect: k ends ptrev', 'reconnect: k ends the program')
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def test_multi(ptrev, prog):
+    """--multi (extended-remote): no program until vRun; a vRun gdb gets
+    wrong (bad hex, a program that is not there) is an error and the
+    session goes on; vKill leaves the server for the next vRun; R restarts
+    the last program; monitor exit ends it all."""
+    proc = subprocess.Popen([ptrev, 'serve', '--multi', '--listen', '127.0.0.1:0'],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        err = read_stderr_until(proc, r'Listening on 127\.0\.0\.1:\d+')
+        port = int(re.search(r'Listening on 127\.0\.0\.1:(\d+)', err).group(1))
+        sock = socket.create_connection(('127.0.0.1', port), timeout=10)
+        peer = Peer(sock.sendall, sock.fileno())
+        peer.send_raw(b'+')
+        check(peer.request(b'!') == b'OK', 'multi: extended mode accepted')
+        check(peer.request(b'?') == b'W00', 'multi: no program yet: W00')
+        check(peer.request(b'vRun;zz').startswith(b'E'), 'multi: vRun with bad hex: error')
+        check(peer.request(b'vRun;' + b'/no/such/program'.hex().encode()).startswith(b'E'),
+              'multi: vRun of a missing program: error')
+        run = peer.request(b'vRun;' + prog.encode().hex().encode() + b';' + b'long'.hex().encode())
+        pids = re.findall(r'pid = (\d+)', read_stderr_until(proc, r'pid = \d+'))
+        check(run is not None and run.startswith(b'T') and len(pids) == 1 and pid_alive(int(pids[0])),
+              'multi: vRun starts the program, stopped (%r)' % run)
+        check(peer.request(b'vKill;%x' % int(pids[0])) == b'OK' and wait_dead(int(pids[0])),
+              'multi: vKill ends the program, not the session')
+        check(peer.request(b'?') == b'W00', 'multi: after vKill, no program again')
+        peer.send_raw(frame(b'R'))
+        again = peer.request(b'?')
+        pids = re.findall(r'pid = (\d+)', read_stderr_until(proc, r'pid = \d+'))
+        check(again is not None and again.startswith(b'T') and len(pids) == 1,
+              'multi: R starts the last program again (%r)' % again)
+        text, final = monitor(peer, 'exit')
+        check_ended(proc, int(pids[0]) if pids else None, 'multi: monitor exit ends ptrev',
+                    'multi: ...and the program')
+        sock.close()
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
 def test_listen_default_is_loopback(ptrev, prog):
     """--listen :0 must bind loopback, not every interface."""
     proc = subprocess.Popen([ptrev, 'serve', '--listen', ':0', '--', prog],
@@ -371,6 +453,8 @@ def main():
     test_program_from_path(ptrev)
     test_monitor(ptrev, prog)
     test_terminal_given(ptrev, prog)
+    test_reconnect(ptrev, prog)
+    test_multi(ptrev, prog)
     test_listen_default_is_loopback(ptrev, prog)
     test_stdio(ptrev, prog)
     test_tcp(ptrev, prog, while_running=False)
