@@ -32,8 +32,9 @@ int record_main(int argc, char **argv);
  * err (td is then empty). */
 int cli_open_recording(const char *path, struct trace_data *td, char *err, size_t errlen);
 
-/* PROG as execve needs it in out: with a slash as given, else the first
- * executable regular file of that name in PATH. 0, or -1 when there is none
+/* PROG as execve needs it in out: with a slash as given, else ./PROG when
+ * the current directory has a regular file of that name (as gdbserver),
+ * else the first executable regular file of that name in PATH. 0, or -1 when there is none
  * (out then holds PROG). */
 int cli_find_program(const char *prog, char *out, size_t len);
 

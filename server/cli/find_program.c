@@ -8,13 +8,16 @@
 
 #include "ptrev/cli.h"
 
-/* PROG as execve needs it: with a slash as given, else found in PATH. */
+/* PROG as execve needs it: with a slash as given; else a regular file of
+ * that name in the current directory (gdbserver's rule: `gdbserver :1234
+ * prog` runs ./prog), else found in PATH. */
 int cli_find_program(const char *prog, char *out, size_t len)
 {
 	const char *path = getenv("PATH");
+	struct stat here;
 
-	if (strchr(prog, '/') || !path) {
-		snprintf(out, len, "%s", prog);
+	if (strchr(prog, '/') || (stat(prog, &here) == 0 && S_ISREG(here.st_mode)) || !path) {
+		snprintf(out, len, "%s%s", strchr(prog, '/') ? "" : "./", prog);
 		return access(out, F_OK) == 0 ? 0 : -1;
 	}
 	while (*path) {

@@ -338,7 +338,7 @@ def test_missing_program(ptrev):
           'missing program: clear error, nothing on the protocol stream (%r)' % r.stderr.strip())
 
 
-def test_program_from_path(ptrev):
+def test_program_from_path(ptrev, prog):
     """serve finds a program named without a slash in PATH, as gdbserver
     (through its shell) and `ptrev record` do."""
     proc = subprocess.Popen([ptrev, 'serve', '--listen', '127.0.0.1:0', '--', 'true'],
@@ -351,6 +351,18 @@ def test_program_from_path(ptrev):
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
+    # A name without a slash found in the current directory first.
+    here = subprocess.Popen([os.path.abspath(ptrev), 'serve', '--listen', '127.0.0.1:0', '--',
+                             os.path.basename(prog)], cwd=os.path.dirname(prog),
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        err = read_stderr_until(here, r'Listening on \S+')
+        check(program_pid(err) is not None,
+              'serve -- NAME: the file in the current directory, as gdbserver (%r)' % err.strip())
+    finally:
+        os.killpg(here.pid, signal.SIGKILL)
+        here.wait()
     r = subprocess.run([ptrev, 'serve', '--stdio', '--', 'no-such-program-xyz'],
                        stdin=subprocess.DEVNULL, capture_output=True, timeout=20)
     check(r.returncode != 0 and b'no-such-program-xyz: not found in PATH' in r.stderr,
@@ -450,7 +462,7 @@ def main():
     ptrev, progdir = sys.argv[1], sys.argv[2]
     prog = os.path.join(progdir, 'e2e_loop')
     test_missing_program(ptrev)
-    test_program_from_path(ptrev)
+    test_program_from_path(ptrev, prog)
     test_monitor(ptrev, prog)
     test_terminal_given(ptrev, prog)
     test_reconnect(ptrev, prog)
