@@ -48,9 +48,13 @@ fail:;
 	_exit(127);
 }
 
-/* Wait for the stop after execve. Returns 0, or -1 with a message. */
-static int wait_exec_stop(pid_t pid, const char *path, char *err, size_t errlen)
+/* Wait for the stop after the last of 1 + wrapper_execs execves (the
+ * traps before it are a wrapper's own execs: let them run on). Returns 0,
+ * or -1 with a message. */
+static int wait_exec_stop(pid_t pid, const char *path, unsigned wrapper_execs, char *err,
+			  size_t errlen)
 {
+	bool wrapped = wrapper_execs > 0;
 	for (;;) {
 		int st;
 		if (ptrace_waitpid(pid, &st, __WALL) < 0) {
@@ -58,8 +62,14 @@ static int wait_exec_stop(pid_t pid, const char *path, char *err, size_t errlen)
 			return -1;
 		}
 		if (WIFEXITED(st) || WIFSIGNALED(st)) {
-			snprintf(err, errlen, "cannot run %s: it ended during startup", path);
+			snprintf(err, errlen, "cannot run %s: it ended during startup%s", path,
+				 wrapped ? " (the wrapper did not exec the program)" : "");
 			return -1;
+		}
+		if (WIFSTOPPED(st) && WSTOPSIG(st) == SIGTRAP && wrapper_execs > 0) {
+			wrapper_execs--;
+			ptrace(PTRACE_CONT, pid, NULL, NULL);
+			continue;
 		}
 		if (WIFSTOPPED(st) && WSTOPSIG(st) == SIGTRAP)
 			return 0;
@@ -72,6 +82,14 @@ static int wait_exec_stop(pid_t pid, const char *path, char *err, size_t errlen)
 int inferior_launch(struct inferior *inf, const char *path, char *const argv[],
 		    char *const envp[], int stdin_fd, int stdout_fd, int stderr_fd,
 		    char *err, size_t errlen)
+{
+	return inferior_launch_wrapped(inf, path, argv, envp, stdin_fd, stdout_fd, stderr_fd, 0,
+				       err, errlen);
+}
+
+int inferior_launch_wrapped(struct inferior *inf, const char *path, char *const argv[],
+			    char *const envp[], int stdin_fd, int stdout_fd, int stderr_fd,
+			    unsigned wrapper_execs, char *err, size_t errlen)
 {
 	inf->pid = 0;
 	inf->exited = false;
@@ -112,7 +130,7 @@ int inferior_launch(struct inferior *inf, const char *path, char *const argv[],
 		snprintf(err, errlen, "cannot run %s: %s", path, strerror(child_errno));
 		return -1;
 	}
-	if (wait_exec_stop(pid, path, err, errlen) < 0) {
+	if (wait_exec_stop(pid, path, wrapper_execs, err, errlen) < 0) {
 		kill(pid, SIGKILL);
 		ptrace_waitpid(pid, NULL, __WALL | WNOHANG);
 		return -1;

@@ -82,6 +82,13 @@ struct inferior {
 int inferior_launch(struct inferior *inf, const char *path, char *const argv[],
 		    char *const envp[], int stdin_fd, int stdout_fd, int stderr_fd,
 		    char *err, size_t errlen);
+/* The same through a wrapper (gdbserver's --wrapper): path and argv are
+ * the wrapper's command line, which ends by exec'ing the program; the
+ * first wrapper_execs execs run on, and the program is stopped at its
+ * first instruction after the next one. */
+int inferior_launch_wrapped(struct inferior *inf, const char *path, char *const argv[],
+			    char *const envp[], int stdin_fd, int stdout_fd, int stderr_fd,
+			    unsigned wrapper_execs, char *err, size_t errlen);
 
 /* Kill the process (SIGKILL) and reap everything. Safe to call twice. */
 void inferior_kill(struct inferior *inf);

@@ -191,10 +191,12 @@ struct target {
 /* ---- making targets ---- */
 /* Launch path (argv, envp as given, address-space randomisation off),
  * stopped at its first instruction, as the live target. The fds are what
- * the program gets for stdin/out/err (-1: ours). NULL with err. */
+ * the program gets for stdin/out/err (-1: ours). wrapper_execs: path is a
+ * wrapper that execs the program (gdbserver's --wrapper); that many execs
+ * run on before the program's (inferior_launch_wrapped). NULL with err. */
 struct target *target_live_launch(const char *path, char *const argv[], char *const envp[],
 				  int stdin_fd, int stdout_fd, int stderr_fd,
-				  char *err, size_t errlen);
+				  unsigned wrapper_execs, char *err, size_t errlen);
 /* A saved recording as a target: tl (taking it over) over td (borrowed,
  * outliving the target). The program stands where the recording ended. */
 struct target *target_history_new(struct timeline *tl, const struct trace_data *td,

@@ -28,6 +28,7 @@ static void usage(FILE *f)
 	      "  ptrev serve  [--listen HOST:PORT [--reconnect] | --stdio] [--backend auto|pt|sw]\n"
 	      "               [--record | -o FILE [--no-copy] [--no-stop-at-exit]] -- PROG [ARGS...]\n"
 	      "  ptrev serve  --multi [options as above] [-- PROG [ARGS...]]\n"
+	      "  (either: [--wrapper WRAPPER [ARGS...] --] runs the program through WRAPPER)\n"
 	      "  ptrev record [--backend auto|pt|event|sw] [--psb-period BYTES] [--no-copy] -o FILE -- PROG [ARGS...]\n"
 	      "  ptrev replay [--listen HOST:PORT | --stdio] FILE\n"
 	      "  ptrev info   FILE\n"
@@ -54,6 +55,9 @@ struct serve_opts {
 	bool exit_stop;       /* recording: hold the program before it ends */
 	bool reconnect;       /* TCP: a dropped connection keeps the program */
 	bool multi;           /* extended-remote server; PROG optional */
+	char **wrapper;       /* --wrapper W ARGS... --: the program runs
+				 through it; NULL-terminated, or NULL */
+	size_t nwrapper;
 	char **prog_argv;     /* PROG ARGS..., NULL-terminated */
 };
 
@@ -84,6 +88,19 @@ static int parse_serve(int argc, char **argv, struct serve_opts *o)
 			o->record = true;
 		} else if (strcmp(a, "--no-copy") == 0) {
 			o->no_copy = true;
+		} else if (strcmp(a, "--wrapper") == 0) {
+			/* gdbserver's syntax: the wrapper's words up to "--" */
+			int w = i + 1;
+			while (w < argc && strcmp(argv[w], "--") != 0)
+				w++;
+			if (w >= argc || w == i + 1) {
+				fputs("ptrev serve: --wrapper WRAPPER [ARGS...] -- needs a wrapper "
+				      "and the \"--\" that ends it\n", stderr);
+				return -1;
+			}
+			o->wrapper = argv + i + 1;
+			o->nwrapper = (size_t)(w - i - 1);
+			i = w;
 		} else if (strcmp(a, "--multi") == 0) {
 			o->multi = true;
 		} else if (strcmp(a, "--reconnect") == 0) {
@@ -175,11 +192,32 @@ static int serve_connection(struct gdb_server *srv, bool stdio, const char *list
 static struct target *launch_program(void *ctx, char *const argv[], char *err, size_t errlen)
 {
 	const struct serve_opts *o = ctx;
-	char prog[PATH_MAX];
+	char prog[PATH_MAX], wrapper[PATH_MAX];
 	if (cli_find_program(argv[0], prog, sizeof prog) < 0) {
 		snprintf(err, errlen, "cannot run %s: %s", argv[0],
 			 strchr(argv[0], '/') ? strerror(errno) : "not found in PATH");
 		return NULL;
+	}
+	/* Through a wrapper: it is what is executed first, with the
+	 * program's command line after its own words; it execs the program. */
+	char **line = NULL;
+	if (o->wrapper) {
+		if (cli_find_program(o->wrapper[0], wrapper, sizeof wrapper) < 0) {
+			snprintf(err, errlen, "cannot run the wrapper %s: %s", o->wrapper[0],
+				 strchr(o->wrapper[0], '/') ? strerror(errno) : "not found in PATH");
+			return NULL;
+		}
+		size_t n = 0;
+		while (argv[n])
+			n++;
+		line = calloc(o->nwrapper + n + 1, sizeof *line);
+		if (!line) {
+			snprintf(err, errlen, "out of memory");
+			return NULL;
+		}
+		memcpy(line, o->wrapper, o->nwrapper * sizeof *line);
+		line[o->nwrapper] = prog;
+		memcpy(line + o->nwrapper + 1, argv + 1, (n - 1) * sizeof *line);
 	}
 	int devnull = -1;
 	int in_fd = -1, out_fd = -1, err_fd = -1;
@@ -191,8 +229,11 @@ static struct target *launch_program(void *ctx, char *const argv[], char *err, s
 		out_fd = 2;
 		err_fd = 2;
 	}
-	struct target *t = target_live_launch(prog, argv, environ, in_fd, out_fd, err_fd, err,
-					      errlen);
+	struct target *t = line ? target_live_launch(wrapper, line, environ, in_fd, out_fd, err_fd,
+						     1, err, errlen)
+				: target_live_launch(prog, argv, environ, in_fd, out_fd, err_fd, 0,
+						     err, errlen);
+	free(line);
 	if (devnull >= 0)
 		close(devnull);
 	if (!t)

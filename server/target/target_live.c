@@ -325,7 +325,7 @@ static const struct target_ops live_ops = {
 
 struct target *target_live_launch(const char *path, char *const argv[], char *const envp[],
 				  int stdin_fd, int stdout_fd, int stderr_fd,
-				  char *err, size_t errlen)
+				  unsigned wrapper_execs, char *err, size_t errlen)
 {
 	struct live_target *l = calloc(1, sizeof *l);
 	if (!l) {
@@ -334,8 +334,8 @@ struct target *target_live_launch(const char *path, char *const argv[], char *co
 	}
 	l->base.ops = &live_ops;
 	l->inf.memfd = -1;
-	if (inferior_launch(&l->inf, path, argv, envp, stdin_fd, stdout_fd, stderr_fd,
-			    err, errlen) != 0) {
+	if (inferior_launch_wrapped(&l->inf, path, argv, envp, stdin_fd, stdout_fd, stderr_fd,
+				    wrapper_execs, err, errlen) != 0) {
 		inferior_destroy(&l->inf);
 		free(l);
 		return NULL;
