@@ -142,25 +142,44 @@ static int parse_serve(int argc, char **argv, struct serve_opts *o)
 	return 0;
 }
 
+/* The TCP socket gdb connects to: opened before the program starts, as
+ * gdbserver does, so that an address in use or one that does not resolve
+ * ends ptrev before anything runs. */
+struct listener {
+	int fd;              /* -1 with --stdio */
+	char bound[300];     /* HOST:PORT as bound (port 0 resolved) */
+};
+
+static int open_listener(bool stdio, const char *listen, struct listener *l)
+{
+	char err[512];
+	l->fd = -1;
+	l->bound[0] = '\0';
+	if (stdio)
+		return 0;
+	l->fd = transport_listen(listen, l->bound, sizeof l->bound, err, sizeof err);
+	if (l->fd < 0) {
+		fprintf(stderr, "ptrev: %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
 /* Accept gdb over stdio or TCP and run the session; with srv->keep_on_close
  * (TCP only) accept the next gdb each time one disconnects while the
  * program lives, as gdbserver does without --once. */
-static int serve_connection(struct gdb_server *srv, bool stdio, const char *listen)
+static int serve_connection(struct gdb_server *srv, struct listener *l)
 {
 	char err[512];
-	if (stdio) {
+	if (l->fd < 0) {
 		/* gdb's Ctrl-C arrives as a 0x03 byte; the terminal's SIGINT
 		 * reaches gdb's whole process group, us included: ignore it. */
 		signal(SIGINT, SIG_IGN);
 		fputs("Remote debugging using stdio\n", stderr);
 		return gdb_server_run(srv, 0, 1);
 	}
-	char bound[300];
-	int lfd = transport_listen(listen, bound, sizeof bound, err, sizeof err);
-	if (lfd < 0) {
-		fprintf(stderr, "ptrev: %s\n", err);
-		return 1;
-	}
+	int lfd = l->fd;
+	const char *bound = l->bound;
 	fprintf(stderr, "Listening on %s\n", bound);
 	fflush(stderr);
 	int rc;
@@ -182,6 +201,7 @@ static int serve_connection(struct gdb_server *srv, bool stdio, const char *list
 		fflush(stderr);
 	}
 	close(lfd);
+	l->fd = -1;
 	return rc;
 }
 
@@ -270,6 +290,9 @@ static int cmd_serve(int argc, char **argv)
 	/* A dropped connection must be an error return, not a signal. */
 	signal(SIGPIPE, SIG_IGN);
 
+	struct listener listener;
+	if (open_listener(o.stdio, o.listen, &listener) != 0)
+		return 1;
 	static struct gdb_server srv;
 	gdb_server_init(&srv);
 	srv.launch = launch_program;
@@ -281,6 +304,8 @@ static int cmd_serve(int argc, char **argv)
 		if (!srv.target) {
 			fprintf(stderr, "ptrev: %s\n", err);
 			gdb_server_destroy(&srv);
+			if (listener.fd >= 0)
+				close(listener.fd);
 			return 1;
 		}
 		gdb_extended_remember(&srv, o.prog_argv); /* for R and an empty vRun */
@@ -288,7 +313,7 @@ static int cmd_serve(int argc, char **argv)
 
 	/* A --multi server outlives its connections, as gdbserver's does. */
 	srv.keep_on_close = (o.reconnect || o.multi) && !o.stdio;
-	int rc = serve_connection(&srv, o.stdio, o.listen);
+	int rc = serve_connection(&srv, &listener);
 	gdb_server_destroy(&srv);
 	return rc;
 }
@@ -349,7 +374,10 @@ static int cmd_replay(int argc, char **argv)
 		return 1;
 	}
 	fprintf(stderr, "Replaying %s (%zu thread%s)\n", file, nthreads, nthreads == 1 ? "" : "s");
-	int rc = serve_connection(&srv, stdio, listen);
+	struct listener listener;
+	int rc = 1;
+	if (open_listener(stdio, listen, &listener) == 0)
+		rc = serve_connection(&srv, &listener);
 	gdb_server_destroy(&srv);
 	trace_data_free(&td);
 	return rc;

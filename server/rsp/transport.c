@@ -63,17 +63,13 @@ static bool split_spec(const char *spec, char *host, size_t hostlen,
 		host_start = spec + 1;
 		port_str = close + 2;
 	} else {
+		/* The port follows the last colon: a bare IPv6 address
+		 * (::1:1234) works too, as with gdbserver. */
 		const char *colon = strrchr(spec, ':');
 		if (!colon) {
 			host_n = 0;
 			port_str = spec;
 		} else {
-			if (memchr(spec, ':', (size_t)(colon - spec))) {
-				set_err(err, errlen,
-					"bad listen address '%s': write IPv6 addresses as [ADDR]:PORT",
-					spec);
-				return false;
-			}
 			host_n = (size_t)(colon - spec);
 			port_str = colon + 1;
 		}

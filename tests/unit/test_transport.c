@@ -143,7 +143,8 @@ static void test_bad_specs(void)
 	expect_error("127.0.0.1: 80", "not a number");
 	expect_error("127.0.0.1:65536", "out of range");
 	expect_error("127.0.0.1:99999999999999999999", "out of range");
-	expect_error("::1:1234", "[ADDR]:PORT");
+	/* gdbserver's: what is before the last colon is the host */
+	expect_error("tcp8:123:0", "cannot resolve name");
 	expect_error("[::1", "missing ']'");
 	expect_error("[::1]", "[HOST]:PORT");
 	expect_error("[]:0", "empty host");
@@ -180,6 +181,12 @@ static void test_listen_ipv6(void)
 	CHECK(port > 0);
 	check_connect(fd, AF_INET6, port);
 	close(fd);
+	/* Without brackets, as gdbserver takes it: the port after the last
+	 * colon. */
+	fd = transport_listen("::1:0", bound, sizeof bound, err, sizeof err);
+	CHECK(fd >= 0 && strncmp(bound, "[::1]:", 6) == 0);
+	if (fd >= 0)
+		close(fd);
 }
 
 int main(void)
