@@ -75,6 +75,11 @@ int relaunch_read(struct relaunch *rl, const struct trace_data *td, char *why, s
 	}
 	const char *prog = trace_meta(td, "program");
 	const char *cwd = trace_meta(td, "cwd");
+	const char *started = trace_meta(td, "started");
+	if (started && strcmp(started, "mid_run") == 0)
+		return fail(why, whylen, "the recording started in mid-run (attached, or record "
+			    "btrace), so there is no start to re-execute from: only the PC and "
+			    "read-only memory are known");
 	if (!prog || nargs == 0)
 		return fail(why, whylen, "the recording does not say which program ran");
 	rl->path = strdup(prog);

@@ -155,6 +155,71 @@ int inferior_launch_wrapped(struct inferior *inf, const char *path, char *const 
 	return 0;
 }
 
+/* Attach to each thread of pid not traced yet; how many were new, -1 when
+ * the first cannot be attached (errno set). Threads may start meanwhile:
+ * the caller repeats until none is new. */
+static int attach_new_threads(struct inferior *inf, pid_t pid)
+{
+	char dir[64];
+	snprintf(dir, sizeof dir, "/proc/%d/task", (int)pid);
+	DIR *d = opendir(dir);
+	if (!d)
+		return -1;
+	int added = 0;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		pid_t tid = (pid_t)atoi(de->d_name);
+		if (tid <= 0 || inferior_thread(inf, tid))
+			continue;
+		if (ptrace(PTRACE_ATTACH, tid, NULL, NULL) < 0) {
+			if (inf->nthreads == 0) {
+				int e = errno;
+				closedir(d);
+				errno = e;
+				return -1;
+			}
+			continue; /* it ended meanwhile */
+		}
+		if (inf_collect_new_thread(inf, tid)) {
+			/* clones from now on; no EXITKILL: the process is not ours */
+			ptrace(PTRACE_SETOPTIONS, tid, NULL, (void *)(long)PTRACE_O_TRACECLONE);
+			added++;
+		}
+	}
+	closedir(d);
+	return added;
+}
+
+int inferior_attach(struct inferior *inf, pid_t pid, char *err, size_t errlen)
+{
+	memset(inf, 0, sizeof *inf);
+	inf->memfd = -1;
+	if (pid <= 0 || kill(pid, 0) != 0) {
+		snprintf(err, errlen, "cannot attach to process %d: %s", (int)pid,
+			 pid <= 0 ? "not a process id" : strerror(errno));
+		return -1;
+	}
+	inf->pid = pid;
+	int n;
+	while ((n = attach_new_threads(inf, pid)) > 0)
+		;
+	if (n < 0 || inf->nthreads == 0) {
+		int e = n < 0 ? errno : ESRCH;
+		snprintf(err, errlen, "cannot attach to process %d: %s%s", (int)pid, strerror(e),
+			 e == EPERM ? " (another tracer, or /proc/sys/kernel/yama/ptrace_scope)" : "");
+		for (size_t i = 0; i < inf->nthreads; i++)
+			ptrace(PTRACE_DETACH, inf->threads[i].tid, NULL, NULL);
+		free(inf->threads);
+		memset(inf, 0, sizeof *inf);
+		inf->memfd = -1;
+		return -1;
+	}
+	char mem[64];
+	snprintf(mem, sizeof(mem), "/proc/%d/mem", (int)pid);
+	inf->memfd = open(mem, O_RDWR | O_CLOEXEC); /* -1: PEEKDATA fallback */
+	return 0;
+}
+
 /* Reap one traced task until it has exited; gone already is fine too. */
 static void reap_task(pid_t tid)
 {

@@ -8,6 +8,11 @@
 #include "ptrev/inferior.h"
 #include "ptrev/inferior_raw.h"
 
+/* A thread that has just been traced (clone, PTRACE_ATTACH) into the
+ * table, its first SIGSTOP collected (a signal that comes first stays
+ * pending for gdb); false if it died meanwhile (inferior_wait.c). */
+bool inf_collect_new_thread(struct inferior *inf, pid_t tid);
+
 /* Stop every running thread (inferior_wait.c). */
 void inf_stop_all(struct inferior *inf);
 

@@ -127,9 +127,10 @@ static bool is_group_stop(pid_t tid, int sig)
 	return ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) < 0 && errno == EINVAL;
 }
 
-/* The new thread's first stop is a SIGSTOP; wait for it unless already
- * seen. Returns with the thread stopped, or false if it died meanwhile. */
-static bool collect_new_thread(struct inferior *inf, pid_t ntid)
+/* The new thread's first stop is a SIGSTOP (a clone's, or PTRACE_ATTACH's);
+ * wait for it unless already seen. Returns with the thread stopped, or
+ * false if it died meanwhile. */
+bool inf_collect_new_thread(struct inferior *inf, pid_t ntid)
 {
 	if (inferior_thread(inf, ntid))
 		return true; /* its SIGSTOP came before the clone event */
@@ -151,7 +152,7 @@ static void handle_clone(struct inferior *inf, pid_t parent, bool stopping)
 	unsigned long msg = 0;
 	ptrace(PTRACE_GETEVENTMSG, parent, NULL, &msg);
 	pid_t ntid = (pid_t)msg;
-	bool alive = ntid > 0 && collect_new_thread(inf, ntid);
+	bool alive = ntid > 0 && inf_collect_new_thread(inf, ntid);
 	if (alive)
 		inf_dr_apply_thread(inf, ntid); /* the kernel does not copy them */
 

@@ -32,6 +32,7 @@ struct gdb_server {
 	/* Extended mode (gdb_extended.c): programs started by vRun/R through
 	 * launch (set by the command line; NULL: nothing can be run). */
 	struct target *(*launch)(void *ctx, char *const argv[], char *err, size_t errlen);
+	struct target *(*attach)(void *ctx, pid_t pid, char *err, size_t errlen); /* vAttach */
 	void *launch_ctx;
 	char **run_argv;           /* the last program started (R, empty vRun) */
 	bool extended;             /* gdb sent '!': kill and exit end the

@@ -90,6 +90,12 @@ int inferior_launch_wrapped(struct inferior *inf, const char *path, char *const 
 			    char *const envp[], int stdin_fd, int stdout_fd, int stderr_fd,
 			    unsigned wrapper_execs, char *err, size_t errlen);
 
+/* Trace the running process pid (gdbserver's --attach): every thread
+ * attached and stopped where it was, new ones followed. Nothing is
+ * changed in it; if ptrev goes away the process goes on. 0, or -1 with
+ * err (no such process, not permitted: ptrace_scope, another tracer). */
+int inferior_attach(struct inferior *inf, pid_t pid, char *err, size_t errlen);
+
 /* Kill the process (SIGKILL) and reap everything. Safe to call twice. */
 void inferior_kill(struct inferior *inf);
 /* Remove our breakpoints and debug registers, detach every thread and let

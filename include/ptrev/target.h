@@ -113,6 +113,9 @@ struct target_ops {
 	pid_t (*pid)(struct target *t);
 	/* Is there a process that can run (not gone)? */
 	bool (*alive)(struct target *t);
+	/* Was the process attached to rather than started (gdb detaches
+	 * from it on quit instead of killing it)? */
+	bool (*attached)(struct target *t);
 	/* The threads that exist where the program stands; *ids malloc'ed. */
 	size_t (*threads)(struct target *t, pid_t **ids);
 	/* A live thread's name and last CPU ("" / -1 when unknown). */
@@ -197,6 +200,9 @@ struct target {
 struct target *target_live_launch(const char *path, char *const argv[], char *const envp[],
 				  int stdin_fd, int stdout_fd, int stderr_fd,
 				  unsigned wrapper_execs, char *err, size_t errlen);
+/* Attach to the running process pid (every thread stopped where it was),
+ * as the live target; recording from there starts mid-run. NULL with err. */
+struct target *target_live_attach(pid_t pid, char *err, size_t errlen);
 /* A saved recording as a target: tl (taking it over) over td (borrowed,
  * outliving the target). The program stands where the recording ended. */
 struct target *target_history_new(struct timeline *tl, const struct trace_data *td,
@@ -231,6 +237,7 @@ void target_free(struct target *t);
 /* ---- calling them (each walks the stack, see above) ---- */
 pid_t target_pid(struct target *t);                                   /* 0 */
 bool target_alive(struct target *t);                                  /* false */
+bool target_attached(struct target *t);                               /* false */
 size_t target_threads(struct target *t, pid_t **ids);                 /* 0 */
 bool target_thread_exists(struct target *t, pid_t tid);
 void target_thread_info(struct target *t, pid_t tid, char *name, size_t namelen, int *core);

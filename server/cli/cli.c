@@ -28,6 +28,7 @@ static void usage(FILE *f)
 	      "  ptrev serve  [--listen HOST:PORT [--reconnect] | --stdio] [--backend auto|pt|sw]\n"
 	      "               [--record | -o FILE [--no-copy] [--no-stop-at-exit]] -- PROG [ARGS...]\n"
 	      "  ptrev serve  --multi [options as above] [-- PROG [ARGS...]]\n"
+	      "  ptrev serve  --attach PID [options as above]\n"
 	      "  (either: [--wrapper WRAPPER [ARGS...] --] runs the program through WRAPPER)\n"
 	      "  ptrev record [--backend auto|pt|event|sw] [--psb-period BYTES] [--no-copy] -o FILE -- PROG [ARGS...]\n"
 	      "  ptrev replay [--listen HOST:PORT | --stdio] FILE\n"
@@ -55,6 +56,7 @@ struct serve_opts {
 	bool exit_stop;       /* recording: hold the program before it ends */
 	bool reconnect;       /* TCP: a dropped connection keeps the program */
 	bool multi;           /* extended-remote server; PROG optional */
+	pid_t attach;         /* --attach PID: serve that running process */
 	char **wrapper;       /* --wrapper W ARGS... --: the program runs
 				 through it; NULL-terminated, or NULL */
 	size_t nwrapper;
@@ -101,6 +103,15 @@ static int parse_serve(int argc, char **argv, struct serve_opts *o)
 			o->wrapper = argv + i + 1;
 			o->nwrapper = (size_t)(w - i - 1);
 			i = w;
+		} else if (strcmp(a, "--attach") == 0 && i + 1 < argc) {
+			char *end;
+			long pid = strtol(argv[++i], &end, 10);
+			if (*end || pid <= 0 || pid > INT_MAX) {
+				fprintf(stderr, "ptrev serve: --attach needs a process id, not '%s'\n",
+					argv[i]);
+				return -1;
+			}
+			o->attach = (pid_t)pid;
 		} else if (strcmp(a, "--multi") == 0) {
 			o->multi = true;
 		} else if (strcmp(a, "--reconnect") == 0) {
@@ -118,7 +129,11 @@ static int parse_serve(int argc, char **argv, struct serve_opts *o)
 			break; /* PROG without "--" */
 		}
 	}
-	if (i >= argc && !o->multi) {
+	if (o->attach && i < argc) {
+		fputs("ptrev serve: --attach PID serves that process: give no program\n", stderr);
+		return -1;
+	}
+	if (i >= argc && !o->multi && !o->attach) {
 		fputs("ptrev serve: no program given (ptrev serve [options] -- PROG [ARGS...], "
 		      "or --multi to let gdb's `run` start it)\n", stderr);
 		return -1;
@@ -205,6 +220,33 @@ static int serve_connection(struct gdb_server *srv, struct listener *l)
 	return rc;
 }
 
+/* The live target t as gdb gets it: recorded when asked (-o, --record),
+ * the recording named argv where known. NULL with err (t is then gone:
+ * killed, or let go when attached). */
+static struct target *record_if_asked(const struct serve_opts *o, struct target *t,
+				      char *const argv[], char *err, size_t errlen)
+{
+	if (!o->record)
+		return t;
+	char why[400];
+	struct target_record_opts ro = {.path = o->output, .argv = (char **)argv,
+					.no_copy = o->no_copy,
+					.stop_before_exit = o->exit_stop};
+	struct target *top = target_record_start(t, &ro, why, sizeof why);
+	if (!top) {
+		snprintf(err, errlen, "cannot record: %s", why);
+		if (target_attached(t))
+			target_detach(t);
+		else
+			target_kill(t);
+		target_free(t);
+		return NULL;
+	}
+	fprintf(stderr, "ptrev: recording with the sw backend%s%s\n",
+		o->output ? " to " : " in memory", o->output ? o->output : "");
+	return top;
+}
+
 /* Start a program for gdb (the command line's, or one extended-remote's
  * `run` names): found in PATH, as gdbserver (through its shell) and `ptrev
  * record` find it, argv[0] kept as given; given the terminal; recorded
@@ -262,23 +304,36 @@ static struct target *launch_program(void *ctx, char *const argv[], char *err, s
 	/* With --stdio the terminal is gdb's; the program reads /dev/null. */
 	if (!o->stdio)
 		cli_give_terminal(target_pid(t));
-	if (o->record) {
-		char why[400];
-		struct target_record_opts ro = {.path = o->output, .argv = (char **)argv,
-						.no_copy = o->no_copy,
-						.stop_before_exit = o->exit_stop};
-		struct target *top = target_record_start(t, &ro, why, sizeof why);
-		if (!top) {
-			snprintf(err, errlen, "cannot record: %s", why);
-			target_kill(t);
-			target_free(t);
-			return NULL;
-		}
-		t = top;
-		fprintf(stderr, "ptrev: recording with the sw backend%s%s\n",
-			o->output ? " to " : " in memory", o->output ? o->output : "");
-	}
-	return t;
+	return record_if_asked(o, t, argv, err, errlen);
+}
+
+/* gdb's `attach PID` in extended mode, or --attach PID: the running
+ * process, recorded from here when asked. NULL with err. */
+static struct target *attach_process(void *ctx, pid_t pid, char *err, size_t errlen)
+{
+	const struct serve_opts *o = ctx;
+	struct target *t = target_live_attach(pid, err, errlen);
+	if (!t)
+		return NULL;
+	fprintf(stderr, "Attached; pid = %d\n", (int)pid);
+	/* A recording names the program: the process's own command line,
+	 * its executable first (argv[0] may be anything). */
+	char path[64], exe[PATH_MAX], cmdline[8192];
+	char *argv[256] = {exe};
+	size_t n = 1;
+	snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
+	ssize_t len = readlink(path, exe, sizeof exe - 1);
+	exe[len > 0 ? len : 0] = '\0';
+	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+	FILE *f = fopen(path, "re");
+	size_t got = f ? fread(cmdline, 1, sizeof cmdline - 1, f) : 0;
+	if (f)
+		fclose(f);
+	cmdline[got] = '\0';
+	for (size_t off = strlen(cmdline) + 1; off < got && n + 1 < 256; off += strlen(cmdline + off) + 1)
+		argv[n++] = cmdline + off;
+	argv[n] = NULL;
+	return record_if_asked(o, t, argv, err, errlen);
 }
 
 static int cmd_serve(int argc, char **argv)
@@ -296,9 +351,20 @@ static int cmd_serve(int argc, char **argv)
 	static struct gdb_server srv;
 	gdb_server_init(&srv);
 	srv.launch = launch_program;
+	srv.attach = attach_process;
 	srv.launch_ctx = &o;
 	srv.multi = o.multi;
-	if (o.prog_argv[0]) {
+	if (o.attach) {
+		char err[512];
+		srv.target = attach_process(&o, o.attach, err, sizeof err);
+		if (!srv.target) {
+			fprintf(stderr, "ptrev: %s\n", err);
+			gdb_server_destroy(&srv);
+			if (listener.fd >= 0)
+				close(listener.fd);
+			return 1;
+		}
+	} else if (o.prog_argv[0]) {
 		char err[512];
 		srv.target = launch_program(&o, o.prog_argv, err, sizeof err);
 		if (!srv.target) {

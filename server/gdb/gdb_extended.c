@@ -1,6 +1,7 @@
 /* gdb's extended-remote mode (`target extended-remote`, gdbserver's
  * --multi): the session outlives the program. `!` turns it on; vRun starts
- * a program (again), R restarts the last one, and kill, detach or the
+ * a program (again), vAttach takes a running one, R restarts the last
+ * one started, and kill, detach or the
  * program's end leave the session waiting for the next vRun. Programs are
  * started by the launcher the command line gives (s->launch: found in
  * PATH, given the terminal, recorded when asked). */
@@ -46,6 +47,19 @@ void gdb_extended_end_program(struct gdb_server *s)
 	s->last.kind = TARGET_STOP_EXITED;
 }
 
+/* t is the program now, stopped where it stands: gdb's thread and the
+ * stop `?` reports are its. */
+static void adopt(struct gdb_server *s, struct target *t)
+{
+	s->target = t;
+	memset(&s->last, 0, sizeof s->last); /* nothing reported of it yet */
+	struct target_stop first;
+	if (target_current_stop(s->target, 0, &s->last, &first) == 0) {
+		s->last = first;
+		s->g_tid = first.tid;
+	}
+}
+
 /* Start argv (taken over) in place of any program there is; 0, or -1
  * with the reason on stderr. */
 static int start(struct gdb_server *s, char **argv)
@@ -63,13 +77,7 @@ static int start(struct gdb_server *s, char **argv)
 		free_argv(s->run_argv);
 		s->run_argv = argv;
 	}
-	s->target = t;
-	memset(&s->last, 0, sizeof s->last); /* nothing reported of it yet */
-	struct target_stop first;
-	if (target_current_stop(s->target, 0, &s->last, &first) == 0) {
-		s->last = first;
-		s->g_tid = first.tid;
-	}
+	adopt(s, t);
 	return 0;
 }
 
@@ -147,6 +155,27 @@ bool gdb_extended_packet(struct gdb_server *s, char *pkt, bool *no_reply)
 			if (argv)
 				start(s, argv);
 		}
+		return true;
+	}
+	if (strncmp(pkt, "vAttach;", 8) == 0) {
+		char *end;
+		long pid = strtol(pkt + 8, &end, 16);
+		char err[512];
+		struct target *t = NULL;
+		if (!s->attach || *end || pid <= 0) {
+			strbuf_puts(&s->reply, "E01");
+			return true;
+		}
+		if (s->target)
+			gdb_extended_end_program(s);
+		t = s->attach(s->launch_ctx, (pid_t)pid, err, sizeof err);
+		if (!t) {
+			fprintf(stderr, "ptrev: %s\n", err);
+			strbuf_puts(&s->reply, "E01");
+			return true;
+		}
+		adopt(s, t);
+		gdb_stop_reply(s, &s->last);
 		return true;
 	}
 	if (strncmp(pkt, "vRun;", 5) == 0) {

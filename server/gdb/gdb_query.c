@@ -116,8 +116,9 @@ bool gdb_query_packet(struct gdb_server *s, char *pkt, size_t len)
 	} else if (strcmp(pkt, "QNonStop:0") == 0) {
 		strbuf_puts(&s->reply, "OK");
 	} else if (strncmp(pkt, "qAttached", 9) == 0) {
-		/* We created the process, so gdb should kill it on quit. */
-		strbuf_puts(&s->reply, s->target ? "0" : "E01");
+		/* A process ptrev created gdb kills on quit; one it attached
+		 * to, gdb detaches from. */
+		strbuf_puts(&s->reply, !s->target ? "E01" : target_attached(s->target) ? "1" : "0");
 	} else if (strcmp(pkt, "qC") == 0) {
 		if (s->g_tid > 0 && target_thread_exists(s->target, s->g_tid)) {
 			strbuf_puts(&s->reply, "QC");

@@ -205,7 +205,7 @@ void gdb_server_dispatch(struct gdb_server *s, char *pkt, size_t len, bool *no_r
 		gdb_extended_packet(s, pkt, no_reply);
 		return;
 	case 'v':
-		if (strncmp(pkt, "vRun;", 5) == 0) {
+		if (strncmp(pkt, "vRun;", 5) == 0 || strncmp(pkt, "vAttach;", 8) == 0) {
 			gdb_extended_packet(s, pkt, no_reply);
 		} else if (strcmp(pkt, "vCont?") == 0) {
 			strbuf_puts(&s->reply, "vCont;c;C;s;S");

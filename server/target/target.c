@@ -22,6 +22,12 @@ bool target_alive(struct target *t)
 	return t && t->ops->alive(t);
 }
 
+bool target_attached(struct target *t)
+{
+	OWNER(t, attached);
+	return t && t->ops->attached(t);
+}
+
 size_t target_threads(struct target *t, pid_t **ids)
 {
 	*ids = NULL;

@@ -15,6 +15,7 @@ struct live_target {
 	struct inferior inf;
 	bool have;          /* inf holds a process (running, or just ended) */
 	bool started;       /* it has run: not at its first instruction now */
+	bool attached;      /* ptrev attached to it (gdb detaches on quit) */
 	struct process_run run;
 };
 
@@ -56,6 +57,11 @@ static pid_t live_pid(struct target *t)
 static bool live_alive(struct target *t)
 {
 	return running(live(t));
+}
+
+static bool live_attached(struct target *t)
+{
+	return live(t)->attached;
 }
 
 static size_t live_threads(struct target *t, pid_t **ids)
@@ -297,6 +303,7 @@ static const struct target_ops live_ops = {
 	.name = "live",
 	.pid = live_pid,
 	.alive = live_alive,
+	.attached = live_attached,
 	.threads = live_threads,
 	.thread_info = live_thread_info,
 	.can_record = live_can_record,
@@ -341,6 +348,25 @@ struct target *target_live_launch(const char *path, char *const argv[], char *co
 		return NULL;
 	}
 	l->have = true;
+	l->run = (struct process_run){.inf = &l->inf, .exec = &ptrace_exec, .ctx = &l->inf};
+	return &l->base;
+}
+
+struct target *target_live_attach(pid_t pid, char *err, size_t errlen)
+{
+	struct live_target *l = calloc(1, sizeof *l);
+	if (!l) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	l->base.ops = &live_ops;
+	if (inferior_attach(&l->inf, pid, err, errlen) != 0) {
+		free(l);
+		return NULL;
+	}
+	l->have = true;
+	l->started = true; /* a recording from here starts mid-run */
+	l->attached = true;
 	l->run = (struct process_run){.inf = &l->inf, .exec = &ptrace_exec, .ctx = &l->inf};
 	return &l->base;
 }

@@ -356,6 +356,10 @@ struct target *target_record_start(struct target *t, const struct target_record_
 	 * replayer reads the program, arguments and start state from it). */
 	record_write_meta_to(sw_engine_meta, r->engine, "sw", o->argv ? o->argv[0] : "",
 			     o->argv ? o->argv : (char *[]){NULL}, inf->pid, 4096);
+	/* Said outright, so that a replay does not try to re-execute a
+	 * start that was never recorded. */
+	if (!at_start)
+		sw_engine_meta(r->engine, "started", "mid_run");
 	if (at_start &&
 	    (!hidden || sw_engine_meta(r->engine, "vdso", "hidden") < 0 ||
 	     record_startup_meta_to(sw_engine_meta, r->engine, inf->pid) < 0))
