@@ -39,6 +39,12 @@ struct gdb_server {
 				    * program, not the session */
 	bool multi;                /* --multi: the session may begin, and a
 				    * connection close, without a program */
+	/* gdbserver's --disable-packet=: features turned off to test gdb's
+	 * fallbacks (gdb_server_disable_packets). */
+	bool no_vcont;             /* vCont? unanswered: gdb uses c/s and Hc */
+	bool no_T;                 /* stop replies as S<sig> */
+	bool no_Tthread;           /* T stop replies without thread: */
+	bool no_qC, no_qfThreadInfo;
 	bool keep_on_close;        /* a closed connection leaves the program
 				    * stopped for the next one (serve
 				    * --reconnect, gdbserver without --once) */
@@ -82,6 +88,10 @@ struct btrace_thread {
 #define GDB_SERVER_KEPT 2
 int gdb_server_run(struct gdb_server *s, int rfd, int wfd);
 void gdb_server_init(struct gdb_server *s);
+/* gdbserver's --disable-packet=LIST (vCont, T, Tthread, qC, qfThreadInfo,
+ * threads: all but T): 0, or -1 naming what it does not know in err. */
+int gdb_server_disable_packets(struct gdb_server *s, const char *list, char *err,
+			       size_t errlen);
 /* Frees everything, the target stack included. */
 void gdb_server_destroy(struct gdb_server *s);
 

@@ -29,6 +29,7 @@ static void usage(FILE *f)
 	      "               [--record | -o FILE [--no-copy] [--no-stop-at-exit]] -- PROG [ARGS...]\n"
 	      "  ptrev serve  --multi [options as above] [-- PROG [ARGS...]]\n"
 	      "  ptrev serve  --attach PID [options as above]\n"
+	      "  (and gdbserver's --disable-packet=vCont,T,Tthread,qC,qfThreadInfo,threads)\n"
 	      "  (either: [--wrapper WRAPPER [ARGS...] --] runs the program through WRAPPER)\n"
 	      "  ptrev record [--backend auto|pt|event|sw] [--psb-period BYTES] [--no-copy] -o FILE -- PROG [ARGS...]\n"
 	      "  ptrev replay [--listen HOST:PORT | --stdio] FILE\n"
@@ -57,6 +58,7 @@ struct serve_opts {
 	bool reconnect;       /* TCP: a dropped connection keeps the program */
 	bool multi;           /* extended-remote server; PROG optional */
 	pid_t attach;         /* --attach PID: serve that running process */
+	const char *disable;  /* --disable-packet=LIST (gdbserver's) */
 	char **wrapper;       /* --wrapper W ARGS... --: the program runs
 				 through it; NULL-terminated, or NULL */
 	size_t nwrapper;
@@ -112,6 +114,8 @@ static int parse_serve(int argc, char **argv, struct serve_opts *o)
 				return -1;
 			}
 			o->attach = (pid_t)pid;
+		} else if (strncmp(a, "--disable-packet=", 17) == 0) {
+			o->disable = a + 17;
 		} else if (strcmp(a, "--multi") == 0) {
 			o->multi = true;
 		} else if (strcmp(a, "--reconnect") == 0) {
@@ -350,6 +354,16 @@ static int cmd_serve(int argc, char **argv)
 		return 1;
 	static struct gdb_server srv;
 	gdb_server_init(&srv);
+	if (o.disable) {
+		char why[200];
+		if (gdb_server_disable_packets(&srv, o.disable, why, sizeof why) != 0) {
+			fprintf(stderr, "ptrev serve: %s\n", why);
+			gdb_server_destroy(&srv);
+			if (listener.fd >= 0)
+				close(listener.fd);
+			return 2;
+		}
+	}
 	srv.launch = launch_program;
 	srv.attach = attach_process;
 	srv.launch_ctx = &o;

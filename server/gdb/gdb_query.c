@@ -119,6 +119,10 @@ bool gdb_query_packet(struct gdb_server *s, char *pkt, size_t len)
 		/* A process ptrev created gdb kills on quit; one it attached
 		 * to, gdb detaches from. */
 		strbuf_puts(&s->reply, !s->target ? "E01" : target_attached(s->target) ? "1" : "0");
+	} else if ((strcmp(pkt, "qC") == 0 && s->no_qC) ||
+		   ((strcmp(pkt, "qfThreadInfo") == 0 || strcmp(pkt, "qsThreadInfo") == 0) &&
+		    s->no_qfThreadInfo)) {
+		/* --disable-packet: unknown, gdb falls back */
 	} else if (strcmp(pkt, "qC") == 0) {
 		if (s->g_tid > 0 && target_thread_exists(s->target, s->g_tid)) {
 			strbuf_puts(&s->reply, "QC");

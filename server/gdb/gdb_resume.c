@@ -232,6 +232,11 @@ void gdb_stop_reply(struct gdb_server *s, const struct target_stop *stop)
 			strbuf_printf(out, ";process:%x", (unsigned)target_pid(s->target));
 		return;
 	}
+	if (s->no_T) {
+		/* --disable-packet=T: the bare signal, as gdbserver sends it */
+		strbuf_printf(out, "S%02x", gdb_signal_from_host(stop->sig) & 0xff);
+		return;
+	}
 	strbuf_printf(out, "T%02x", gdb_signal_from_host(stop->sig) & 0xff);
 	switch (stop->kind) {
 	case TARGET_STOP_WATCH:
@@ -262,9 +267,11 @@ void gdb_stop_reply(struct gdb_server *s, const struct target_stop *stop)
 	}
 	if (stop->have_pc)
 		gdb_put_expedited(out, AMD64_RIP_REGNUM, stop->rip);
-	strbuf_puts(out, "thread:");
-	gdb_format_thread_id(s, out, stop->tid);
-	strbuf_putc(out, ';');
+	if (!s->no_Tthread) {
+		strbuf_puts(out, "thread:");
+		gdb_format_thread_id(s, out, stop->tid);
+		strbuf_putc(out, ';');
+	}
 	if (stop->core >= 0)
 		strbuf_printf(out, "core:%x;", stop->core);
 }

@@ -19,6 +19,33 @@ void gdb_server_init(struct gdb_server *s)
 	s->wake_pipe[0] = s->wake_pipe[1] = -1;
 }
 
+int gdb_server_disable_packets(struct gdb_server *s, const char *list, char *err,
+			       size_t errlen)
+{
+	char copy[256];
+	snprintf(copy, sizeof copy, "%s", list);
+	for (char *save, *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (strcmp(tok, "vCont") == 0) {
+			s->no_vcont = true;
+		} else if (strcmp(tok, "T") == 0) {
+			s->no_T = true;
+		} else if (strcmp(tok, "Tthread") == 0) {
+			s->no_Tthread = true;
+		} else if (strcmp(tok, "qC") == 0) {
+			s->no_qC = true;
+		} else if (strcmp(tok, "qfThreadInfo") == 0) {
+			s->no_qfThreadInfo = true;
+		} else if (strcmp(tok, "threads") == 0) {
+			s->no_vcont = s->no_Tthread = s->no_qC = s->no_qfThreadInfo = true;
+		} else {
+			snprintf(err, errlen, "--disable-packet: '%s' is none of vCont, T, Tthread, "
+				 "qC, qfThreadInfo, threads", tok);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 void gdb_server_destroy(struct gdb_server *s)
 {
 	gdb_extended_destroy(s);
