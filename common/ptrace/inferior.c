@@ -200,6 +200,7 @@ int inferior_attach(struct inferior *inf, pid_t pid, char *err, size_t errlen)
 		return -1;
 	}
 	inf->pid = pid;
+	inf->attached = true;
 	int n;
 	while ((n = attach_new_threads(inf, pid)) > 0)
 		;

@@ -221,6 +221,23 @@ static void handle_status(struct inferior *inf, pid_t tid, int st, bool stopping
 			real_resume(t, t->stepping, 0);
 		return;
 	}
+	if (event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK ||
+	    event == PTRACE_EVENT_VFORK_DONE) {
+		unsigned long child = 0;
+		if (event != PTRACE_EVENT_VFORK_DONE &&
+		    ptrace(PTRACE_GETEVENTMSG, tid, NULL, &child) == 0 && child > 0)
+			inf_fork_child_release(inf, (pid_t)child, event == PTRACE_EVENT_VFORK);
+		if (event == PTRACE_EVENT_VFORK_DONE)
+			inf_vfork_done(inf);
+		t = inferior_thread(inf, tid); /* the table may have moved */
+		if (!t)
+			return;
+		if (stopping || !t->running)
+			t->running = false;
+		else
+			real_resume(t, t->stepping, 0);
+		return;
+	}
 	if (event != 0) { /* an event we did not ask for: carry on */
 		if (stopping || !t->running)
 			t->running = false;

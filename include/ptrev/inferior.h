@@ -72,6 +72,10 @@ struct inferior {
 	size_t nbps, cap_bps;
 	struct hw_slot hw[4];
 	bool pass_signals[65];/* host signals delivered without stopping */
+	bool attached;        /* attached to (inferior_attach), not launched */
+	bool follow_forks;    /* forks traced: children cleaned and let go */
+	bool vfork_lifted;    /* breakpoints out of memory shared with a
+	                         vfork child, until the parent's vfork-done */
 	uint64_t dr7;
 };
 
@@ -95,6 +99,12 @@ int inferior_launch_wrapped(struct inferior *inf, const char *path, char *const 
  * changed in it; if ptrev goes away the process goes on. 0, or -1 with
  * err (no such process, not permitted: ptrace_scope, another tracer). */
 int inferior_attach(struct inferior *inf, pid_t pid, char *err, size_t errlen);
+
+/* Trace the program's forks and vforks (on), or not: a child gets the
+ * original bytes under the breakpoints and is let go, so it does not die
+ * on one (inferior_fork.c). The live server turns it on; a recorder that
+ * waits for the process itself leaves it off. 0, or -1. */
+int inferior_follow_forks(struct inferior *inf, bool on);
 
 /* Kill the process (SIGKILL) and reap everything. Safe to call twice. */
 void inferior_kill(struct inferior *inf);

@@ -348,6 +348,7 @@ struct target *target_live_launch(const char *path, char *const argv[], char *co
 		return NULL;
 	}
 	l->have = true;
+	inferior_follow_forks(&l->inf, true); /* a forked child must not die on a breakpoint */
 	l->run = (struct process_run){.inf = &l->inf, .exec = &ptrace_exec, .ctx = &l->inf};
 	return &l->base;
 }
@@ -367,6 +368,7 @@ struct target *target_live_attach(pid_t pid, char *err, size_t errlen)
 	l->have = true;
 	l->started = true; /* a recording from here starts mid-run */
 	l->attached = true;
+	inferior_follow_forks(&l->inf, true);
 	l->run = (struct process_run){.inf = &l->inf, .exec = &ptrace_exec, .ctx = &l->inf};
 	return &l->base;
 }

@@ -1,0 +1,81 @@
+/* A fork or vfork of the traced program. Its breakpoints are int3 bytes in
+ * memory, which the child gets a copy of (fork) or shares (vfork): left
+ * there, the child would die of SIGTRAP at the first one it reaches. So the
+ * live program's forks are traced (inferior_follow_forks); the child gets
+ * the original bytes back and is let go, as gdbserver and gdb do with
+ * follow-fork-mode parent and detach-on-fork on. A vfork child shares the
+ * parent's memory until it execs or exits: the breakpoints are lifted
+ * there, and put back when the parent's vfork is done. */
+#include "inferior_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ptrev/ptrace_wait.h"
+
+int inferior_follow_forks(struct inferior *inf, bool on)
+{
+	long opts = PTRACE_O_TRACECLONE | (inf->attached ? 0 : PTRACE_O_EXITKILL);
+	if (on)
+		opts |= PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACEVFORKDONE;
+	int rc = 0;
+	for (size_t i = 0; i < inf->nthreads; i++)
+		if (ptrace(PTRACE_SETOPTIONS, inf->threads[i].tid, NULL, (void *)opts) < 0 &&
+		    errno != ESRCH)
+			rc = -1;
+	inf->follow_forks = on && rc == 0;
+	return rc;
+}
+
+/* Write each breakpoint's original byte into pid's memory. */
+static void restore_bytes(const struct inferior *inf, pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/mem", (int)pid);
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	for (size_t i = 0; i < inf->nbps; i++)
+		if (pwrite(fd, &inf->bps[i].saved, 1, (off_t)inf->bps[i].addr) != 1)
+			fprintf(stderr, "ptrev: could not take a breakpoint out of forked process %d "
+				"at %#llx: %s\n", (int)pid, (unsigned long long)inf->bps[i].addr,
+				strerror(errno));
+	close(fd);
+}
+
+void inf_fork_child_release(struct inferior *inf, pid_t child, bool vfork)
+{
+	/* Its first stop (SIGSTOP) may have been taken for a new thread's. */
+	if (inferior_thread(inf, child)) {
+		inf_remove_thread(inf, child);
+	} else {
+		int st;
+		if (ptrace_waitpid(child, &st, __WALL) < 0 || !WIFSTOPPED(st))
+			return; /* gone already */
+	}
+	if (vfork) {
+		/* Shared memory: out of the parent's too, until vfork-done. */
+		for (size_t i = 0; i < inf->nbps; i++)
+			inf_mem_write_raw(inf, inf->bps[i].addr, &inf->bps[i].saved, 1);
+		inf->vfork_lifted = true;
+	} else {
+		restore_bytes(inf, child);
+	}
+	ptrace(PTRACE_DETACH, child, NULL, NULL);
+}
+
+void inf_vfork_done(struct inferior *inf)
+{
+	if (!inf->vfork_lifted)
+		return;
+	static const uint8_t int3 = 0xcc;
+	for (size_t i = 0; i < inf->nbps; i++)
+		inf_mem_write_raw(inf, inf->bps[i].addr, &int3, 1);
+	inf->vfork_lifted = false;
+}

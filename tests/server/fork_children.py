@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""A program that forks and vforks while gdb has a breakpoint in code the
+children run (e2e_fork): under gdbserver (the oracle) and under ptrev serve
+the children end normally (they would die of the breakpoint's int3 if it
+stayed in their memory), the parent stops at its own call with the same
+frames, and exits 0. gdbserver also reports the forks to gdb, which prints
+"[Detaching after fork ...]"; ptrev lets the children go itself (no fork
+events yet), so those lines are not compared.
+
+usage: fork_children.py PTREV PROGRAM_DIR
+"""
+import os
+import re
+import subprocess
+import sys
+
+FAILURES = []
+
+
+def check(cond, what):
+    print(('ok   ' if cond else 'FAIL ') + what)
+    if not cond:
+        FAILURES.append(what)
+
+
+def run(server, prog):
+    cmds = ['target remote | %s %s' % (server, prog), 'break work', 'continue', 'print x',
+            'bt', 'continue']
+    args = ['gdb', '-nx', '-batch', '-ex', 'set sysroot']
+    for c in cmds:
+        args += ['-ex', c]
+    r = subprocess.run(args + [prog], capture_output=True, text=True, timeout=120)
+    text = r.stdout + r.stderr
+    return {
+        'children': re.findall(r'fork child (\d+), vfork child (\d+)', text),
+        'stops': re.findall(r'^Breakpoint 1, (work \(x=\d+\))', text, re.M),
+        'frames': re.findall(r'^#\d+\s+(?:0x[0-9a-f]+ in )?(\w+)', text, re.M),
+        'end': re.findall(r'\[Inferior 1 \(process \d+\) (exited [^\]]*)\]', text),
+    }
+
+
+def main():
+    ptrev, progdir = sys.argv[1], sys.argv[2]
+    prog = os.path.join(progdir, 'e2e_fork')
+    want = run('gdbserver -', prog)
+    got = run('%s serve --stdio --' % ptrev, prog)
+    check(want['children'] == [('0', '0')], 'oracle: gdbserver\'s children end normally (%s)'
+          % want['children'])
+    check(got['children'] == want['children'],
+          'the forked and vforked children end normally, not on the breakpoint (%s)'
+          % got['children'])
+    check(got['stops'] == want['stops'] and got['frames'] == want['frames'],
+          'the parent stops at its own call with the same frames (%s %s)'
+          % (got['stops'], got['frames']))
+    check(got['end'] == want['end'] == ['exited normally'], 'and exits 0 (%s)' % got['end'])
+    print('%d failure(s)' % len(FAILURES))
+    return 1 if FAILURES else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
