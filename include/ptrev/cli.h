@@ -4,6 +4,7 @@
 #ifndef PTREV_CLI_H
 #define PTREV_CLI_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -37,6 +38,10 @@ int cli_open_recording(const char *path, struct trace_data *td, char *err, size_
  * else the first executable regular file of that name in PATH. 0, or -1 when there is none
  * (out then holds PROG). */
 int cli_find_program(const char *prog, char *out, size_t len);
+
+/* May a recording be written to path (-o)? An existing file that is not
+ * a recording only with force. 0, or -1 with err. */
+int cli_check_output(const char *path, bool force, char *err, size_t errlen);
 
 /* Make pgrp (the program's process group) the foreground group of the
  * terminal on ptrev's stderr, as gdbserver does, when ptrev holds that

@@ -305,6 +305,9 @@ struct trace_data {
  * whose records are all whole but that lacks END (recorder killed) reads
  * fine with complete = false. */
 int trace_read_file(const char *path, struct trace_data *td, char *err, size_t errlen);
+/* Does path begin as a ptrev recording does (its magic)? Whether it is
+ * whole is trace_read_file's to say. */
+bool trace_file_looks_like_recording(const char *path);
 void trace_data_free(struct trace_data *td);
 /* META value for key, or NULL. */
 const char *trace_meta(const struct trace_data *td, const char *key);

@@ -52,6 +52,17 @@ static ssize_t pread_full(int fd, void *buf, size_t n, uint64_t off)
 	return (ssize_t)got;
 }
 
+bool trace_file_looks_like_recording(const char *path)
+{
+	uint8_t h[TRACE_MAGIC_LEN];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t k = pread_full(fd, h, sizeof h, 0);
+	close(fd);
+	return k == (ssize_t)sizeof h && memcmp(h, TRACE_MAGIC, sizeof h) == 0;
+}
+
 static int check_file_header(int fd, uint64_t size, char *err, size_t errlen)
 {
 	uint8_t h[TRACE_FILE_HEADER_LEN];

@@ -26,12 +26,13 @@ static void usage(FILE *f)
 {
 	fputs("usage:\n"
 	      "  ptrev serve  [--listen HOST:PORT [--reconnect] | --stdio] [--backend auto|pt|sw]\n"
-	      "               [--record | -o FILE [--no-copy] [--no-stop-at-exit]] -- PROG [ARGS...]\n"
+	      "               [--record | -o FILE [--no-copy] [--force] [--no-stop-at-exit]] -- PROG [ARGS...]\n"
 	      "  ptrev serve  --multi [options as above] [-- PROG [ARGS...]]\n"
 	      "  ptrev serve  --attach PID [options as above]\n"
 	      "  (and gdbserver's --disable-packet=vCont,T,Tthread,qC,qfThreadInfo,threads)\n"
 	      "  (either: [--wrapper WRAPPER [ARGS...] --] runs the program through WRAPPER)\n"
-	      "  ptrev record [--backend auto|pt|event|sw] [--psb-period BYTES] [--no-copy] -o FILE -- PROG [ARGS...]\n"
+	      "  ptrev record [--backend auto|pt|event|sw] [--psb-period BYTES] [--no-copy] [--force]\n"
+	      "               -o FILE -- PROG [ARGS...]\n"
 	      "  ptrev replay [--listen HOST:PORT | --stdio] FILE\n"
 	      "  ptrev info   FILE\n"
 	      "  ptrev decode FILE [--insn]\n"
@@ -54,6 +55,7 @@ struct serve_opts {
 	const char *output;
 	bool record;          /* record (in memory unless -o) */
 	bool no_copy;         /* do not copy binaries into the recording */
+	bool force;           /* -o may replace a file that is not a recording */
 	bool exit_stop;       /* recording: hold the program before it ends */
 	bool reconnect;       /* TCP: a dropped connection keeps the program */
 	bool multi;           /* extended-remote server; PROG optional */
@@ -92,6 +94,8 @@ static int parse_serve(int argc, char **argv, struct serve_opts *o)
 			o->record = true;
 		} else if (strcmp(a, "--no-copy") == 0) {
 			o->no_copy = true;
+		} else if (strcmp(a, "--force") == 0) {
+			o->force = true;
 		} else if (strcmp(a, "--wrapper") == 0) {
 			/* gdbserver's syntax: the wrapper's words up to "--" */
 			int w = i + 1;
@@ -349,6 +353,11 @@ static int cmd_serve(int argc, char **argv)
 	/* A dropped connection must be an error return, not a signal. */
 	signal(SIGPIPE, SIG_IGN);
 
+	char why[512];
+	if (o.output && cli_check_output(o.output, o.force, why, sizeof why) != 0) {
+		fprintf(stderr, "ptrev: %s\n", why);
+		return 2;
+	}
 	struct listener listener;
 	if (open_listener(o.stdio, o.listen, &listener) != 0)
 		return 1;

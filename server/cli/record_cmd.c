@@ -43,7 +43,7 @@ static int usage(const char *msg)
 	if (msg)
 		fprintf(stderr, "ptrev record: %s\n", msg);
 	fputs("usage: ptrev record [--backend auto|pt|event|sw] [--psb-period BYTES] "
-	      "[--no-copy] -o FILE -- PROG [ARGS...]\n", stderr);
+	      "[--no-copy] [--force] -o FILE -- PROG [ARGS...]\n", stderr);
 	return 2;
 }
 
@@ -71,7 +71,7 @@ int record_main(int argc, char **argv)
 {
 	const char *backend = "auto", *out = NULL;
 	unsigned long psb_period = 0;
-	bool no_copy = false;
+	bool no_copy = false, force = false;
 	char prog[4096], why[256] = "", err[512] = "";
 	struct inferior inf;
 	struct trace_writer *w;
@@ -97,6 +97,13 @@ int record_main(int argc, char **argv)
 			no_copy = true;
 		} else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
 			out = argv[++i];
+		} else if (strcmp(argv[i], "--force") == 0) {
+			force = true;
+		} else if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--backend") == 0 ||
+			    strcmp(argv[i], "--psb-period") == 0) && i + 1 >= argc) {
+			char m[128];
+			snprintf(m, sizeof m, "%s needs a value", argv[i]);
+			return usage(m);
 		} else if (argv[i][0] == '-') {
 			char m[256];
 			snprintf(m, sizeof m, "unknown option %s", argv[i]);
@@ -132,6 +139,10 @@ int record_main(int argc, char **argv)
 	if (cli_find_program(argv[i], prog, sizeof prog) < 0) {
 		fprintf(stderr, "ptrev: cannot run %s: %s\n", argv[i],
 			strerror(ENOENT));
+		return 2;
+	}
+	if (cli_check_output(out, force, err, sizeof err) != 0) {
+		fprintf(stderr, "ptrev: %s\n", err);
 		return 2;
 	}
 	w = trace_writer_open(out, err, sizeof err);

@@ -469,6 +469,47 @@ static void case_missing(void)
 	free(txt);
 }
 
+/* -o: an existing file that is not a recording is kept unless --force
+ * (a recording is replaced); -o without its value is named. */
+static void case_output(void)
+{
+	char file[4200], errf[4200], prog[4200], *txt;
+	char *argv[] = { "ptrev", "record", "--backend", "sw", "-o", file, "--", prog, NULL };
+	char *forced[] = { "ptrev", "record", "--backend", "sw", "--force", "-o", file, "--",
+			   prog, NULL };
+	char *novalue[] = { "ptrev", "record", "-o", NULL };
+	FILE *f;
+	int st;
+
+	snprintf(file, sizeof file, "%s/document.txt", workdir);
+	snprintf(errf, sizeof errf, "%s/output.err", workdir);
+	path_in(prog, sizeof prog, progdir, "rec_exit");
+	f = fopen(file, "w");
+	fputs("a document, not a recording\n", f);
+	fclose(f);
+	st = run(argv, NULL, errf, NULL);
+	expect_exit("-o over a document", st, 2);
+	txt = slurp(errf, NULL);
+	CHECK(txt && strstr(txt, "not a ptrev recording") && strstr(txt, "--force"),
+	      "unclear refusal: %s", txt ? txt : "");
+	free(txt);
+	txt = slurp(file, NULL);
+	CHECK(txt && strcmp(txt, "a document, not a recording\n") == 0,
+	      "the document was changed");
+	free(txt);
+	st = run(forced, NULL, NULL, NULL);
+	CHECK(WIFEXITED(st), "--force: ptrev did not exit");
+	CHECK(trace_file_looks_like_recording(file), "--force: no recording written");
+	st = run(argv, NULL, NULL, NULL);
+	CHECK(WIFEXITED(st) && trace_file_looks_like_recording(file),
+	      "a recording is not replaced by a new one");
+	st = run(novalue, NULL, errf, NULL);
+	expect_exit("-o without a value", st, 2);
+	txt = slurp(errf, NULL);
+	CHECK(txt && strstr(txt, "-o needs a value"), "unclear usage error: %s", txt ? txt : "");
+	free(txt);
+}
+
 /* Stop ptrev in the middle of a recording with sig. */
 static void case_stopped(int sig)
 {
@@ -542,6 +583,8 @@ int main(int argc, char **argv)
 		case_segv();
 	else if (strcmp(c, "missing") == 0)
 		case_missing();
+	else if (strcmp(c, "output") == 0)
+		case_output();
 	else if (strcmp(c, "killed") == 0)
 		case_stopped(SIGKILL);
 	else if (strcmp(c, "sigterm") == 0)
