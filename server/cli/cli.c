@@ -377,9 +377,10 @@ static int cmd_serve(int argc, char **argv)
 	srv.attach = attach_process;
 	srv.launch_ctx = &o;
 	srv.multi = o.multi;
-	if (o.attach) {
+	if (o.attach || o.prog_argv[0]) {
 		char err[512];
-		srv.target = attach_process(&o, o.attach, err, sizeof err);
+		srv.target = o.attach ? attach_process(&o, o.attach, err, sizeof err)
+				      : launch_program(&o, o.prog_argv, err, sizeof err);
 		if (!srv.target) {
 			fprintf(stderr, "ptrev: %s\n", err);
 			gdb_server_destroy(&srv);
@@ -387,17 +388,8 @@ static int cmd_serve(int argc, char **argv)
 				close(listener.fd);
 			return 1;
 		}
-	} else if (o.prog_argv[0]) {
-		char err[512];
-		srv.target = launch_program(&o, o.prog_argv, err, sizeof err);
-		if (!srv.target) {
-			fprintf(stderr, "ptrev: %s\n", err);
-			gdb_server_destroy(&srv);
-			if (listener.fd >= 0)
-				close(listener.fd);
-			return 1;
-		}
-		gdb_extended_remember(&srv, o.prog_argv); /* for R and an empty vRun */
+		if (!o.attach)
+			gdb_extended_remember(&srv, o.prog_argv); /* for R and an empty vRun */
 	}
 
 	/* A --multi server outlives its connections, as gdbserver's does. */

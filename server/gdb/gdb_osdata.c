@@ -11,6 +11,16 @@
 
 #include "ptrev/gdb_server.h"
 
+/* The next entry of a /proc directory that is a process or thread id. */
+static const char *next_id(DIR *d)
+{
+	struct dirent *e;
+	while ((e = readdir(d)))
+		if (isdigit((unsigned char)e->d_name[0]))
+			return e->d_name;
+	return NULL;
+}
+
 static void column(struct strbuf *obj, const char *name, const char *value)
 {
 	strbuf_printf(obj, "<column name=\"%s\">", name);
@@ -60,12 +70,10 @@ static void cores(const char *pid, char *out, size_t len)
 	DIR *d = opendir(path);
 	if (!d)
 		return;
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		if (!isdigit((unsigned char)e->d_name[0]))
-			continue;
+	const char *tid;
+	while ((tid = next_id(d))) {
 		char stat[600], buf[1024];
-		snprintf(stat, sizeof stat, "/proc/%s/task/%s/stat", pid, e->d_name);
+		snprintf(stat, sizeof stat, "/proc/%s/task/%s/stat", pid, tid);
 		FILE *f = fopen(stat, "re");
 		if (!f)
 			continue;
@@ -92,21 +100,19 @@ static void processes(struct strbuf *obj)
 	DIR *d = opendir("/proc");
 	if (!d)
 		return;
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		if (!isdigit((unsigned char)e->d_name[0]))
-			continue;
+	const char *pid;
+	while ((pid = next_id(d))) {
 		char path[300], cmd[4096], cpus[256], uid[16];
 		struct stat st;
-		snprintf(path, sizeof path, "/proc/%s", e->d_name);
+		snprintf(path, sizeof path, "/proc/%s", pid);
 		if (stat(path, &st) != 0)
 			continue; /* gone meanwhile */
 		struct passwd *pw = getpwuid(st.st_uid);
 		snprintf(uid, sizeof uid, "%u", (unsigned)st.st_uid);
-		command_line(e->d_name, cmd, sizeof cmd);
-		cores(e->d_name, cpus, sizeof cpus);
+		command_line(pid, cmd, sizeof cmd);
+		cores(pid, cpus, sizeof cpus);
 		strbuf_puts(obj, "<item>");
-		column(obj, "pid", e->d_name);
+		column(obj, "pid", pid);
 		column(obj, "user", pw ? pw->pw_name : uid);
 		column(obj, "command", cmd);
 		column(obj, "cores", cpus);
