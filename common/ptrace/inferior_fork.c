@@ -11,6 +11,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ptrace.h>
@@ -18,6 +20,7 @@
 #include <unistd.h>
 
 #include "ptrev/ptrace_wait.h"
+#include "ptrev/syscall_inject.h"
 
 int inferior_follow_forks(struct inferior *inf, bool on)
 {
@@ -49,15 +52,25 @@ static void restore_bytes(const struct inferior *inf, pid_t pid)
 	close(fd);
 }
 
-void inf_fork_child_release(struct inferior *inf, pid_t child, bool vfork)
+void inf_fork_child_release(struct inferior *inf, pid_t child, bool vfork, bool stop_seen,
+			    bool untrap_tsc)
 {
-	/* Its first stop (SIGSTOP) may have been taken for a new thread's. */
-	if (inferior_thread(inf, child)) {
-		inf_remove_thread(inf, child);
-	} else {
+	if (!stop_seen) {
 		int st;
 		if (ptrace_waitpid(child, &st, __WALL) < 0 || !WIFSTOPPED(st))
 			return; /* gone already */
+	}
+	if (untrap_tsc) {
+		/* The recorder traps rdtsc (PR_SET_TSC) in the parent, and the
+		 * child inherits it: untraced, its first rdtsc (ld.so has one
+		 * after an exec) would be a SIGSEGV. */
+		uint64_t args[6] = {PR_SET_TSC, PR_TSC_ENABLE, 0, 0, 0, 0};
+		int64_t result;
+		int pending = 0;
+		char err[200];
+		if (syscall_inject(child, SYS_prctl, args, &result, &pending, err, sizeof err) != 0)
+			fprintf(stderr, "ptrev: forked process %d keeps rdtsc trapped: %s\n",
+				(int)child, err);
 	}
 	if (vfork) {
 		/* Shared memory: out of the parent's too, until vfork-done. */

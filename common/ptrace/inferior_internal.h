@@ -13,12 +13,6 @@
  * pending for gdb); false if it died meanwhile (inferior_wait.c). */
 bool inf_collect_new_thread(struct inferior *inf, pid_t tid);
 
-/* A fork (or vfork) made child: collect its first stop, take the
- * breakpoints out of its memory (a vfork's: out of the shared memory, until
- * inf_vfork_done) and let it go (inferior_fork.c). */
-void inf_fork_child_release(struct inferior *inf, pid_t child, bool vfork);
-void inf_vfork_done(struct inferior *inf);
-
 /* Stop every running thread (inferior_wait.c). */
 void inf_stop_all(struct inferior *inf);
 

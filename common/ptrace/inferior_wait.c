@@ -226,7 +226,14 @@ static void handle_status(struct inferior *inf, pid_t tid, int st, bool stopping
 		unsigned long child = 0;
 		if (event != PTRACE_EVENT_VFORK_DONE &&
 		    ptrace(PTRACE_GETEVENTMSG, tid, NULL, &child) == 0 && child > 0)
-			inf_fork_child_release(inf, (pid_t)child, event == PTRACE_EVENT_VFORK);
+		{
+			/* Its first stop may have been taken for a new thread's. */
+			bool seen = inferior_thread(inf, (pid_t)child) != NULL;
+			if (seen)
+				inf_remove_thread(inf, (pid_t)child);
+			inf_fork_child_release(inf, (pid_t)child, event == PTRACE_EVENT_VFORK, seen,
+					       false);
+		}
 		if (event == PTRACE_EVENT_VFORK_DONE)
 			inf_vfork_done(inf);
 		t = inferior_thread(inf, tid); /* the table may have moved */

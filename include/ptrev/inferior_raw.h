@@ -37,4 +37,13 @@ struct sw_breakpoint *inf_find_swbreak(struct inferior *inf, uint64_t addr);
  * (debugregs.c): a new thread does not inherit them from its creator.
  * DR6 (which one trapped) is read and cleared with debugregs.h. */
 int inf_dr_apply_thread(struct inferior *inf, pid_t tid);
+/* A fork (or vfork) made child: collect its first stop (unless stop_seen:
+ * an event loop that took it for a new thread's), take the breakpoints out
+ * of its memory (a vfork's: out of the memory it shares with the parent,
+ * until inf_vfork_done puts them back), give it rdtsc back when the parent
+ * has it trapped (untrap_tsc), and let it go (inferior_fork.c). */
+void inf_fork_child_release(struct inferior *inf, pid_t child, bool vfork, bool stop_seen,
+			    bool untrap_tsc);
+void inf_vfork_done(struct inferior *inf);
+
 #endif

@@ -264,8 +264,7 @@ static void finish(struct recording_target *r)
 	sw_engine_free(r->engine);
 	r->engine = NULL;
 	r->writer = NULL;
-	if (r->inf->pid && !r->inf->exited)
-		inferior_follow_forks(r->inf, true);
+
 }
 
 /* The recording ends where gdb leaves. */
@@ -342,9 +341,8 @@ struct target *target_record_start(struct target *t, const struct target_record_
 	 * starts later (record btrace) gets PC-level reverse execution only. */
 	bool at_start = target_live_at_start(t);
 	bool hidden = at_start && startup_hide_vdso(inf->pid) == 0;
-	/* The engine waits for the process itself: fork events are the live
-	 * target's, back when the recording ends (finish). */
-	inferior_follow_forks(inf, false);
+	/* Fork events stay on: the engine, which waits for the process
+	 * itself, lets a child go clean as the live target does. */
 	struct sw_record_opts opts = {.psb_period = 4096, .no_copy = o->no_copy,
 				      .allow_rseq = !at_start};
 	r->engine = sw_engine_new(inf, r->writer, &opts, err, errlen);

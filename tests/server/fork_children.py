@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """A program that forks and vforks while gdb has a breakpoint in code the
 children run (e2e_fork): under gdbserver (the oracle) and under ptrev serve
+(with and without --record)
 the children end normally (they would die of the breakpoint's int3 if it
 stayed in their memory), the parent stops at its own call with the same
 frames, and exits 0. gdbserver also reports the forks to gdb, which prints
@@ -53,6 +54,10 @@ def main():
           'the parent stops at its own call with the same frames (%s %s)'
           % (got['stops'], got['frames']))
     check(got['end'] == want['end'] == ['exited normally'], 'and exits 0 (%s)' % got['end'])
+    # The same while ptrev records (the sw recorder's own event loop; the
+    # children also get rdtsc back, which the recorder traps).
+    rec = run('%s serve --stdio --record --no-stop-at-exit --' % ptrev, prog)
+    check(rec == got, 'the same while recording (%s)' % rec)
     print('%d failure(s)' % len(FAILURES))
     return 1 if FAILURES else 0
 

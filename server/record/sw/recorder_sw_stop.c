@@ -176,6 +176,17 @@ static int on_stop(struct sw_rec *r, pid_t tid, int st)
 		return sw_block_stop(t, st);
 	if (st >> 16 == PTRACE_EVENT_CLONE)
 		return on_clone(t);
+	if (st >> 16 == PTRACE_EVENT_FORK || st >> 16 == PTRACE_EVENT_VFORK) {
+		/* A child process: not recorded; it gets gdb's breakpoints
+		 * out of its memory and goes (its first stop may have been
+		 * taken for a new thread's). The parent goes on with its step. */
+		unsigned long child = 0;
+		if (ptrace(PTRACE_GETEVENTMSG, tid, NULL, &child) == 0 && child > 0)
+			inf_fork_child_release(r->inf, (pid_t)child, st >> 16 == PTRACE_EVENT_VFORK,
+					       early_take(r, (pid_t)child), true);
+	}
+	if (st >> 16 == PTRACE_EVENT_VFORK_DONE)
+		inf_vfork_done(r->inf);
 	if (st >> 16) { /* other events are not enabled; just go on */
 		t->inflight = true;
 		return ptrace(PTRACE_SINGLESTEP, tid, NULL, NULL) < 0 &&

@@ -177,8 +177,10 @@ struct sw_engine *sw_engine_new(struct inferior *inf, struct trace_writer *w,
 		snprintf(num, sizeof num, "%u", r->psb_period);
 		trace_write_meta(r->w, "psb_period", num);
 	}
+	/* Forks too: a child must not keep gdb's int3 bytes (on_stop). */
 	ptrace(PTRACE_SETOPTIONS, r->pid, NULL,
-	       (void *)(long)(PTRACE_O_TRACECLONE | PTRACE_O_EXITKILL));
+	       (void *)(long)(PTRACE_O_TRACECLONE | PTRACE_O_EXITKILL | PTRACE_O_TRACEFORK |
+			      PTRACE_O_TRACEVFORK | PTRACE_O_TRACEVFORKDONE));
 	if (sideband_update(r->sb, 0, 0) < 0) {
 		snprintf(r->err, r->errlen, "cannot read the mappings of %d",
 			 (int)r->pid);
