@@ -98,7 +98,7 @@ static bool nearest_hit(struct timeline *tl, struct tl_thread *t, bool all, bool
  * the first after the current position and no later than global index
  * limit (t's own at its position is the stop it resumes from); backwards
  * the latest at or before it (t's own at its position counts unless t is
- * shown before it already, before_signal). */
+ * shown before it already, before_signal), not one that ended a history. */
 static bool nearest_signal(const struct timeline *tl, struct tl_thread *t, bool all, bool back,
 			   bool before_signal, uint64_t limit, struct tl_thread **who,
 			   uint64_t *pos, int *sig)
@@ -112,6 +112,11 @@ static bool nearest_signal(const struct timeline *tl, struct tl_thread *t, bool 
 		if (!x || !moves(tl, t, x, all) || (back ? g->pos > x->pos : g->pos < x->pos))
 			continue;
 		if (x == t && g->pos == t->pos && (!back || before_signal))
+			continue;
+		/* One where x's history ends is how the recording ended (a
+		 * crash): that stop is where a reverse starts, not a delivery
+		 * to meet on the way back. */
+		if (back && g->pos >= tl_count(x))
 			continue;
 		if (!back && g->pos > tl_count(x))
 			continue;

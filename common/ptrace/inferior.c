@@ -256,6 +256,12 @@ static void reap_all(struct inferior *inf)
 
 void inferior_kill(struct inferior *inf)
 {
+	if (inf->fork_child) {
+		/* a fork gdb was told of and never let go: it goes too */
+		kill(inf->fork_child, SIGKILL);
+		ptrace_waitpid(inf->fork_child, NULL, __WALL);
+		inf->fork_child = 0;
+	}
 	if (!inf->pid)
 		return;
 	if (!inf->exited) {
@@ -271,6 +277,7 @@ int inferior_detach(struct inferior *inf)
 	if (!inf->pid || inf->exited)
 		return -1;
 	inf_stop_all(inf);
+	inferior_detach_fork_child(inf); /* its breakpoints are out already */
 	inf_remove_all_swbreaks(inf);
 	memset(inf->hw, 0, sizeof(inf->hw));
 	inf->dr7 = 0;

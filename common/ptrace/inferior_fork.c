@@ -14,6 +14,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
@@ -52,13 +53,15 @@ static void restore_bytes(const struct inferior *inf, pid_t pid)
 	close(fd);
 }
 
-void inf_fork_child_release(struct inferior *inf, pid_t child, bool vfork, bool stop_seen,
-			    bool untrap_tsc)
+/* Collect the child's first stop and take the breakpoints out of its
+ * memory; false when it is gone already. */
+static bool clean_child(struct inferior *inf, pid_t child, bool vfork, bool stop_seen,
+			bool untrap_tsc)
 {
 	if (!stop_seen) {
 		int st;
 		if (ptrace_waitpid(child, &st, __WALL) < 0 || !WIFSTOPPED(st))
-			return; /* gone already */
+			return false; /* gone already */
 	}
 	if (untrap_tsc) {
 		/* The recorder traps rdtsc (PR_SET_TSC) in the parent, and the
@@ -80,7 +83,29 @@ void inf_fork_child_release(struct inferior *inf, pid_t child, bool vfork, bool 
 	} else {
 		restore_bytes(inf, child);
 	}
-	ptrace(PTRACE_DETACH, child, NULL, NULL);
+	return true;
+}
+
+void inf_fork_child_release(struct inferior *inf, pid_t child, bool vfork, bool stop_seen,
+			    bool untrap_tsc)
+{
+	if (clean_child(inf, child, vfork, stop_seen, untrap_tsc))
+		ptrace(PTRACE_DETACH, child, NULL, NULL);
+}
+
+void inf_fork_child_hold(struct inferior *inf, pid_t child, bool vfork, bool stop_seen)
+{
+	if (clean_child(inf, child, vfork, stop_seen, false))
+		inf->fork_child = child;
+}
+
+int inferior_detach_fork_child(struct inferior *inf)
+{
+	if (!inf->fork_child)
+		return -1;
+	ptrace(PTRACE_DETACH, inf->fork_child, NULL, NULL);
+	inf->fork_child = 0;
+	return 0;
 }
 
 void inf_vfork_done(struct inferior *inf)
@@ -91,4 +116,29 @@ void inf_vfork_done(struct inferior *inf)
 	for (size_t i = 0; i < inf->nbps; i++)
 		inf_mem_write_raw(inf, inf->bps[i].addr, &int3, 1);
 	inf->vfork_lifted = false;
+}
+
+int inferior_follow_fork_child(struct inferior *inf)
+{
+	pid_t child = inf->fork_child;
+	if (!child)
+		return -1;
+	bool report_forks = inf->report_forks, report_vforks = inf->report_vforks;
+	bool attached = inf->attached;
+	inf->fork_child = 0;
+	inferior_detach(inf);
+	inferior_destroy(inf);
+	memset(inf, 0, sizeof *inf);
+	inf->memfd = -1;
+	inf->pid = child;
+	inf->attached = attached; /* ptrev started the parent, so the child too */
+	if (!inf_add_thread(inf, child))
+		return -1;
+	char mem[64];
+	snprintf(mem, sizeof mem, "/proc/%d/mem", (int)child);
+	inf->memfd = open(mem, O_RDWR | O_CLOEXEC); /* -1: PEEKDATA fallback */
+	inferior_follow_forks(inf, true);
+	inf->report_forks = report_forks;
+	inf->report_vforks = report_vforks;
+	return 0;
 }

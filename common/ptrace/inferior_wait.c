@@ -224,21 +224,36 @@ static void handle_status(struct inferior *inf, pid_t tid, int st, bool stopping
 	if (event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK ||
 	    event == PTRACE_EVENT_VFORK_DONE) {
 		unsigned long child = 0;
+		bool vfork = event == PTRACE_EVENT_VFORK;
+		bool report = vfork ? inf->report_vforks : event == PTRACE_EVENT_FORK
+			      ? inf->report_forks : inf->report_vforks;
 		if (event != PTRACE_EVENT_VFORK_DONE &&
-		    ptrace(PTRACE_GETEVENTMSG, tid, NULL, &child) == 0 && child > 0)
-		{
+		    ptrace(PTRACE_GETEVENTMSG, tid, NULL, &child) == 0 && child > 0) {
 			/* Its first stop may have been taken for a new thread's. */
 			bool seen = inferior_thread(inf, (pid_t)child) != NULL;
 			if (seen)
 				inf_remove_thread(inf, (pid_t)child);
-			inf_fork_child_release(inf, (pid_t)child, event == PTRACE_EVENT_VFORK, seen,
-					       false);
+			if (report)
+				inf_fork_child_hold(inf, (pid_t)child, vfork, seen);
+			else
+				inf_fork_child_release(inf, (pid_t)child, vfork, seen, false);
 		}
 		if (event == PTRACE_EVENT_VFORK_DONE)
 			inf_vfork_done(inf);
 		t = inferior_thread(inf, tid); /* the table may have moved */
 		if (!t)
 			return;
+		if (report && (child > 0 || event == PTRACE_EVENT_VFORK_DONE)) {
+			/* gdb decides what becomes of the child (gdb_server's D) */
+			t->pending = (struct stop_event){
+				.kind = event == PTRACE_EVENT_VFORK_DONE ? STOP_VFORK_DONE
+					: vfork ? STOP_VFORK : STOP_FORK,
+				.tid = tid, .sig = SIGTRAP, .child = (pid_t)child};
+			t->has_pending = true;
+			if (stopping)
+				t->running = false;
+			return;
+		}
 		if (stopping || !t->running)
 			t->running = false;
 		else

@@ -25,6 +25,9 @@ enum stop_kind {
 	STOP_WATCH,    /* a data watchpoint triggered (sig = SIGTRAP) */
 	STOP_EXITED,   /* the whole process exited with exit_code */
 	STOP_KILLED,   /* the whole process was killed by sig */
+	STOP_FORK,     /* the thread forked child (held stopped, reported) */
+	STOP_VFORK,    /* ... vforked it */
+	STOP_VFORK_DONE, /* its vfork child has exec'd or exited */
 };
 
 struct stop_event {
@@ -34,6 +37,7 @@ struct stop_event {
 	int exit_code;
 	uint64_t watch_addr;  /* STOP_WATCH: address gdb asked to watch */
 	int watch_type;       /* STOP_WATCH: 2 write, 3 read, 4 access */
+	pid_t child;          /* STOP_FORK, STOP_VFORK: the new process */
 };
 
 struct inf_thread {
@@ -76,6 +80,9 @@ struct inferior {
 	bool follow_forks;    /* forks traced: children cleaned and let go */
 	bool vfork_lifted;    /* breakpoints out of memory shared with a
 	                         vfork child, until the parent's vfork-done */
+	bool report_forks;    /* forks and vforks are events for gdb: the */
+	bool report_vforks;   /* child is held until detached (fork_child) */
+	pid_t fork_child;     /* a reported child not let go yet, 0 none */
 	uint64_t dr7;
 };
 
@@ -105,6 +112,14 @@ int inferior_attach(struct inferior *inf, pid_t pid, char *err, size_t errlen);
  * on one (inferior_fork.c). The live server turns it on; a recorder that
  * waits for the process itself leaves it off. 0, or -1. */
 int inferior_follow_forks(struct inferior *inf, bool on);
+
+/* Let the reported fork child go (gdb's D;CHILD). 0, or -1 when there is
+ * none. */
+int inferior_detach_fork_child(struct inferior *inf);
+/* follow-fork-mode child: let the parent go (detached) and make the
+ * reported child the process, with its one thread, stopped where the fork
+ * left it. 0, or -1 when there is no child. */
+int inferior_follow_fork_child(struct inferior *inf);
 
 /* Kill the process (SIGKILL) and reap everything. Safe to call twice. */
 void inferior_kill(struct inferior *inf);

@@ -45,5 +45,9 @@ int inf_dr_apply_thread(struct inferior *inf, pid_t tid);
 void inf_fork_child_release(struct inferior *inf, pid_t child, bool vfork, bool stop_seen,
 			    bool untrap_tsc);
 void inf_vfork_done(struct inferior *inf);
+/* The same child kept stopped for gdb, which was told of the fork: its
+ * memory cleaned as above, inf->fork_child set until
+ * inferior_detach_fork_child. */
+void inf_fork_child_hold(struct inferior *inf, pid_t child, bool vfork, bool stop_seen);
 
 #endif

@@ -50,6 +50,9 @@ enum target_stop_kind {
 	TARGET_STOP_HISTORY_BEGIN, /* the start of the recorded history */
 	TARGET_STOP_HISTORY_END,   /* its end: the live present, or the end
 	                              of a saved recording */
+	TARGET_STOP_FORK,       /* the thread forked child (gdb lets it go) */
+	TARGET_STOP_VFORK,      /* ... vforked it */
+	TARGET_STOP_VFORK_DONE, /* its vfork child exec'd or exited */
 };
 
 struct target_stop {
@@ -60,6 +63,7 @@ struct target_stop {
 	uint64_t watch_addr;    /* WATCH: the address gdb asked to watch */
 	int watch_type;         /* WATCH: 2 write, 3 read, 4 access */
 	int core;               /* CPU the thread last ran on, -1 unknown */
+	pid_t child;            /* FORK, VFORK: the new process */
 	/* Registers known at the stop without asking (expedited in the stop
 	 * reply): rbp, rsp and rip, or only rip, or none. */
 	bool have_frame_regs, have_pc;
@@ -124,6 +128,15 @@ struct target_ops {
 	/* ---- execution ---- */
 	bool (*can_reverse)(struct target *t);
 	bool (*can_record)(struct target *t);
+	/* Report forks and vforks to gdb (fork, vfork: what gdb asked for):
+	 * the child is then held until detach_fork_child. False where they
+	 * are not reported (the child is let go, cleaned, by the target). */
+	bool (*report_forks)(struct target *t, bool fork, bool vfork);
+	/* The reported child not let go yet (0: none); let it go. */
+	pid_t (*fork_child)(struct target *t);
+	int (*detach_fork_child)(struct target *t);
+	/* follow-fork-mode child: the parent let go, the child the program. */
+	int (*follow_fork_child)(struct target *t);
 	int (*resume)(struct target *t, const struct target_resume *r);
 	/* 1 with *stop; 0: no stop yet (block false); -1: nothing to wait for. */
 	int (*wait)(struct target *t, struct target_stop *stop, bool block);
@@ -238,6 +251,10 @@ void target_free(struct target *t);
 pid_t target_pid(struct target *t);                                   /* 0 */
 bool target_alive(struct target *t);                                  /* false */
 bool target_attached(struct target *t);                               /* false */
+bool target_report_forks(struct target *t, bool fork, bool vfork);    /* false */
+pid_t target_fork_child(struct target *t);                            /* 0 */
+int target_detach_fork_child(struct target *t);                       /* -1 */
+int target_follow_fork_child(struct target *t);                       /* -1 */
 size_t target_threads(struct target *t, pid_t **ids);                 /* 0 */
 bool target_thread_exists(struct target *t, pid_t tid);
 void target_thread_info(struct target *t, pid_t tid, char *name, size_t namelen, int *core);

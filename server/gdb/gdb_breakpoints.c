@@ -101,6 +101,12 @@ bool gdb_break_packet(struct gdb_server *s, char *pkt, size_t len)
 	}
 	if (type > 4)
 		return false; /* unknown type: empty reply */
+	if (s->g_tid && s->g_tid == target_fork_child(s->target)) {
+		/* A fork child's breakpoints: ptrev took them out of its memory
+		 * when it held it (gdb removes them before detaching it). */
+		strbuf_puts(&s->reply, "OK");
+		return true;
+	}
 	if (type == 3)
 		return false; /* x86 has no read-only watchpoints, as gdbserver */
 	struct agent_expr *conds;

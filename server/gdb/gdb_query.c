@@ -26,6 +26,16 @@ static void handle_qsupported(struct gdb_server *s, const char *args)
 	s->gdb_swbreak = has_feature(args, "swbreak+");
 	s->gdb_hwbreak = has_feature(args, "hwbreak+");
 	s->gdb_multiprocess = has_feature(args, "multiprocess+");
+	/* Forks reported as gdbserver does, where the target can hold the
+	 * child (live, not while recording); gdb names fork children with
+	 * the multiprocess extensions. */
+	bool fork = has_feature(args, "fork-events+") && s->gdb_multiprocess;
+	bool vfork = has_feature(args, "vfork-events+") && s->gdb_multiprocess;
+	s->fork_events = s->vfork_events = false;
+	if ((fork || vfork) && target_report_forks(s->target, fork, vfork)) {
+		s->fork_events = fork;
+		s->vfork_events = vfork;
+	}
 	strbuf_printf(&s->reply, "PacketSize=%x", RSP_MAX_PACKET);
 	strbuf_puts(&s->reply,
 		    ";QPassSignals+;QProgramSignals+;QStartNoAckMode+"
@@ -42,6 +52,10 @@ static void handle_qsupported(struct gdb_server *s, const char *args)
 			    ";qXfer:btrace:read+;qXfer:btrace-conf:read+");
 	if (s->gdb_multiprocess)
 		strbuf_puts(&s->reply, ";multiprocess+");
+	if (s->fork_events)
+		strbuf_puts(&s->reply, ";fork-events+");
+	if (s->vfork_events)
+		strbuf_puts(&s->reply, ";vfork-events+");
 	if (s->gdb_swbreak)
 		strbuf_puts(&s->reply, ";swbreak+");
 	if (s->gdb_hwbreak)

@@ -258,6 +258,14 @@ void gdb_stop_reply(struct gdb_server *s, const struct target_stop *stop)
 	case TARGET_STOP_HISTORY_END:
 		strbuf_puts(out, "replaylog:end;");
 		break;
+	case TARGET_STOP_FORK:
+	case TARGET_STOP_VFORK:
+		strbuf_printf(out, "%s:p%x.%x;", stop->kind == TARGET_STOP_FORK ? "fork" : "vfork",
+			      (unsigned)stop->child, (unsigned)stop->child);
+		break;
+	case TARGET_STOP_VFORK_DONE:
+		strbuf_puts(out, "vforkdone:;");
+		break;
 	default:
 		break;
 	}

@@ -64,9 +64,35 @@ void gdb_server_destroy(struct gdb_server *s)
 }
 
 /* D and D;PID: let the program go (a recording ends where gdb leaves).
- * In extended mode the session then waits for the next program. */
-static void handle_detach(struct gdb_server *s)
+ * In extended mode the session then waits for the next program. D;CHILD
+ * lets a reported fork child go (follow-fork-mode parent). */
+static void handle_detach(struct gdb_server *s, const char *arg)
 {
+	pid_t child = target_fork_child(s->target);
+	if (*arg == ';' && child && strtol(arg + 1, NULL, 16) == child) {
+		strbuf_puts(&s->reply, target_detach_fork_child(s->target) == 0 ? "OK" : "E01");
+		if (s->g_tid == child)
+			s->g_tid = target_pid(s->target);
+		return;
+	}
+	if (child) {
+		/* follow-fork-mode child: gdb lets the parent go; the child is
+		 * the program now, with none of the parent's breakpoints (gdb
+		 * inserts them again) nor branch tracing. */
+		if (target_follow_fork_child(s->target) != 0) {
+			strbuf_puts(&s->reply, "E01");
+			return;
+		}
+		gdb_points_clear(s);
+		free(s->btrace);
+		s->btrace = NULL;
+		s->nbtrace = 0;
+		s->g_tid = child;
+		s->c_tid = 0;
+		memset(&s->last, 0, sizeof s->last);
+		strbuf_puts(&s->reply, "OK");
+		return;
+	}
 	if (target_detach(s->target) != 0) {
 		strbuf_puts(&s->reply, "E01");
 		return;
@@ -114,7 +140,12 @@ static void handle_set_thread(struct gdb_server *s, const char *arg)
 	}
 	if (op == 'c')
 		s->c_tid = tid > 0 && target_thread_exists(s->target, tid) ? tid : 0;
-	if (op == 'g') {
+	pid_t child = target_fork_child(s->target);
+	if (op == 'g' && child && (pid == child || tid == child)) {
+		/* The fork child gdb was told of: gdb takes its breakpoints
+		 * out (already out: z is a no-op there) before it detaches it. */
+		s->g_tid = child;
+	} else if (op == 'g') {
 		if (tid > 0) {
 			if (!target_thread_exists(s->target, tid)) {
 				strbuf_puts(&s->reply, "E01");
@@ -218,7 +249,7 @@ void gdb_server_dispatch(struct gdb_server *s, char *pkt, size_t len, bool *no_r
 		handle_thread_alive(s, pkt + 1);
 		return;
 	case 'D':
-		handle_detach(s);
+		handle_detach(s, pkt + 1);
 		return;
 	case 'k':
 		/* gdb expects no reply to k. */
@@ -360,5 +391,9 @@ void gdb_server_fuzz_one(const uint8_t *data, size_t n)
 	free(pkt);
 	vfile_close_all(&s.vfs);
 	gdb_points_clear(&s);
+	free(s.btrace); /* Qbtrace:pt with no target still lists the thread */
+	s.btrace = NULL;
+	s.nbtrace = 0;
+	gdb_extended_destroy(&s);
 	strbuf_free(&s.reply);
 }

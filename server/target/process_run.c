@@ -113,6 +113,8 @@ static void stop_from_event(struct inferior *inf, const struct stop_event *ev,
 		[STOP_STEP] = TARGET_STOP_STEP, [STOP_SWBREAK] = TARGET_STOP_SWBREAK,
 		[STOP_HWBREAK] = TARGET_STOP_HWBREAK, [STOP_WATCH] = TARGET_STOP_WATCH,
 		[STOP_EXITED] = TARGET_STOP_EXITED, [STOP_KILLED] = TARGET_STOP_KILLED,
+		[STOP_FORK] = TARGET_STOP_FORK, [STOP_VFORK] = TARGET_STOP_VFORK,
+		[STOP_VFORK_DONE] = TARGET_STOP_VFORK_DONE,
 	};
 	memset(stop, 0, sizeof *stop);
 	stop->kind = kinds[ev->kind];
@@ -121,6 +123,7 @@ static void stop_from_event(struct inferior *inf, const struct stop_event *ev,
 	stop->exit_code = ev->exit_code;
 	stop->watch_addr = ev->watch_addr;
 	stop->watch_type = ev->watch_type;
+	stop->child = ev->child;
 	stop->core = -1;
 	if (ev->kind == STOP_EXITED || ev->kind == STOP_KILLED)
 		return;

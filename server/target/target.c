@@ -22,6 +22,30 @@ bool target_alive(struct target *t)
 	return t && t->ops->alive(t);
 }
 
+bool target_report_forks(struct target *t, bool fork, bool vfork)
+{
+	OWNER(t, report_forks);
+	return t && t->ops->report_forks(t, fork, vfork);
+}
+
+pid_t target_fork_child(struct target *t)
+{
+	OWNER(t, fork_child);
+	return t ? t->ops->fork_child(t) : 0;
+}
+
+int target_detach_fork_child(struct target *t)
+{
+	OWNER(t, detach_fork_child);
+	return t ? t->ops->detach_fork_child(t) : -1;
+}
+
+int target_follow_fork_child(struct target *t)
+{
+	OWNER(t, follow_fork_child);
+	return t ? t->ops->follow_fork_child(t) : -1;
+}
+
 bool target_attached(struct target *t)
 {
 	OWNER(t, attached);

@@ -3,10 +3,12 @@
 #include "target_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ptrev/target_xfer.h"
 
@@ -62,6 +64,29 @@ static bool live_alive(struct target *t)
 static bool live_attached(struct target *t)
 {
 	return live(t)->attached;
+}
+
+static bool live_report_forks(struct target *t, bool fork, bool vfork)
+{
+	struct live_target *l = live(t);
+	l->inf.report_forks = fork && l->inf.follow_forks;
+	l->inf.report_vforks = vfork && l->inf.follow_forks;
+	return l->inf.follow_forks;
+}
+
+static pid_t live_fork_child(struct target *t)
+{
+	return live(t)->inf.fork_child;
+}
+
+static int live_detach_fork_child(struct target *t)
+{
+	return inferior_detach_fork_child(&live(t)->inf);
+}
+
+static int live_follow_fork_child(struct target *t)
+{
+	return inferior_follow_fork_child(&live(t)->inf);
 }
 
 static size_t live_threads(struct target *t, pid_t **ids)
@@ -168,17 +193,35 @@ static int live_store_registers(struct target *t, pid_t tid, const struct amd64_
 	       inferior_set_xstate(&l->inf, tid, rf->xsave, rf->xsave_len) == 0 ? 0 : -1;
 }
 
+/* The memory of a fork child gdb was told of (gdb reads and writes it
+ * between the fork and its detach). */
+static ssize_t child_memory(pid_t child, uint64_t addr, void *buf, size_t len, bool write)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/mem", (int)child);
+	int fd = open(path, (write ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = write ? pwrite(fd, buf, len, (off_t)addr) : pread(fd, buf, len, (off_t)addr);
+	close(fd);
+	return n;
+}
+
 static ssize_t live_read_memory(struct target *t, pid_t tid, uint64_t addr, void *buf, size_t len)
 {
-	(void)tid; /* one address space */
-	return running(live(t)) ? inferior_read_mem(&live(t)->inf, addr, buf, len) : -1;
+	struct live_target *l = live(t);
+	if (tid && tid == l->inf.fork_child)
+		return child_memory(tid, addr, buf, len, false);
+	return running(l) ? inferior_read_mem(&l->inf, addr, buf, len) : -1; /* one address space */
 }
 
 static ssize_t live_write_memory(struct target *t, pid_t tid, uint64_t addr, const void *buf,
 				 size_t len)
 {
-	(void)tid;
-	return running(live(t)) ? inferior_write_mem(&live(t)->inf, addr, buf, len) : -1;
+	struct live_target *l = live(t);
+	if (tid && tid == l->inf.fork_child)
+		return child_memory(tid, addr, (void *)buf, len, true);
+	return running(l) ? inferior_write_mem(&l->inf, addr, buf, len) : -1;
 }
 
 static uint64_t live_xcr0(struct target *t)
@@ -304,6 +347,10 @@ static const struct target_ops live_ops = {
 	.pid = live_pid,
 	.alive = live_alive,
 	.attached = live_attached,
+	.report_forks = live_report_forks,
+	.fork_child = live_fork_child,
+	.detach_fork_child = live_detach_fork_child,
+	.follow_fork_child = live_follow_fork_child,
 	.threads = live_threads,
 	.thread_info = live_thread_info,
 	.can_record = live_can_record,

@@ -288,9 +288,19 @@ static void recording_destroy(struct target *t)
 	free(t);
 }
 
+/* While recording, forks are not reported to gdb: the engine lets each
+ * child go, cleaned (recorder_sw_stop.c). */
+static bool recording_report_forks(struct target *t, bool fork, bool vfork)
+{
+	(void)fork;
+	(void)vfork;
+	return !rec(t)->engine && target_report_forks(t->beneath, fork, vfork);
+}
+
 /* Once finished (detach, kill) the target passes everything down. */
 static const struct target_ops recording_ops = {
 	.name = "recording",
+	.report_forks = recording_report_forks,
 	.threads = recording_threads,
 	.can_reverse = recording_can_reverse,
 	.resume = recording_resume,

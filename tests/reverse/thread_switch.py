@@ -134,18 +134,16 @@ def events_of(order):
 class Model:
     """Where the program stands among the events: at event i (about to make
     it), -1 at the start, len at the end. reverse-continue goes to the
-    previous bump (signals do not stop it), continue to the next event."""
+    previous event (a signal's delivery stops it too, as under gdb's record
+    full), continue to the next one."""
 
     def __init__(self, order):
         self.ev = events_of(order)
         self.i = len(self.ev)
 
     def back(self):
-        j = self.i - 1
-        while j >= 0 and self.ev[j] == 'sig':
-            j -= 1
-        self.i = max(j, -1)
-        return 'begin' if j < 0 else self.ev[j]
+        self.i = max(self.i - 1, -1)
+        return 'begin' if self.i < 0 else self.ev[self.i]
 
     def fwd(self):
         self.i = min(self.i + 1, len(self.ev))
@@ -157,10 +155,10 @@ def stops(outs, names):
 
 
 def saved_session(c, ptrev, prog, trace, order, pid, tids):
-    n = len(order)
+    n = len(events_of(order))  # the bumps and the signal
     lines = ['target remote | %s replay --stdio %s' % (ptrev, trace)] + breaks()
     lines += ['reverse-continue'] * (n + 1) + ['info threads', 'monitor when']
-    lines += ['continue'] * (n + 2) + ['monitor when']
+    lines += ['continue'] * (n + 1) + ['monitor when']
     text = run_gdb(prog, lines)
     # gdb prints what a monitor command says on stderr: in order there.
     at = re.findall(r'All threads: instruction (\d+) of (\d+)', text)
@@ -168,13 +166,13 @@ def saved_session(c, ptrev, prog, trace, order, pid, tids):
             'monitor when should show the global position at the start and the end: %s' % at)
     outs = stops(commands(text), ('reverse-continue', 'continue', 'info threads'))
     m = Model(order)
-    follow(c, 'saved reverse-continue', outs[:n + 1], [m.back() for _ in range(n + 1)], tids,
-           pid)
+    follow(c, 'saved reverse-continue', outs[:n + 1], [m.back() for _ in range(n + 1)],
+           {**tids, 'sig': tids['s']}, pid)
     at_start = outs[n + 1][1]
     c.check(len(re.findall(r'Thread \d+\.\d+', at_start)) == 1,
             'info threads at the start should list only the main thread:\n' + at_start)
     m.i = -1
-    follow(c, 'saved continue', outs[n + 2:], [m.fwd() for _ in range(n + 2)],
+    follow(c, 'saved continue', outs[n + 2:], [m.fwd() for _ in range(n + 1)],
            {**tids, 'sig': tids['s']}, pid)
     if c.bad:
         print(text)
@@ -183,29 +181,36 @@ def saved_session(c, ptrev, prog, trace, order, pid, tids):
 def mixed_session(c, ptrev, prog, trace, order, pid, tids):
     """From the end: back 5, forward 2, select the main thread, back 3,
     reverse-stepi twice in the worker that stopped, forward 1."""
+    # Back 3 at least, and on until a bump (a signal's delivery stops a
+    # reverse-continue too; the reverse-stepis want a bump).
+    m = Model(order)
+    expected = [m.back() for _ in range(5)] + [m.fwd() for _ in range(2)]
+    nback = 0
+    while nback < 3 or (expected[-1] not in tids and expected[-1] != 'begin'):
+        expected.append(m.back())
+        nback += 1
     lines = ['target remote | %s replay --stdio %s' % (ptrev, trace)] + breaks()
-    lines += ['reverse-continue'] * 5 + ['continue'] * 2 + ['thread 1'] + ['reverse-continue'] * 3
+    lines += ['reverse-continue'] * 5 + ['continue'] * 2 + ['thread 1']
+    lines += ['reverse-continue'] * nback
     lines += ['reverse-stepi', 'reverse-stepi', 'thread', 'info threads', 'continue']
     text = run_gdb(prog, lines)
     outs = stops(commands(text), ('reverse-continue', 'continue', 'reverse-stepi', 'thread',
                                   'info threads'))
-    m = Model(order)
-    expected = [m.back() for _ in range(5)] + [m.fwd() for _ in range(2)]
-    expected += [m.back() for _ in range(3)]
-    follow(c, 'mixed', outs[:10], expected, {**tids, 'sig': tids['s']}, pid)
+    n = len(expected)
+    follow(c, 'mixed', outs[:n], expected, {**tids, 'sig': tids['s']}, pid)
     last = expected[-1]
     if last not in tids:
         c.check(False, 'mixed: the schedule ended at %r, expected a bump' % last)
         return
-    for cmd, out in outs[10:12]:
+    for cmd, out in outs[n:n + 2]:
         c.check('Switching' not in out, 'reverse-stepi switched threads:\n' + out)
-    cur = outs[12][1]
+    cur = outs[n + 2][1]
     c.check('Thread %d.%d' % (pid, tids[last]) in cur,
             'after reverse-stepi the current thread should be %d:\n%s' % (tids[last], cur))
-    infos = outs[13][1]
+    infos = outs[n + 3][1]
     c.check(len(re.findall(r'Thread \d+\.\d+', infos)) == 3,
             'both workers exist at a bump:\n' + infos)
-    kind, _ = stop_of(outs[14][1])
+    kind, _ = stop_of(outs[n + 4][1])
     c.check(kind == last, 'continue after reverse-stepi should reach the same bump %r again, '
             'got %r\n%s' % (last, kind, outs[14][1]))
     if c.bad:
@@ -270,7 +275,7 @@ def stepping_session(c, ptrev, prog, trace, order, pid, tids):
               + order)
         return
     k = pick
-    back = sum(1 for e in range(k, len(ev)) if ev[e] != 'sig')
+    back = len(ev) - k  # every event from the end back to ev[k] stops it
     lines = ['target remote | %s replay --stdio %s' % (ptrev, trace)] + breaks()
     lines += ['reverse-continue'] * back + ['stepi 100000', 'thread']
     text = run_gdb(prog, lines)

@@ -5,8 +5,10 @@ children run (e2e_fork): under gdbserver (the oracle) and under ptrev serve
 the children end normally (they would die of the breakpoint's int3 if it
 stayed in their memory), the parent stops at its own call with the same
 frames, and exits 0. gdbserver also reports the forks to gdb, which prints
-"[Detaching after fork ...]"; ptrev lets the children go itself (no fork
-events yet), so those lines are not compared.
+"[Detaching after fork ...]", as ptrev does when it does not record (the
+e2e case fork.gdb compares those transcripts whole); while recording ptrev
+lets the children go itself, so those lines are not compared here. Also
+follow-fork-mode child against gdbserver.
 
 usage: fork_children.py PTREV PROGRAM_DIR
 """
@@ -24,9 +26,9 @@ def check(cond, what):
         FAILURES.append(what)
 
 
-def run(server, prog):
-    cmds = ['target remote | %s %s' % (server, prog), 'break work', 'continue', 'print x',
-            'bt', 'continue']
+def run(server, prog, setup=()):
+    cmds = (['target remote | %s %s' % (server, prog)] + list(setup) +
+            ['break work', 'continue', 'print x', 'bt', 'continue'])
     args = ['gdb', '-nx', '-batch', '-ex', 'set sysroot']
     for c in cmds:
         args += ['-ex', c]
@@ -34,9 +36,9 @@ def run(server, prog):
     text = r.stdout + r.stderr
     return {
         'children': re.findall(r'fork child (\d+), vfork child (\d+)', text),
-        'stops': re.findall(r'^Breakpoint 1, (work \(x=\d+\))', text, re.M),
+        'stops': re.findall(r'Breakpoint 1, (work \(x=\d+\))', text),
         'frames': re.findall(r'^#\d+\s+(?:0x[0-9a-f]+ in )?(\w+)', text, re.M),
-        'end': re.findall(r'\[Inferior 1 \(process \d+\) (exited [^\]]*)\]', text),
+        'end': re.findall(r'\[Inferior \d+ \(process \d+\) (exited [^\]]*)\]', text),
     }
 
 
@@ -58,6 +60,16 @@ def main():
     # children also get rdtsc back, which the recorder traps).
     rec = run('%s serve --stdio --record --no-stop-at-exit --' % ptrev, prog)
     check(rec == got, 'the same while recording (%s)' % rec)
+    # follow-fork-mode child: gdb lets the parent go and debugs the child,
+    # which stops at its own call (x=21) and ends normally.
+    child = ['set follow-fork-mode child']
+    want = run('gdbserver -', prog, child)
+    got = run('%s serve --stdio --' % ptrev, prog, child)
+    check(want['stops'] == ['work (x=21)'] and got['stops'] == want['stops'] and
+          got['frames'] == want['frames'] and got['end'] == want['end'],
+          'follow-fork-mode child: the child stops at its call and ends as under gdbserver '
+          '(%s %s %s; gdbserver %s %s %s)' % (got['stops'], got['frames'], got['end'],
+                                              want['stops'], want['frames'], want['end']))
     print('%d failure(s)' % len(FAILURES))
     return 1 if FAILURES else 0
 
