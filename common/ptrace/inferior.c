@@ -272,6 +272,33 @@ void inferior_kill(struct inferior *inf)
 	inf->pid = 0;
 }
 
+/* follow-fork-mode child (inferior.h): here with the life cycle, since it
+ * detaches one process and takes on another. */
+int inferior_follow_fork_child(struct inferior *inf)
+{
+	pid_t child = inf->fork_child;
+	if (!child)
+		return -1;
+	bool report_forks = inf->report_forks, report_vforks = inf->report_vforks;
+	bool attached = inf->attached;
+	inf->fork_child = 0;
+	inferior_detach(inf);
+	inferior_destroy(inf);
+	memset(inf, 0, sizeof *inf);
+	inf->memfd = -1;
+	inf->pid = child;
+	inf->attached = attached; /* ptrev started the parent, so the child too */
+	if (!inf_add_thread(inf, child))
+		return -1;
+	char mem[64];
+	snprintf(mem, sizeof mem, "/proc/%d/mem", (int)child);
+	inf->memfd = open(mem, O_RDWR | O_CLOEXEC); /* -1: PEEKDATA fallback */
+	inferior_follow_forks(inf, true);
+	inf->report_forks = report_forks;
+	inf->report_vforks = report_vforks;
+	return 0;
+}
+
 int inferior_detach(struct inferior *inf)
 {
 	if (!inf->pid || inf->exited)

@@ -27,7 +27,8 @@ int inferior_follow_forks(struct inferior *inf, bool on)
 {
 	long opts = PTRACE_O_TRACECLONE | (inf->attached ? 0 : PTRACE_O_EXITKILL);
 	if (on)
-		opts |= PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACEVFORKDONE;
+		opts |= PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACEVFORKDONE |
+			PTRACE_O_TRACEEXEC;
 	int rc = 0;
 	for (size_t i = 0; i < inf->nthreads; i++)
 		if (ptrace(PTRACE_SETOPTIONS, inf->threads[i].tid, NULL, (void *)opts) < 0 &&
@@ -118,27 +119,23 @@ void inf_vfork_done(struct inferior *inf)
 	inf->vfork_lifted = false;
 }
 
-int inferior_follow_fork_child(struct inferior *inf)
+void inf_after_exec(struct inferior *inf)
 {
-	pid_t child = inf->fork_child;
-	if (!child)
-		return -1;
-	bool report_forks = inf->report_forks, report_vforks = inf->report_vforks;
-	bool attached = inf->attached;
-	inf->fork_child = 0;
-	inferior_detach(inf);
-	inferior_destroy(inf);
-	memset(inf, 0, sizeof *inf);
-	inf->memfd = -1;
-	inf->pid = child;
-	inf->attached = attached; /* ptrev started the parent, so the child too */
-	if (!inf_add_thread(inf, child))
-		return -1;
+	/* One thread is left, with the process id (the kernel gave the
+	 * exec'ing thread the leader's); the old program's memory, and with
+	 * it every int3, is gone, and so are the debug registers. */
+	for (size_t i = inf->nthreads; i-- > 0;)
+		if (inf->threads[i].tid != inf->pid)
+			inf_remove_thread(inf, inf->threads[i].tid);
+	inf_add_thread(inf, inf->pid);
+	inf->nbps = 0;
+	inf->vfork_lifted = false;
+	memset(inf->hw, 0, sizeof inf->hw);
+	inf->dr7 = 0;
+	/* /proc/PID/mem is bound to the memory it was opened on */
+	if (inf->memfd >= 0)
+		close(inf->memfd);
 	char mem[64];
-	snprintf(mem, sizeof mem, "/proc/%d/mem", (int)child);
-	inf->memfd = open(mem, O_RDWR | O_CLOEXEC); /* -1: PEEKDATA fallback */
-	inferior_follow_forks(inf, true);
-	inf->report_forks = report_forks;
-	inf->report_vforks = report_vforks;
-	return 0;
+	snprintf(mem, sizeof mem, "/proc/%d/mem", (int)inf->pid);
+	inf->memfd = open(mem, O_RDWR | O_CLOEXEC);
 }

@@ -221,6 +221,20 @@ static void handle_status(struct inferior *inf, pid_t tid, int st, bool stopping
 			real_resume(t, t->stepping, 0);
 		return;
 	}
+	if (event == PTRACE_EVENT_EXEC) {
+		inf_after_exec(inf);
+		t = inferior_thread(inf, inf->pid);
+		if (!t)
+			return;
+		/* Without exec events gdb sees the SIGTRAP an exec used to be. */
+		t->pending = (struct stop_event){
+			.kind = inf->report_exec ? STOP_EXEC : STOP_SIGNAL,
+			.tid = inf->pid, .sig = SIGTRAP};
+		t->has_pending = true;
+		if (stopping)
+			t->running = false;
+		return;
+	}
 	if (event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK ||
 	    event == PTRACE_EVENT_VFORK_DONE) {
 		unsigned long child = 0;

@@ -24,7 +24,7 @@ struct gdb_server {
 
 	/* What gdb told us in qSupported. */
 	bool gdb_swbreak, gdb_hwbreak, gdb_multiprocess;
-	bool fork_events, vfork_events; /* agreed: forks are reported (live) */
+	bool fork_events, vfork_events, exec_events; /* agreed: reported (live) */
 
 	pid_t g_tid;               /* Hg: thread for register/memory access */
 	pid_t c_tid;               /* Hc: thread bs/bc move (0: the Hg one) */

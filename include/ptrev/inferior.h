@@ -28,6 +28,7 @@ enum stop_kind {
 	STOP_FORK,     /* the thread forked child (held stopped, reported) */
 	STOP_VFORK,    /* ... vforked it */
 	STOP_VFORK_DONE, /* its vfork child has exec'd or exited */
+	STOP_EXEC,     /* the process exec'd (reported); one thread left */
 };
 
 struct stop_event {
@@ -82,6 +83,7 @@ struct inferior {
 	                         vfork child, until the parent's vfork-done */
 	bool report_forks;    /* forks and vforks are events for gdb: the */
 	bool report_vforks;   /* child is held until detached (fork_child) */
+	bool report_exec;     /* an exec is an event for gdb, else a SIGTRAP */
 	pid_t fork_child;     /* a reported child not let go yet, 0 none */
 	uint64_t dr7;
 };

@@ -49,5 +49,8 @@ void inf_vfork_done(struct inferior *inf);
  * memory cleaned as above, inf->fork_child set until
  * inferior_detach_fork_child. */
 void inf_fork_child_hold(struct inferior *inf, pid_t child, bool vfork, bool stop_seen);
+/* After PTRACE_EVENT_EXEC: one thread (the pid), no breakpoints, debug
+ * registers or memory file of the old program. */
+void inf_after_exec(struct inferior *inf);
 
 #endif

@@ -53,6 +53,7 @@ enum target_stop_kind {
 	TARGET_STOP_FORK,       /* the thread forked child (gdb lets it go) */
 	TARGET_STOP_VFORK,      /* ... vforked it */
 	TARGET_STOP_VFORK_DONE, /* its vfork child exec'd or exited */
+	TARGET_STOP_EXEC,       /* the process exec'd a new program */
 };
 
 struct target_stop {
@@ -128,10 +129,10 @@ struct target_ops {
 	/* ---- execution ---- */
 	bool (*can_reverse)(struct target *t);
 	bool (*can_record)(struct target *t);
-	/* Report forks and vforks to gdb (fork, vfork: what gdb asked for):
-	 * the child is then held until detach_fork_child. False where they
-	 * are not reported (the child is let go, cleaned, by the target). */
-	bool (*report_forks)(struct target *t, bool fork, bool vfork);
+	/* Report forks, vforks and execs to gdb (what gdb asked for): a
+	 * child is then held until detach_fork_child. False where they are
+	 * not reported (a child is let go, cleaned, by the target). */
+	bool (*report_forks)(struct target *t, bool fork, bool vfork, bool exec);
 	/* The reported child not let go yet (0: none); let it go. */
 	pid_t (*fork_child)(struct target *t);
 	int (*detach_fork_child)(struct target *t);
@@ -251,7 +252,7 @@ void target_free(struct target *t);
 pid_t target_pid(struct target *t);                                   /* 0 */
 bool target_alive(struct target *t);                                  /* false */
 bool target_attached(struct target *t);                               /* false */
-bool target_report_forks(struct target *t, bool fork, bool vfork);    /* false */
+bool target_report_forks(struct target *t, bool fork, bool vfork, bool exec); /* false */
 pid_t target_fork_child(struct target *t);                            /* 0 */
 int target_detach_fork_child(struct target *t);                       /* -1 */
 int target_follow_fork_child(struct target *t);                       /* -1 */

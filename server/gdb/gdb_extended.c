@@ -52,8 +52,8 @@ void gdb_extended_end_program(struct gdb_server *s)
 static void adopt(struct gdb_server *s, struct target *t)
 {
 	s->target = t;
-	if (s->fork_events || s->vfork_events)
-		target_report_forks(t, s->fork_events, s->vfork_events);
+	if (s->fork_events || s->vfork_events || s->exec_events)
+		target_report_forks(t, s->fork_events, s->vfork_events, s->exec_events);
 	memset(&s->last, 0, sizeof s->last); /* nothing reported of it yet */
 	struct target_stop first;
 	if (target_current_stop(s->target, 0, &s->last, &first) == 0) {

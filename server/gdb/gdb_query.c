@@ -31,10 +31,12 @@ static void handle_qsupported(struct gdb_server *s, const char *args)
 	 * the multiprocess extensions. */
 	bool fork = has_feature(args, "fork-events+") && s->gdb_multiprocess;
 	bool vfork = has_feature(args, "vfork-events+") && s->gdb_multiprocess;
-	s->fork_events = s->vfork_events = false;
-	if ((fork || vfork) && target_report_forks(s->target, fork, vfork)) {
+	bool exec = has_feature(args, "exec-events+") && s->gdb_multiprocess;
+	s->fork_events = s->vfork_events = s->exec_events = false;
+	if ((fork || vfork || exec) && target_report_forks(s->target, fork, vfork, exec)) {
 		s->fork_events = fork;
 		s->vfork_events = vfork;
+		s->exec_events = exec;
 	}
 	strbuf_printf(&s->reply, "PacketSize=%x", RSP_MAX_PACKET);
 	strbuf_puts(&s->reply,
@@ -56,6 +58,8 @@ static void handle_qsupported(struct gdb_server *s, const char *args)
 		strbuf_puts(&s->reply, ";fork-events+");
 	if (s->vfork_events)
 		strbuf_puts(&s->reply, ";vfork-events+");
+	if (s->exec_events)
+		strbuf_puts(&s->reply, ";exec-events+");
 	if (s->gdb_swbreak)
 		strbuf_puts(&s->reply, ";swbreak+");
 	if (s->gdb_hwbreak)

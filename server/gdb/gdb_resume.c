@@ -15,7 +15,9 @@
 #define MAX_ACTIONS 64
 
 /* Parse ";ACTION[:TID];ACTION[:TID]..." into acts. */
-static int parse_vcont(const char *p, struct target_action *acts, int max)
+/* -2: an action for process other (a held fork child: ptrev runs one
+ * process, so gdb's detach-on-fork off cannot be followed). */
+static int parse_vcont(const char *p, struct target_action *acts, int max, pid_t other)
 {
 	int n = 0;
 	while (*p == ';') {
@@ -40,6 +42,8 @@ static int parse_vcont(const char *p, struct target_action *acts, int max)
 			const char *end;
 			if (!gdb_parse_thread_id(p + 1, &end, &pid, &tid))
 				return -1;
+			if (other && pid == other)
+				return -2;
 			a.tid = tid == 0 ? -1 : tid;
 			p = end;
 		}
@@ -176,13 +180,19 @@ static void run_and_report(struct gdb_server *s, struct target_resume *r)
 	s->last = stop;
 	if (stop.kind != TARGET_STOP_EXITED && stop.kind != TARGET_STOP_KILLED)
 		s->g_tid = stop.tid;
+	if (stop.kind == TARGET_STOP_EXEC)
+		gdb_points_clear(s); /* gone with the old program; gdb inserts them again */
 	gdb_stop_reply(s, &stop);
 }
 
 void gdb_resume_and_wait(struct gdb_server *s, const char *spec)
 {
 	struct target_action acts[MAX_ACTIONS];
-	int n = spec[0] == ';' ? parse_vcont(spec, acts, MAX_ACTIONS) : parse_legacy(s, spec, acts);
+	int n = spec[0] == ';' ? parse_vcont(spec, acts, MAX_ACTIONS, target_fork_child(s->target))
+			       : parse_legacy(s, spec, acts);
+	if (n == -2)
+		fprintf(stderr, "ptrev: gdb asks to run the fork child too (set detach-on-fork off): "
+			"ptrev debugs one process; use detach-on-fork on\n");
 	if (n <= 0) {
 		strbuf_puts(&s->reply, "E01");
 		return;
@@ -266,6 +276,17 @@ void gdb_stop_reply(struct gdb_server *s, const struct target_stop *stop)
 	case TARGET_STOP_VFORK_DONE:
 		strbuf_puts(out, "vforkdone:;");
 		break;
+	case TARGET_STOP_EXEC: {
+		/* The new program's path; gdb loads its symbols */
+		struct strbuf path = STRBUF_INIT;
+		if (target_exec_file(s->target, &path) == 0 && path.len) {
+			strbuf_puts(out, "exec:");
+			strbuf_hex(out, path.data, path.len);
+			strbuf_putc(out, ';');
+		}
+		strbuf_free(&path);
+		break;
+	}
 	default:
 		break;
 	}

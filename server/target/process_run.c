@@ -114,7 +114,7 @@ static void stop_from_event(struct inferior *inf, const struct stop_event *ev,
 		[STOP_HWBREAK] = TARGET_STOP_HWBREAK, [STOP_WATCH] = TARGET_STOP_WATCH,
 		[STOP_EXITED] = TARGET_STOP_EXITED, [STOP_KILLED] = TARGET_STOP_KILLED,
 		[STOP_FORK] = TARGET_STOP_FORK, [STOP_VFORK] = TARGET_STOP_VFORK,
-		[STOP_VFORK_DONE] = TARGET_STOP_VFORK_DONE,
+		[STOP_VFORK_DONE] = TARGET_STOP_VFORK_DONE, [STOP_EXEC] = TARGET_STOP_EXEC,
 	};
 	memset(stop, 0, sizeof *stop);
 	stop->kind = kinds[ev->kind];

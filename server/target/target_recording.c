@@ -290,11 +290,9 @@ static void recording_destroy(struct target *t)
 
 /* While recording, forks are not reported to gdb: the engine lets each
  * child go, cleaned (recorder_sw_stop.c). */
-static bool recording_report_forks(struct target *t, bool fork, bool vfork)
+static bool recording_report_forks(struct target *t, bool fork, bool vfork, bool exec)
 {
-	(void)fork;
-	(void)vfork;
-	return !rec(t)->engine && target_report_forks(t->beneath, fork, vfork);
+	return !rec(t)->engine && target_report_forks(t->beneath, fork, vfork, exec);
 }
 
 /* Once finished (detach, kill) the target passes everything down. */
