@@ -26,11 +26,9 @@ static void usage(FILE *f)
 {
 	fputs("usage:\n"
 	      "  ptrev serve  [--listen HOST:PORT [--reconnect] | --stdio] [--backend auto|pt|sw]\n"
-	      "               [--record | -o FILE [--no-copy] [--force] [--no-stop-at-exit]] -- PROG [ARGS...]\n"
-	      "  ptrev serve  --multi [options as above] [-- PROG [ARGS...]]\n"
-	      "  ptrev serve  --attach PID [options as above]\n"
-	      "  (and gdbserver's --disable-packet=vCont,T,Tthread,qC,qfThreadInfo,threads)\n"
-	      "  (either: [--wrapper WRAPPER [ARGS...] --] runs the program through WRAPPER)\n"
+	      "               [--record | -o FILE [--no-copy] [--force] [--no-stop-at-exit]]\n"
+	      "               [--wrapper WRAPPER [ARGS...] --] [--disable-packet=LIST]\n"
+	      "               (-- PROG [ARGS...] | --attach PID | --multi [-- PROG [ARGS...]])\n"
 	      "  ptrev record [--backend auto|pt|event|sw] [--psb-period BYTES] [--no-copy] [--force]\n"
 	      "               -o FILE -- PROG [ARGS...]\n"
 	      "  ptrev replay [--listen HOST:PORT | --stdio] FILE\n"
@@ -44,7 +42,9 @@ static void usage(FILE *f)
 	      "--reconnect: when gdb disconnects, the program waits, stopped, for the next gdb\n"
 	      "(gdbserver without --once); without it ptrev ends the program and exits.\n"
 	      "--multi: for gdb's target extended-remote: `run` starts (again) the program gdb names,\n"
-	      "`kill` and the program's end leave ptrev waiting; `monitor exit` ends it.\n",
+	      "`kill` and the program's end leave ptrev waiting; `monitor exit` ends it.\n"
+	      "--attach PID serves a running process; --wrapper runs the program through WRAPPER,\n"
+	      "which execs it; --disable-packet=vCont,T,Tthread,qC,qfThreadInfo,threads as gdbserver.\n",
 	      f);
 }
 
