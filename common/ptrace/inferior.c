@@ -144,9 +144,7 @@ int inferior_launch_wrapped(struct inferior *inf, const char *path, char *const 
 		return -1;
 	}
 	inf->pid = pid;
-	char mem[64];
-	snprintf(mem, sizeof(mem), "/proc/%d/mem", (int)pid);
-	inf->memfd = open(mem, O_RDWR | O_CLOEXEC); /* -1: PEEKDATA fallback */
+	inf_open_memfd(inf);
 	if (!inf_add_thread(inf, pid)) {
 		snprintf(err, errlen, "cannot run %s: out of memory", path);
 		inferior_kill(inf);
@@ -215,9 +213,7 @@ int inferior_attach(struct inferior *inf, pid_t pid, char *err, size_t errlen)
 		inf->memfd = -1;
 		return -1;
 	}
-	char mem[64];
-	snprintf(mem, sizeof(mem), "/proc/%d/mem", (int)pid);
-	inf->memfd = open(mem, O_RDWR | O_CLOEXEC); /* -1: PEEKDATA fallback */
+	inf_open_memfd(inf);
 	return 0;
 }
 
@@ -290,9 +286,7 @@ int inferior_follow_fork_child(struct inferior *inf)
 	inf->attached = attached; /* ptrev started the parent, so the child too */
 	if (!inf_add_thread(inf, child))
 		return -1;
-	char mem[64];
-	snprintf(mem, sizeof mem, "/proc/%d/mem", (int)child);
-	inf->memfd = open(mem, O_RDWR | O_CLOEXEC); /* -1: PEEKDATA fallback */
+	inf_open_memfd(inf);
 	inferior_follow_forks(inf, true);
 	inf->report_forks = report_forks;
 	inf->report_vforks = report_vforks;

@@ -109,6 +109,21 @@ int inferior_detach_fork_child(struct inferior *inf)
 	return 0;
 }
 
+ssize_t inferior_fork_child_mem(struct inferior *inf, uint64_t addr, void *buf, size_t len,
+				bool write)
+{
+	char path[64];
+	if (!inf->fork_child)
+		return -1;
+	snprintf(path, sizeof path, "/proc/%d/mem", (int)inf->fork_child);
+	int fd = open(path, (write ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = write ? pwrite(fd, buf, len, (off_t)addr) : pread(fd, buf, len, (off_t)addr);
+	close(fd);
+	return n;
+}
+
 void inf_vfork_done(struct inferior *inf)
 {
 	if (!inf->vfork_lifted)
@@ -132,10 +147,5 @@ void inf_after_exec(struct inferior *inf)
 	inf->vfork_lifted = false;
 	memset(inf->hw, 0, sizeof inf->hw);
 	inf->dr7 = 0;
-	/* /proc/PID/mem is bound to the memory it was opened on */
-	if (inf->memfd >= 0)
-		close(inf->memfd);
-	char mem[64];
-	snprintf(mem, sizeof mem, "/proc/%d/mem", (int)inf->pid);
-	inf->memfd = open(mem, O_RDWR | O_CLOEXEC);
+	inf_open_memfd(inf);
 }

@@ -13,6 +13,12 @@
  * pending for gdb); false if it died meanwhile (inferior_wait.c). */
 bool inf_collect_new_thread(struct inferior *inf, pid_t tid);
 
+/* inf->memfd on /proc/PID/mem, closing the one there was: a new process
+ * (launch, attach, the followed fork child) or its new memory after an
+ * exec, the file being bound to the memory it was opened on
+ * (inferior_mem.c). -1 when it cannot be opened: PEEKDATA is used then. */
+void inf_open_memfd(struct inferior *inf);
+
 /* Stop every running thread (inferior_wait.c). */
 void inf_stop_all(struct inferior *inf);
 

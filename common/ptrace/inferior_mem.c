@@ -5,12 +5,23 @@
 #include "inferior_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <unistd.h>
 
 #define WORD sizeof(long)
+
+void inf_open_memfd(struct inferior *inf)
+{
+	if (inf->memfd >= 0)
+		close(inf->memfd);
+	char mem[64];
+	snprintf(mem, sizeof mem, "/proc/%d/mem", (int)inf->pid);
+	inf->memfd = open(mem, O_RDWR | O_CLOEXEC); /* -1: PEEKDATA fallback */
+}
 
 /* PEEKDATA needs a stopped thread; any of ours will do, the leader first. */
 static pid_t peek_tid(const struct inferior *inf)

@@ -177,6 +177,58 @@ static void handle_clone(struct inferior *inf, pid_t parent, bool stopping)
 /* Process one waitpid status. Reportable events become the thread's
  * pending event; everything else is absorbed, and the thread resumed
  * again unless we are stopping all threads. */
+/* An event the thread's stop is not reported for: it goes on (or stays
+ * stopped while every thread is being stopped). */
+static void carry_on(struct inf_thread *t, bool stopping)
+{
+	if (stopping || !t->running)
+		t->running = false;
+	else
+		real_resume(t, t->stepping, 0);
+}
+
+/* The thread's stop becomes its pending event, reported when asked. */
+static void report(struct inf_thread *t, struct stop_event e, bool stopping)
+{
+	t->pending = e;
+	t->has_pending = true;
+	if (stopping)
+		t->running = false;
+}
+
+/* A fork, vfork or vfork-done of thread tid: the child is cleaned of the
+ * breakpoints and let go, or held and the event reported where gdb asked
+ * for fork events (gdb_server's D decides then). */
+static void handle_fork(struct inferior *inf, pid_t tid, int event, bool stopping)
+{
+	unsigned long child = 0;
+	bool vfork = event == PTRACE_EVENT_VFORK;
+	bool reported = event == PTRACE_EVENT_FORK ? inf->report_forks : inf->report_vforks;
+	if (event != PTRACE_EVENT_VFORK_DONE &&
+	    ptrace(PTRACE_GETEVENTMSG, tid, NULL, &child) == 0 && child > 0) {
+		/* Its first stop may have been taken for a new thread's. */
+		bool seen = inferior_thread(inf, (pid_t)child) != NULL;
+		if (seen)
+			inf_remove_thread(inf, (pid_t)child);
+		if (reported)
+			inf_fork_child_hold(inf, (pid_t)child, vfork, seen);
+		else
+			inf_fork_child_release(inf, (pid_t)child, vfork, seen, false);
+	}
+	if (event == PTRACE_EVENT_VFORK_DONE)
+		inf_vfork_done(inf);
+	struct inf_thread *t = inferior_thread(inf, tid); /* the table may have moved */
+	if (!t)
+		return;
+	if (reported && (child > 0 || event == PTRACE_EVENT_VFORK_DONE))
+		report(t, (struct stop_event){
+				  .kind = event == PTRACE_EVENT_VFORK_DONE ? STOP_VFORK_DONE
+					  : vfork ? STOP_VFORK : STOP_FORK,
+				  .tid = tid, .sig = SIGTRAP, .child = (pid_t)child}, stopping);
+	else
+		carry_on(t, stopping);
+}
+
 static void handle_status(struct inferior *inf, pid_t tid, int st, bool stopping)
 {
 	struct inf_thread *t = inferior_thread(inf, tid);
@@ -215,87 +267,37 @@ static void handle_status(struct inferior *inf, pid_t tid, int st, bool stopping
 	}
 	if (event == 0 && sig == SIGSTOP && t->stop_expected > 0) {
 		t->stop_expected--;
-		if (stopping || !t->running)
-			t->running = false;
-		else
-			real_resume(t, t->stepping, 0);
+		carry_on(t, stopping);
 		return;
 	}
 	if (event == PTRACE_EVENT_EXEC) {
 		inf_after_exec(inf);
 		t = inferior_thread(inf, inf->pid);
-		if (!t)
-			return;
 		/* Without exec events gdb sees the SIGTRAP an exec used to be. */
-		t->pending = (struct stop_event){
-			.kind = inf->report_exec ? STOP_EXEC : STOP_SIGNAL,
-			.tid = inf->pid, .sig = SIGTRAP};
-		t->has_pending = true;
-		if (stopping)
-			t->running = false;
+		if (t)
+			report(t, (struct stop_event){
+					  .kind = inf->report_exec ? STOP_EXEC : STOP_SIGNAL,
+					  .tid = inf->pid, .sig = SIGTRAP}, stopping);
 		return;
 	}
 	if (event == PTRACE_EVENT_FORK || event == PTRACE_EVENT_VFORK ||
 	    event == PTRACE_EVENT_VFORK_DONE) {
-		unsigned long child = 0;
-		bool vfork = event == PTRACE_EVENT_VFORK;
-		bool report = vfork ? inf->report_vforks : event == PTRACE_EVENT_FORK
-			      ? inf->report_forks : inf->report_vforks;
-		if (event != PTRACE_EVENT_VFORK_DONE &&
-		    ptrace(PTRACE_GETEVENTMSG, tid, NULL, &child) == 0 && child > 0) {
-			/* Its first stop may have been taken for a new thread's. */
-			bool seen = inferior_thread(inf, (pid_t)child) != NULL;
-			if (seen)
-				inf_remove_thread(inf, (pid_t)child);
-			if (report)
-				inf_fork_child_hold(inf, (pid_t)child, vfork, seen);
-			else
-				inf_fork_child_release(inf, (pid_t)child, vfork, seen, false);
-		}
-		if (event == PTRACE_EVENT_VFORK_DONE)
-			inf_vfork_done(inf);
-		t = inferior_thread(inf, tid); /* the table may have moved */
-		if (!t)
-			return;
-		if (report && (child > 0 || event == PTRACE_EVENT_VFORK_DONE)) {
-			/* gdb decides what becomes of the child (gdb_server's D) */
-			t->pending = (struct stop_event){
-				.kind = event == PTRACE_EVENT_VFORK_DONE ? STOP_VFORK_DONE
-					: vfork ? STOP_VFORK : STOP_FORK,
-				.tid = tid, .sig = SIGTRAP, .child = (pid_t)child};
-			t->has_pending = true;
-			if (stopping)
-				t->running = false;
-			return;
-		}
-		if (stopping || !t->running)
-			t->running = false;
-		else
-			real_resume(t, t->stepping, 0);
+		handle_fork(inf, tid, event, stopping);
 		return;
 	}
 	if (event != 0) { /* an event we did not ask for: carry on */
-		if (stopping || !t->running)
-			t->running = false;
-		else
-			real_resume(t, t->stepping, 0);
+		carry_on(t, stopping);
 		return;
 	}
 	if (is_group_stop(tid, sig)) {
 		/* The program stopped itself (SIGSTOP delivered earlier, SIGTSTP):
 		 * already reported as a signal; a traced thread just goes on. */
-		if (stopping || !t->running)
-			t->running = false;
-		else
-			real_resume(t, t->stepping, 0);
+		carry_on(t, stopping);
 		return;
 	}
 	struct stop_event e;
 	classify(inf, t, sig, &e);
-	t->pending = e;
-	t->has_pending = true;
-	if (stopping)
-		t->running = false;
+	report(t, e, stopping);
 }
 
 /* Wait until a thread we sent SIGSTOP to has stopped. Polls rather than

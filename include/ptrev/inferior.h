@@ -109,15 +109,21 @@ int inferior_launch_wrapped(struct inferior *inf, const char *path, char *const 
  * err (no such process, not permitted: ptrace_scope, another tracer). */
 int inferior_attach(struct inferior *inf, pid_t pid, char *err, size_t errlen);
 
-/* Trace the program's forks and vforks (on), or not: a child gets the
- * original bytes under the breakpoints and is let go, so it does not die
- * on one (inferior_fork.c). The live server turns it on; a recorder that
- * waits for the process itself leaves it off. 0, or -1. */
+/* Trace the program's forks, vforks and execs (on), or not: a child gets
+ * the original bytes under the breakpoints and is let go (or held, where
+ * report_forks/report_vforks say gdb decides), so it does not die on one;
+ * an exec leaves a fresh process (inferior_fork.c). The live target turns
+ * it on (the sw recorder sets its own options and lets children go the
+ * same way). 0, or -1. */
 int inferior_follow_forks(struct inferior *inf, bool on);
 
 /* Let the reported fork child go (gdb's D;CHILD). 0, or -1 when there is
  * none. */
 int inferior_detach_fork_child(struct inferior *inf);
+/* Read (write false) or write the held fork child's memory: gdb reads it
+ * between the fork and the child's detach. Bytes done, or -1. */
+ssize_t inferior_fork_child_mem(struct inferior *inf, uint64_t addr, void *buf, size_t len,
+				bool write);
 /* follow-fork-mode child: let the parent go (detached) and make the
  * reported child the process, with its one thread, stopped where the fork
  * left it. 0, or -1 when there is no child. */

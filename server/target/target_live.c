@@ -3,12 +3,10 @@
 #include "target_internal.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "ptrev/target_xfer.h"
 
@@ -194,25 +192,11 @@ static int live_store_registers(struct target *t, pid_t tid, const struct amd64_
 	       inferior_set_xstate(&l->inf, tid, rf->xsave, rf->xsave_len) == 0 ? 0 : -1;
 }
 
-/* The memory of a fork child gdb was told of (gdb reads and writes it
- * between the fork and its detach). */
-static ssize_t child_memory(pid_t child, uint64_t addr, void *buf, size_t len, bool write)
-{
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/mem", (int)child);
-	int fd = open(path, (write ? O_RDWR : O_RDONLY) | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n = write ? pwrite(fd, buf, len, (off_t)addr) : pread(fd, buf, len, (off_t)addr);
-	close(fd);
-	return n;
-}
-
 static ssize_t live_read_memory(struct target *t, pid_t tid, uint64_t addr, void *buf, size_t len)
 {
 	struct live_target *l = live(t);
-	if (tid && tid == l->inf.fork_child)
-		return child_memory(tid, addr, buf, len, false);
+	if (tid && tid == l->inf.fork_child) /* gdb reads it before letting it go */
+		return inferior_fork_child_mem(&l->inf, addr, buf, len, false);
 	return running(l) ? inferior_read_mem(&l->inf, addr, buf, len) : -1; /* one address space */
 }
 
@@ -221,7 +205,7 @@ static ssize_t live_write_memory(struct target *t, pid_t tid, uint64_t addr, con
 {
 	struct live_target *l = live(t);
 	if (tid && tid == l->inf.fork_child)
-		return child_memory(tid, addr, (void *)buf, len, true);
+		return inferior_fork_child_mem(&l->inf, addr, (void *)buf, len, true);
 	return running(l) ? inferior_write_mem(&l->inf, addr, buf, len) : -1;
 }
 
