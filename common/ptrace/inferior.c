@@ -276,6 +276,7 @@ int inferior_follow_fork_child(struct inferior *inf)
 	if (!child)
 		return -1;
 	bool report_forks = inf->report_forks, report_vforks = inf->report_vforks;
+	bool report_exec = inf->report_exec;
 	bool attached = inf->attached;
 	inf->fork_child = 0;
 	inferior_detach(inf);
@@ -290,6 +291,7 @@ int inferior_follow_fork_child(struct inferior *inf)
 	inferior_follow_forks(inf, true);
 	inf->report_forks = report_forks;
 	inf->report_vforks = report_vforks;
+	inf->report_exec = report_exec;
 	return 0;
 }
 

@@ -8,7 +8,8 @@ frames, and exits 0. gdbserver also reports the forks to gdb, which prints
 "[Detaching after fork ...]", as ptrev does when it does not record (the
 e2e case fork.gdb compares those transcripts whole); while recording ptrev
 lets the children go itself, so those lines are not compared here. Also
-follow-fork-mode child against gdbserver.
+follow-fork-mode child against gdbserver, and an exec in the followed
+child.
 
 usage: fork_children.py PTREV PROGRAM_DIR
 """
@@ -70,6 +71,21 @@ def main():
           'follow-fork-mode child: the child stops at its call and ends as under gdbserver '
           '(%s %s %s; gdbserver %s %s %s)' % (got['stops'], got['frames'], got['end'],
                                               want['stops'], want['frames'], want['end']))
+    # The followed child's exec is reported too (the child keeps gdb's
+    # choice of events): e2e_exec fork execs itself in a forked child.
+    exec_prog = os.path.join(progdir, 'e2e_exec')
+
+    def exec_in_child(server):
+        args = ['gdb', '-nx', '-batch', '-ex', 'set sysroot',
+                '-ex', 'target remote | %s %s fork' % (server, exec_prog),
+                '-ex', 'set follow-fork-mode child', '-ex', 'catch exec',
+                '-ex', 'continue', '-ex', 'continue', exec_prog]
+        r = subprocess.run(args, capture_output=True, text=True, timeout=120)
+        return re.findall(r"Catchpoint 1 \(exec'd ([^)]*)\)", r.stdout + r.stderr)
+    want = exec_in_child('gdbserver -')
+    got = exec_in_child('%s serve --stdio --' % ptrev)
+    check(want and got == want, 'follow-fork-mode child: the child\'s exec stops at catch exec '
+          'as under gdbserver (%s, gdbserver %s)' % (got, want))
     print('%d failure(s)' % len(FAILURES))
     return 1 if FAILURES else 0
 
