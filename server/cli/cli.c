@@ -255,6 +255,18 @@ static struct target *record_if_asked(const struct serve_opts *o, struct target 
 	return top;
 }
 
+/* name found as cli_find_program finds it, in out; -1 with err
+ * ("cannot run WHAT NAME: why") when it is not. */
+static int find_or_say(const char *what, const char *name, char *out, size_t len, char *err,
+		       size_t errlen)
+{
+	if (cli_find_program(name, out, len) == 0)
+		return 0;
+	snprintf(err, errlen, "cannot run %s%s: %s", what, name,
+		 strchr(name, '/') ? strerror(errno) : "not found in PATH");
+	return -1;
+}
+
 /* Start a program for gdb (the command line's, or one extended-remote's
  * `run` names): found in PATH, as gdbserver (through its shell) and `ptrev
  * record` find it, argv[0] kept as given; given the terminal; recorded
@@ -263,20 +275,15 @@ static struct target *launch_program(void *ctx, char *const argv[], char *err, s
 {
 	const struct serve_opts *o = ctx;
 	char prog[PATH_MAX], wrapper[PATH_MAX];
-	if (cli_find_program(argv[0], prog, sizeof prog) < 0) {
-		snprintf(err, errlen, "cannot run %s: %s", argv[0],
-			 strchr(argv[0], '/') ? strerror(errno) : "not found in PATH");
+	if (find_or_say("", argv[0], prog, sizeof prog, err, errlen) < 0)
 		return NULL;
-	}
 	/* Through a wrapper: it is what is executed first, with the
 	 * program's command line after its own words; it execs the program. */
 	char **line = NULL;
 	if (o->wrapper) {
-		if (cli_find_program(o->wrapper[0], wrapper, sizeof wrapper) < 0) {
-			snprintf(err, errlen, "cannot run the wrapper %s: %s", o->wrapper[0],
-				 strchr(o->wrapper[0], '/') ? strerror(errno) : "not found in PATH");
+		if (find_or_say("the wrapper ", o->wrapper[0], wrapper, sizeof wrapper, err,
+				errlen) < 0)
 			return NULL;
-		}
 		size_t n = 0;
 		while (argv[n])
 			n++;
@@ -344,6 +351,15 @@ static struct target *attach_process(void *ctx, pid_t pid, char *err, size_t err
 	return record_if_asked(o, t, argv, err, errlen);
 }
 
+/* Start-up failed after the port was opened: nothing is served. */
+static int abandon(struct gdb_server *srv, struct listener *l, int rc)
+{
+	gdb_server_destroy(srv);
+	if (l->fd >= 0)
+		close(l->fd);
+	return rc;
+}
+
 static int cmd_serve(int argc, char **argv)
 {
 	static struct serve_opts o;
@@ -363,30 +379,20 @@ static int cmd_serve(int argc, char **argv)
 		return 1;
 	static struct gdb_server srv;
 	gdb_server_init(&srv);
-	if (o.disable) {
-		char why[200];
-		if (gdb_server_disable_packets(&srv, o.disable, why, sizeof why) != 0) {
-			fprintf(stderr, "ptrev serve: %s\n", why);
-			gdb_server_destroy(&srv);
-			if (listener.fd >= 0)
-				close(listener.fd);
-			return 2;
-		}
+	if (o.disable && gdb_server_disable_packets(&srv, o.disable, why, sizeof why) != 0) {
+		fprintf(stderr, "ptrev serve: %s\n", why);
+		return abandon(&srv, &listener, 2);
 	}
 	srv.launch = launch_program;
 	srv.attach = attach_process;
 	srv.launch_ctx = &o;
 	srv.multi = o.multi;
 	if (o.attach || o.prog_argv[0]) {
-		char err[512];
-		srv.target = o.attach ? attach_process(&o, o.attach, err, sizeof err)
-				      : launch_program(&o, o.prog_argv, err, sizeof err);
+		srv.target = o.attach ? attach_process(&o, o.attach, why, sizeof why)
+				      : launch_program(&o, o.prog_argv, why, sizeof why);
 		if (!srv.target) {
-			fprintf(stderr, "ptrev: %s\n", err);
-			gdb_server_destroy(&srv);
-			if (listener.fd >= 0)
-				close(listener.fd);
-			return 1;
+			fprintf(stderr, "ptrev: %s\n", why);
+			return abandon(&srv, &listener, 1);
 		}
 		if (!o.attach)
 			gdb_extended_remember(&srv, o.prog_argv); /* for R and an empty vRun */
