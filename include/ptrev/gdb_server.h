@@ -120,6 +120,9 @@ bool gdb_extended_packet(struct gdb_server *s, char *pkt, bool *no_reply); /* ! 
  * the session waits for vRun. */
 void gdb_extended_end_program(struct gdb_server *s);
 void gdb_extended_destroy(struct gdb_server *s);
+/* What belonged to a program that is gone (or was let go): gdb's points,
+ * its threads' branch tracing, the threads gdb had selected. */
+void gdb_forget_program(struct gdb_server *s);
 /* The program R restarts and an empty vRun runs (argv is copied). */
 void gdb_extended_remember(struct gdb_server *s, char *const argv[]);
 

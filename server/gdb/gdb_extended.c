@@ -25,9 +25,7 @@ void gdb_extended_destroy(struct gdb_server *s)
 	s->run_argv = NULL;
 }
 
-/* What belonged to the program that is gone: its breakpoints, its
- * threads' branch tracing, the threads gdb had selected. */
-static void forget_program(struct gdb_server *s)
+void gdb_forget_program(struct gdb_server *s)
 {
 	gdb_points_clear(s);
 	free(s->btrace);
@@ -42,7 +40,7 @@ void gdb_extended_end_program(struct gdb_server *s)
 	target_kill(s->target); /* a recording is finished and saved */
 	target_free(s->target);
 	s->target = NULL;
-	forget_program(s);
+	gdb_forget_program(s);
 	memset(&s->last, 0, sizeof s->last);
 	s->last.kind = TARGET_STOP_EXITED;
 }

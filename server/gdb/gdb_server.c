@@ -52,10 +52,7 @@ void gdb_server_destroy(struct gdb_server *s)
 	target_free(s->target);
 	s->target = NULL;
 	vfile_close_all(&s->vfs);
-	gdb_points_clear(s);
-	free(s->btrace);
-	s->btrace = NULL;
-	s->nbtrace = 0;
+	gdb_forget_program(s);
 	strbuf_free(&s->reply);
 	rsp_conn_destroy(&s->conn);
 	for (int i = 0; i < 2; i++)
@@ -83,12 +80,8 @@ static void handle_detach(struct gdb_server *s, const char *arg)
 			strbuf_puts(&s->reply, "E01");
 			return;
 		}
-		gdb_points_clear(s);
-		free(s->btrace);
-		s->btrace = NULL;
-		s->nbtrace = 0;
+		gdb_forget_program(s);
 		s->g_tid = child;
-		s->c_tid = 0;
 		memset(&s->last, 0, sizeof s->last);
 		strbuf_puts(&s->reply, "OK");
 		return;
@@ -390,10 +383,7 @@ void gdb_server_fuzz_one(const uint8_t *data, size_t n)
 	s.monitor_final = NULL;
 	free(pkt);
 	vfile_close_all(&s.vfs);
-	gdb_points_clear(&s);
-	free(s.btrace); /* Qbtrace:pt with no target still lists the thread */
-	s.btrace = NULL;
-	s.nbtrace = 0;
+	gdb_forget_program(&s); /* Qbtrace:pt with no target still lists the thread */
 	gdb_extended_destroy(&s);
 	strbuf_free(&s.reply);
 }
