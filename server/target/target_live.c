@@ -15,7 +15,6 @@ struct live_target {
 	struct inferior inf;
 	bool have;          /* inf holds a process (running, or just ended) */
 	bool started;       /* it has run: not at its first instruction now */
-	bool attached;      /* ptrev attached to it (gdb detaches on quit) */
 	struct process_run run;
 };
 
@@ -59,9 +58,10 @@ static bool live_alive(struct target *t)
 	return running(live(t));
 }
 
+/* ptrev attached to it, not started it: gdb detaches on quit. */
 static bool live_attached(struct target *t)
 {
-	return live(t)->attached;
+	return live(t)->inf.attached;
 }
 
 static bool live_report_forks(struct target *t, bool fork, bool vfork, bool exec)
@@ -362,9 +362,7 @@ static const struct target_ops live_ops = {
 	.destroy = live_destroy,
 };
 
-struct target *target_live_launch(const char *path, char *const argv[], char *const envp[],
-				  int stdin_fd, int stdout_fd, int stderr_fd,
-				  unsigned wrapper_execs, char *err, size_t errlen)
+static struct live_target *new_live(char *err, size_t errlen)
 {
 	struct live_target *l = calloc(1, sizeof *l);
 	if (!l) {
@@ -373,36 +371,45 @@ struct target *target_live_launch(const char *path, char *const argv[], char *co
 	}
 	l->base.ops = &live_ops;
 	l->inf.memfd = -1;
-	if (inferior_launch_wrapped(&l->inf, path, argv, envp, stdin_fd, stdout_fd, stderr_fd,
-				    wrapper_execs, err, errlen) != 0) {
-		inferior_destroy(&l->inf);
-		free(l);
-		return NULL;
-	}
+	return l;
+}
+
+/* l->inf holds the process now: served as the live target. */
+static struct target *serve_live(struct live_target *l)
+{
 	l->have = true;
 	inferior_follow_forks(&l->inf, true); /* a forked child must not die on a breakpoint */
 	l->run = (struct process_run){.inf = &l->inf, .exec = &ptrace_exec, .ctx = &l->inf};
 	return &l->base;
 }
 
-struct target *target_live_attach(pid_t pid, char *err, size_t errlen)
+struct target *target_live_launch(const char *path, char *const argv[], char *const envp[],
+				  int stdin_fd, int stdout_fd, int stderr_fd,
+				  unsigned wrapper_execs, char *err, size_t errlen)
 {
-	struct live_target *l = calloc(1, sizeof *l);
-	if (!l) {
-		snprintf(err, errlen, "out of memory");
+	struct live_target *l = new_live(err, errlen);
+	if (!l)
+		return NULL;
+	if (inferior_launch_wrapped(&l->inf, path, argv, envp, stdin_fd, stdout_fd, stderr_fd,
+				    wrapper_execs, err, errlen) != 0) {
+		inferior_destroy(&l->inf);
+		free(l);
 		return NULL;
 	}
-	l->base.ops = &live_ops;
+	return serve_live(l);
+}
+
+struct target *target_live_attach(pid_t pid, char *err, size_t errlen)
+{
+	struct live_target *l = new_live(err, errlen);
+	if (!l)
+		return NULL;
 	if (inferior_attach(&l->inf, pid, err, errlen) != 0) {
 		free(l);
 		return NULL;
 	}
-	l->have = true;
 	l->started = true; /* a recording from here starts mid-run */
-	l->attached = true;
-	inferior_follow_forks(&l->inf, true);
-	l->run = (struct process_run){.inf = &l->inf, .exec = &ptrace_exec, .ctx = &l->inf};
-	return &l->base;
+	return serve_live(l);
 }
 
 struct inferior *target_live_inferior(struct target *t)
