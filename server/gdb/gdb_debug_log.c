@@ -15,7 +15,7 @@ static bool is_resume(const char *pkt, size_t len)
 		return true;
 	if (len >= 2 && pkt[0] == 'b' && (pkt[1] == 'c' || pkt[1] == 's'))
 		return true;
-	return len >= 1 && strchr("cCsS", pkt[0]) != NULL;
+	return len >= 1 && pkt[0] && strchr("cCsS", pkt[0]) != NULL;
 }
 
 static void log_line(const struct gdb_server *s, const char *what, const char *pkt,
