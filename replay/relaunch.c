@@ -111,6 +111,13 @@ int relaunch_read(struct relaunch *rl, const struct trace_data *td, char *why, s
 		rl->have_at_random = true;
 	}
 	free(bytes);
+	const char *ign = trace_meta(td, "sig_ignored"), *blk = trace_meta(td, "sig_blocked");
+	char *end_ign = NULL, *end_blk = NULL;
+	if (ign && blk) {
+		rl->sig_ignored = strtoull(ign, &end_ign, 16);
+		rl->sig_blocked = strtoull(blk, &end_blk, 16);
+		rl->have_signals = *ign && *blk && !*end_ign && !*end_blk;
+	}
 	const char *av = trace_meta(td, "auxv");
 	if (av && hex_decode(av, &rl->auxv, &rl->auxv_len) < 0)
 		rl->auxv = NULL;
@@ -224,8 +231,12 @@ int relaunch_start(const struct relaunch *rl, bool hide_vdso, pid_t *pid, int *m
 	}
 	memset(&inf, 0, sizeof inf);
 	inf.memfd = -1;
-	rc = inferior_launch(&inf, rl->path, rl->argv, rl->envp ? rl->envp : environ, devnull,
-			     devnull, devnull, err, sizeof err);
+	struct inferior_launch_opts o = {.stdin_fd = devnull, .stdout_fd = devnull,
+					 .stderr_fd = devnull, .set_signals = rl->have_signals,
+					 .sig_ignored = rl->sig_ignored,
+					 .sig_blocked = rl->sig_blocked};
+	rc = inferior_launch_with(&inf, rl->path, rl->argv, rl->envp ? rl->envp : environ, &o,
+				  err, sizeof err);
 	if (cwdfd >= 0) {
 		if (fchdir(cwdfd) < 0)
 			rc = rc < 0 ? rc : -2;

@@ -20,6 +20,10 @@ struct relaunch {
 	bool have_at_random;
 	uint8_t *auxv;
 	size_t auxv_len;
+	/* The signals it started with ignored and blocked (recordings from
+	 * before these were kept: ptrev's, as then). */
+	bool have_signals;
+	uint64_t sig_ignored, sig_blocked;
 	char warning[512];        /* what the recording lacks, or "" */
 };
 

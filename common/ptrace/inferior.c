@@ -22,7 +22,7 @@
  * since the parent may have threads. A failure's errno reaches the parent
  * through errpipe (closed by a successful exec: CLOEXEC). */
 static void child_exec(const char *path, char *const argv[], char *const envp[], int fds[3],
-		       int errpipe)
+		       int errpipe, const struct inferior_launch_opts *o)
 {
 	setpgid(0, 0); /* the terminal's ^C must reach ptrev, not the inferior */
 	int pers = personality(0xffffffff);
@@ -32,12 +32,26 @@ static void child_exec(const char *path, char *const argv[], char *const envp[],
 		if (fds[i] >= 0 && fds[i] != i && dup2(fds[i], i) < 0)
 			goto fail;
 	/* Undo ptrev's own signal settings: an ignored signal stays ignored
-	 * across exec, and ptrev ignores SIGPIPE and (with --stdio) SIGINT. */
-	sigset_t none;
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	signal(SIGPIPE, SIG_DFL);
-	signal(SIGINT, SIG_DFL);
+	 * across exec (and so does the blocked mask), and ptrev ignores
+	 * SIGPIPE and (with --stdio) SIGINT. A replay gives the program the
+	 * state it was recorded with instead: whoever started ptrev (gdb
+	 * ignores SIGPIPE and SIGXFSZ in what it starts) must not decide. */
+	sigset_t mask;
+	sigemptyset(&mask);
+	if (o->set_signals) {
+		for (int sig = 1; sig <= 64; sig++) {
+			bool ign = (o->sig_ignored >> (sig - 1)) & 1;
+			if (sig != SIGKILL && sig != SIGSTOP)
+				signal(sig, ign ? SIG_IGN : SIG_DFL); /* glibc's own fail: fine */
+			/* not SIGTRAP: the exec's stop must come */
+			if (((o->sig_blocked >> (sig - 1)) & 1) && sig != SIGTRAP)
+				sigaddset(&mask, sig);
+		}
+	} else {
+		signal(SIGPIPE, SIG_DFL);
+		signal(SIGINT, SIG_DFL);
+	}
+	sigprocmask(SIG_SETMASK, &mask, NULL);
 	if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) < 0)
 		goto fail;
 	execve(path, argv, envp);
@@ -83,13 +97,14 @@ int inferior_launch(struct inferior *inf, const char *path, char *const argv[],
 		    char *const envp[], int stdin_fd, int stdout_fd, int stderr_fd,
 		    char *err, size_t errlen)
 {
-	return inferior_launch_wrapped(inf, path, argv, envp, stdin_fd, stdout_fd, stderr_fd, 0,
-				       err, errlen);
+	struct inferior_launch_opts o = {.stdin_fd = stdin_fd, .stdout_fd = stdout_fd,
+					 .stderr_fd = stderr_fd};
+	return inferior_launch_with(inf, path, argv, envp, &o, err, errlen);
 }
 
-int inferior_launch_wrapped(struct inferior *inf, const char *path, char *const argv[],
-			    char *const envp[], int stdin_fd, int stdout_fd, int stderr_fd,
-			    unsigned wrapper_execs, char *err, size_t errlen)
+int inferior_launch_with(struct inferior *inf, const char *path, char *const argv[],
+			 char *const envp[], const struct inferior_launch_opts *o, char *err,
+			 size_t errlen)
 {
 	inf->pid = 0;
 	inf->exited = false;
@@ -104,7 +119,7 @@ int inferior_launch_wrapped(struct inferior *inf, const char *path, char *const 
 		snprintf(err, errlen, "cannot run %s: pipe: %s", path, strerror(errno));
 		return -1;
 	}
-	int fds[3] = { stdin_fd, stdout_fd, stderr_fd };
+	int fds[3] = { o->stdin_fd, o->stdout_fd, o->stderr_fd };
 	pid_t pid = fork();
 	if (pid < 0) {
 		snprintf(err, errlen, "cannot run %s: fork: %s", path, strerror(errno));
@@ -114,7 +129,7 @@ int inferior_launch_wrapped(struct inferior *inf, const char *path, char *const 
 	}
 	if (pid == 0) {
 		close(pfd[0]);
-		child_exec(path, argv, envp, fds, pfd[1]);
+		child_exec(path, argv, envp, fds, pfd[1], o);
 	}
 	close(pfd[1]);
 	int child_errno;
@@ -130,7 +145,7 @@ int inferior_launch_wrapped(struct inferior *inf, const char *path, char *const 
 		snprintf(err, errlen, "cannot run %s: %s", path, strerror(child_errno));
 		return -1;
 	}
-	if (wait_exec_stop(pid, path, wrapper_execs, err, errlen) < 0) {
+	if (wait_exec_stop(pid, path, o->wrapper_execs, err, errlen) < 0) {
 		kill(pid, SIGKILL);
 		ptrace_waitpid(pid, NULL, __WALL | WNOHANG);
 		return -1;

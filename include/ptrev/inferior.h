@@ -95,13 +95,24 @@ struct inferior {
 int inferior_launch(struct inferior *inf, const char *path, char *const argv[],
 		    char *const envp[], int stdin_fd, int stdout_fd, int stderr_fd,
 		    char *err, size_t errlen);
-/* The same through a wrapper (gdbserver's --wrapper): path and argv are
- * the wrapper's command line, which ends by exec'ing the program; the
- * first wrapper_execs execs run on, and the program is stopped at its
- * first instruction after the next one. */
-int inferior_launch_wrapped(struct inferior *inf, const char *path, char *const argv[],
-			    char *const envp[], int stdin_fd, int stdout_fd, int stderr_fd,
-			    unsigned wrapper_execs, char *err, size_t errlen);
+/* How inferior_launch_with starts the program. */
+struct inferior_launch_opts {
+	int stdin_fd, stdout_fd, stderr_fd; /* what it gets (-1: ours) */
+	/* path and argv are a wrapper's command line (gdbserver's --wrapper)
+	 * that ends by exec'ing the program: its first wrapper_execs execs
+	 * run on, the program stops at its first instruction after the next. */
+	unsigned wrapper_execs;
+	/* The signal state it starts with (a replay: the recorded one; bit
+	 * N-1 is signal N): these ignored, every other at its default, these
+	 * blocked (not SIGTRAP: the exec's stop must come). Without it, the
+	 * program gets ptrev's ignored signals but SIGPIPE and SIGINT, none
+	 * blocked. */
+	bool set_signals;
+	uint64_t sig_ignored, sig_blocked;
+};
+int inferior_launch_with(struct inferior *inf, const char *path, char *const argv[],
+			 char *const envp[], const struct inferior_launch_opts *o, char *err,
+			 size_t errlen);
 
 /* Trace the running process pid (gdbserver's --attach): every thread
  * attached and stopped where it was, new ones followed. Nothing is

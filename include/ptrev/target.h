@@ -210,7 +210,7 @@ struct target {
  * stopped at its first instruction, as the live target. The fds are what
  * the program gets for stdin/out/err (-1: ours). wrapper_execs: path is a
  * wrapper that execs the program (gdbserver's --wrapper); that many execs
- * run on before the program's (inferior_launch_wrapped). NULL with err. */
+ * run on before the program's (inferior_launch_opts). NULL with err. */
 struct target *target_live_launch(const char *path, char *const argv[], char *const envp[],
 				  int stdin_fd, int stdout_fd, int stderr_fd,
 				  unsigned wrapper_execs, char *err, size_t errlen);

@@ -29,6 +29,33 @@ static int write_hex(record_meta_fn put, void *ctx, const char *key, const uint8
 	return rc;
 }
 
+/* The signals the program started with ignored and blocked (inherited
+ * across exec from whoever started it): a replay starts it with the same,
+ * not with what ptrev replay's own starter passed on. */
+static int signal_state(record_meta_fn put, void *ctx, pid_t pid)
+{
+	size_t len = 0;
+	char *status = (char *)start_state_read_proc(pid, "status", &len);
+	if (!status)
+		return -1;
+	int rc = -1, found = 0;
+	static const char *const keys[][2] = {{"SigBlk:", "sig_blocked"},
+					      {"SigIgn:", "sig_ignored"}};
+	for (size_t k = 0; k < 2; k++) {
+		const char *line = memmem(status, len, keys[k][0], strlen(keys[k][0]));
+		unsigned long long mask;
+		char hex[24];
+		if (line && sscanf(line + strlen(keys[k][0]), "%llx", &mask) == 1) {
+			snprintf(hex, sizeof hex, "%llx", mask);
+			found += put(ctx, keys[k][1], hex) == 0;
+		}
+	}
+	if (found == 2)
+		rc = 0;
+	free(status);
+	return rc;
+}
+
 int record_startup_meta_to(record_meta_fn put, void *ctx, pid_t pid)
 {
 	size_t len = 0, count = 0;
@@ -72,6 +99,8 @@ int record_startup_meta_to(record_meta_fn put, void *ctx, pid_t pid)
 		rc = -1;
 	if (fd >= 0)
 		close(fd);
+	if (signal_state(put, ctx, pid) < 0)
+		rc = -1;
 	return rc;
 }
 

@@ -390,8 +390,9 @@ struct target *target_live_launch(const char *path, char *const argv[], char *co
 	struct live_target *l = new_live(err, errlen);
 	if (!l)
 		return NULL;
-	if (inferior_launch_wrapped(&l->inf, path, argv, envp, stdin_fd, stdout_fd, stderr_fd,
-				    wrapper_execs, err, errlen) != 0) {
+	struct inferior_launch_opts o = {.stdin_fd = stdin_fd, .stdout_fd = stdout_fd,
+					 .stderr_fd = stderr_fd, .wrapper_execs = wrapper_execs};
+	if (inferior_launch_with(&l->inf, path, argv, envp, &o, err, errlen) != 0) {
 		inferior_destroy(&l->inf);
 		free(l);
 		return NULL;
