@@ -246,13 +246,15 @@ int erp_syscall(struct erp *e, struct erp_thread *t, const struct trace_syscall 
 	struct sys_replay c = {e->td, t->tid, e->memfd, false, &e->stops, e->why, sizeof e->why};
 	if (sys_replay_check(&c, s, entry) < 0)
 		return -1;
+	if (sys_replay_is_fork(&c, s))
+		return sys_replay_fork(&c, s, entry);
 	if (s->nr == SYS_clone || s->nr == SYS_clone3)
 		return do_clone(e, t, s, entry);
 	if (s->nr == SYS_exit || s->nr == SYS_exit_group)
 		return do_exit(e, t, s);
 	if (sys_replay_unsupported(s->nr))
 		return erp_fail(e, "syscall %llu at event %llu of thread %d cannot be replayed yet "
-				"(processes, exec, shared memory)", (unsigned long long)s->nr,
+				"(exec, shared memory)", (unsigned long long)s->nr,
 				(unsigned long long)s->pos, (int)t->rec_tid);
 	if (sys_replay_do(&c, s, entry) < 0)
 		return -1;

@@ -56,12 +56,13 @@ int rp_syscall_entry(struct replayer *r, struct rp_proc *p,
 
 	if (rp_check_entry(r, p, s, &regs) < 0)
 		return -1;
-	if (sys_replay_unsupported(s->nr))
-		return rp_fail(r, "syscall %llu at position %llu cannot be replayed "
-			       "yet (processes, exec, shared memory)",
-			       (unsigned long long)s->nr, (unsigned long long)s->pos);
 	struct sys_replay c = sys_ctx(r, p);
-	if (sys_replay_do(&c, s, &regs) < 0)
+	bool fork = sys_replay_is_fork(&c, s);
+	if (!fork && sys_replay_unsupported(s->nr))
+		return rp_fail(r, "syscall %llu at position %llu cannot be replayed "
+			       "yet (threads, exec, shared memory)",
+			       (unsigned long long)s->nr, (unsigned long long)s->pos);
+	if ((fork ? sys_replay_fork(&c, s, &regs) : sys_replay_do(&c, s, &regs)) < 0)
 		return -1;
 	/* The kernel's writes never trip a debug register: a watch sees
 	 * them here (also those of syscalls that ran: same recorded bytes). */

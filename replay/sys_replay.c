@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -36,13 +37,56 @@ static int fail(const struct sys_replay *c, const char *fmt, ...)
 bool sys_replay_unsupported(uint64_t nr)
 {
 	switch (nr) {
-	case SYS_clone: case SYS_clone3: case SYS_fork: case SYS_vfork:
+	case SYS_clone: case SYS_clone3:
 	case SYS_execve: case SYS_execveat: case SYS_shmat: case SYS_shmdt:
 	case SYS_remap_file_pages:
 		return true;
 	default:
 		return false;
 	}
+}
+
+/* clone's flags and where CLONE_PARENT_SETTID writes, from its arguments
+ * or clone3's struct clone_args (flags, pidfd, child_tid, parent_tid). */
+static bool clone_flags(const struct sys_replay *c, const struct trace_syscall *s,
+			uint64_t *flags, uint64_t *ptid)
+{
+	if (s->nr == SYS_clone) {
+		*flags = s->args[0];
+		*ptid = s->args[2];
+		return true;
+	}
+	uint64_t ca[4];
+	if (s->nr != SYS_clone3 ||
+	    pread(c->memfd, ca, sizeof ca, (off_t)s->args[0]) != (ssize_t)sizeof ca)
+		return false;
+	*flags = ca[0];
+	*ptid = ca[3];
+	return true;
+}
+
+bool sys_replay_is_fork(const struct sys_replay *c, const struct trace_syscall *s)
+{
+	uint64_t flags, ptid;
+	if (s->nr == SYS_fork || s->nr == SYS_vfork)
+		return true;
+	return clone_flags(c, s, &flags, &ptid) && !(flags & CLONE_THREAD);
+}
+
+int sys_replay_fork(const struct sys_replay *c, const struct trace_syscall *s,
+		    const struct user_regs_struct *entry)
+{
+	uint64_t flags = 0, ptid = 0;
+	if (sys_replay_do(c, s, entry) < 0)
+		return -1;
+	if (s->result <= 0 || !clone_flags(c, s, &flags, &ptid) || !(flags & CLONE_PARENT_SETTID))
+		return 0;
+	pid_t child = (pid_t)s->result;
+	if (pwrite(c->memfd, &child, sizeof child, (off_t)ptid) != (ssize_t)sizeof child)
+		return fail(c, "syscall %llu at position %llu: cannot write the child's pid: %s",
+			    (unsigned long long)s->nr, (unsigned long long)s->pos,
+			    strerror(errno));
+	return 0;
 }
 
 bool sys_replay_runs(const struct trace_syscall *s)

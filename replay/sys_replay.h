@@ -41,8 +41,19 @@ bool sys_replay_runs(const struct trace_syscall *s);
 int sys_replay_do(const struct sys_replay *c, const struct trace_syscall *s,
 		  const struct user_regs_struct *entry);
 
+/* Does s make a process (fork, vfork, a clone without CLONE_THREAD)? The
+ * recorders let such children go unrecorded, so a replay makes none:
+ * sys_replay_fork emulates it, the parent told the recorded pid (also
+ * where CLONE_PARENT_SETTID asked). A vfork child's writes to the memory it
+ * shared with its parent before exec are not in the recording: a replay
+ * leaves the parent's memory as it was (only the child's part of the
+ * stack, below the parent's, is touched in practice). */
+bool sys_replay_is_fork(const struct sys_replay *c, const struct trace_syscall *s);
+int sys_replay_fork(const struct sys_replay *c, const struct trace_syscall *s,
+		    const struct user_regs_struct *entry);
+
 /* Syscalls a replay cannot reproduce by emulation or by running alone:
- * new processes, exec, shared memory. */
+ * new threads where a replay runs one (clone), exec, shared memory. */
 bool sys_replay_unsupported(uint64_t nr);
 
 #endif

@@ -54,28 +54,37 @@ static void restore_bytes(const struct inferior *inf, pid_t pid)
 	close(fd);
 }
 
+/* Collect a fork child's first stop unless the caller saw it already;
+ * false when the child is gone. */
+static bool first_stop(pid_t child, bool stop_seen)
+{
+	int st;
+	return stop_seen || (ptrace_waitpid(child, &st, __WALL) > 0 && WIFSTOPPED(st));
+}
+
+/* The recorders trap rdtsc (PR_SET_TSC) in the program, and a fork child
+ * inherits it: untraced, its first rdtsc (ld.so has one after an exec)
+ * would be a SIGSEGV. */
+static void untrap_tsc(pid_t child)
+{
+	uint64_t args[6] = {PR_SET_TSC, PR_TSC_ENABLE, 0, 0, 0, 0};
+	int64_t result;
+	int pending = 0;
+	char err[200];
+	if (syscall_inject(child, SYS_prctl, args, &result, &pending, err, sizeof err) != 0)
+		fprintf(stderr, "ptrev: forked process %d keeps rdtsc trapped: %s\n", (int)child,
+			err);
+}
+
 /* Collect the child's first stop and take the breakpoints out of its
  * memory; false when it is gone already. */
 static bool clean_child(struct inferior *inf, pid_t child, bool vfork, bool stop_seen,
-			bool untrap_tsc)
+			bool untrap)
 {
-	if (!stop_seen) {
-		int st;
-		if (ptrace_waitpid(child, &st, __WALL) < 0 || !WIFSTOPPED(st))
-			return false; /* gone already */
-	}
-	if (untrap_tsc) {
-		/* The recorder traps rdtsc (PR_SET_TSC) in the parent, and the
-		 * child inherits it: untraced, its first rdtsc (ld.so has one
-		 * after an exec) would be a SIGSEGV. */
-		uint64_t args[6] = {PR_SET_TSC, PR_TSC_ENABLE, 0, 0, 0, 0};
-		int64_t result;
-		int pending = 0;
-		char err[200];
-		if (syscall_inject(child, SYS_prctl, args, &result, &pending, err, sizeof err) != 0)
-			fprintf(stderr, "ptrev: forked process %d keeps rdtsc trapped: %s\n",
-				(int)child, err);
-	}
+	if (!first_stop(child, stop_seen))
+		return false;
+	if (untrap)
+		untrap_tsc(child);
 	if (vfork) {
 		/* Shared memory: out of the parent's too, until vfork-done. */
 		for (size_t i = 0; i < inf->nbps; i++)
@@ -85,6 +94,14 @@ static bool clean_child(struct inferior *inf, pid_t child, bool vfork, bool stop
 		restore_bytes(inf, child);
 	}
 	return true;
+}
+
+void ptrace_fork_child_let_go(pid_t child, bool stop_seen)
+{
+	if (!first_stop(child, stop_seen))
+		return;
+	untrap_tsc(child);
+	ptrace(PTRACE_DETACH, child, NULL, NULL);
 }
 
 void inf_fork_child_release(struct inferior *inf, pid_t child, bool vfork, bool stop_seen,

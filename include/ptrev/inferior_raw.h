@@ -45,6 +45,10 @@ int inf_dr_apply_thread(struct inferior *inf, pid_t tid);
 void inf_fork_child_release(struct inferior *inf, pid_t child, bool vfork, bool stop_seen,
 			    bool untrap_tsc);
 void inf_vfork_done(struct inferior *inf);
+/* The same for a recorder with no gdb and so no breakpoints (the event
+ * recorder): the child's first stop collected unless stop_seen, rdtsc
+ * given back, the child let go untraced. */
+void ptrace_fork_child_let_go(pid_t child, bool stop_seen);
 /* The same child kept stopped for gdb, which was told of the fork: its
  * memory cleaned as above, inf->fork_child set until
  * inferior_detach_fork_child. */

@@ -56,6 +56,7 @@ static int set_up(struct ev_rec *r)
 {
 	if (ptrace(PTRACE_SETOPTIONS, r->pid, NULL,
 		   (void *)(long)(PTRACE_O_TRACECLONE | PTRACE_O_TRACESYSGOOD |
+				  PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
 				  PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL)) < 0)
 		return ev_fail(r, "cannot trace %d: %s", (int)r->pid, strerror(errno));
 	if (ev_open_memfd(r) < 0)

@@ -12,6 +12,7 @@
 #include <sys/ptrace.h>
 #include <sys/wait.h>
 
+#include "ptrev/inferior_raw.h"
 #include "ptrev/ptrace_wait.h"
 
 static bool ours(const struct ev_rec *r, const siginfo_t *si)
@@ -91,8 +92,16 @@ static int stopped(struct ev_rec *r, pid_t tid, int st)
 		return ev_early_add(r, tid);
 	if (st >> 16 == PTRACE_EVENT_CLONE)
 		return cloned(t);
+	if (st >> 16 == PTRACE_EVENT_FORK || st >> 16 == PTRACE_EVENT_VFORK) {
+		/* A child process: not recorded, but traced from its start so
+		 * that it gets rdtsc back before it runs (it inherited the
+		 * trap); its first stop may have been taken for a thread's. */
+		unsigned long child = 0;
+		if (ptrace(PTRACE_GETEVENTMSG, tid, NULL, &child) == 0 && child > 0)
+			ptrace_fork_child_let_go((pid_t)child, ev_early_take(r, (pid_t)child));
+	}
 	if (st >> 16)
-		return ev_resume(t, 0); /* execve: its return comes next */
+		return ev_resume(t, 0); /* fork, execve: the syscall's return comes next */
 	if (!t->started)
 		return first_stop(t);
 	struct user_regs_struct now;
