@@ -40,6 +40,9 @@ struct event_record_opts {
 	 * CPU (slice_us) before it is stopped at a STATE point. 0: defaults
 	 * (5 and 50 ms). */
 	unsigned signal_us, slice_us;
+	/* META psb_period, written again when the program execs and the
+	 * recording starts over with the new program (event_exec.c). */
+	unsigned psb_period;
 };
 
 /* Record the launched, stopped inferior (inferior_launch, at its first

@@ -210,6 +210,9 @@ struct trace_writer *trace_writer_open_memory(char *err, size_t errlen);
  * stops keeping. A write that fails leaves td as it was. Returns 0, or
  * -1 when out of memory. */
 int trace_writer_keep(struct trace_writer *w, struct trace_data *td);
+/* Begin again: the file cut back to its header, as just opened (the event
+ * recorder when the program execs). Refused for a kept recording. 0/-1. */
+int trace_writer_restart(struct trace_writer *w);
 /* Each call appends one whole record with one write(2): after it returns
  * the record is in the file even if the recorder is killed. Return 0/-1. */
 int trace_write_meta(struct trace_writer *w, const char *key, const char *value);

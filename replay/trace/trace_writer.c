@@ -188,6 +188,22 @@ struct trace_writer *trace_writer_open_memory(char *err, size_t errlen)
 	return w;
 }
 
+int trace_writer_restart(struct trace_writer *w)
+{
+	if (w->keep)
+		return fail(w, "a recording kept in memory cannot start again");
+	if (w->io_failed)
+		return -1;
+	if (w->fd >= 0 && (ftruncate(w->fd, TRACE_FILE_HEADER_LEN) < 0 ||
+			   lseek(w->fd, TRACE_FILE_HEADER_LEN, SEEK_SET) < 0)) {
+		w->io_failed = true;
+		return fail(w, "%s: cutting back to the header: %s", w->path, strerror(errno));
+	}
+	w->good_end = TRACE_FILE_HEADER_LEN;
+	w->nrecords = 0;
+	return 0;
+}
+
 int trace_writer_keep(struct trace_writer *w, struct trace_data *td)
 {
 	if (td && !td->priv) {

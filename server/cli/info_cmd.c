@@ -241,6 +241,13 @@ void trace_info_print(FILE *out, const char *path, const struct trace_data *td)
 	meta_line(out, td, "cwd", "cwd");
 	cpu_line(out, td);
 	meta_line(out, td, "start time", "start_time");
+	const char *started = trace_meta(td, "started");
+	if (started && strcmp(started, "exec") == 0)
+		fputs("started: at the program's exec by the program ptrev launched (what ran "
+		      "before the exec is not recorded)\n", out);
+	else if (started && strcmp(started, "mid_run") == 0)
+		fputs("started: in mid-run (attached, or recording begun while the program "
+		      "ran)\n", out);
 	meta_line(out, td, "ptrev version", "ptrev_version");
 	switches_line(out, td, threads_line(out, td));
 	bool unmade = materialise_needed(td);

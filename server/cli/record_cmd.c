@@ -188,7 +188,9 @@ int record_main(int argc, char **argv)
 		const char *slice_ms = getenv("PTREV_EVENT_SLICE_MS");
 		struct event_record_opts o = {.stop = &stop_signal, .no_copy = no_copy,
 					      .signal_us = env_us(sig_ms),
-					      .slice_us = env_us(slice_ms)};
+					      .slice_us = env_us(slice_ms),
+					      .psb_period = psb_period ? (unsigned)psb_period
+								       : PTENC_DEFAULT_PSB_PERIOD};
 		rc = event_backend_record(&inf, w, &o, &end, err, sizeof err);
 	} else {
 		struct pt_backend_opts o;

@@ -41,8 +41,17 @@ void record_write_meta_to(record_meta_fn put, void *w, const char *backend,
 	put(w, "program", prog);
 	for (int i = 0; args[i]; i++)
 		put(w, "arg", args[i]);
-	if (getcwd(buf, sizeof buf))
+	/* The program's own directory: a program that execs another may
+	 * have changed it (event_exec.c); at a launch it is ours. */
+	char link[64];
+	snprintf(link, sizeof link, "/proc/%d/cwd", (int)pid);
+	ssize_t n = readlink(link, buf, sizeof buf - 1);
+	if (n > 0) {
+		buf[n] = 0;
 		put(w, "cwd", buf);
+	} else if (getcwd(buf, sizeof buf)) {
+		put(w, "cwd", buf);
+	}
 	snprintf(buf, sizeof buf, "%d", (int)pid);
 	put(w, "pid", buf);
 	write_cpu_meta(put, w);

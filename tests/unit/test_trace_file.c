@@ -632,6 +632,34 @@ static void test_after_end(void)
 	expect_error(q, "record 2 (PT) at offset 0x50 follows the END record");
 }
 
+/* trace_writer_restart: the file begins again, as if just opened (the
+ * event recorder at an exec); a kept recording refuses. */
+static void test_writer_restart(void)
+{
+	const char *q = tmp("restart.ptrev");
+	struct trace_writer *w = trace_writer_open(q, errbuf, sizeof errbuf);
+	trace_write_meta(w, "program", "/bin/sh");
+	trace_write_pt(w, 5, pt_a, 3);
+	CHECK(trace_writer_restart(w) == 0, "restart: %s", trace_writer_error(w));
+	trace_write_meta(w, "program", "/bin/true");
+	trace_write_end(w, &sample_end);
+	CHECK(trace_writer_close(w, errbuf, sizeof errbuf) == 0, "%s", errbuf);
+	struct trace_data td;
+	CHECK(trace_read_file(q, &td, errbuf, sizeof errbuf) == 0, "%s", errbuf);
+	CHECK(td.nmeta == 1 && strcmp(trace_meta(&td, "program"), "/bin/true") == 0 &&
+	      td.nstreams == 0 && td.complete, "only what followed the restart is left");
+	trace_data_free(&td);
+
+	struct trace_data kept;
+	memset(&kept, 0, sizeof kept);
+	w = trace_writer_open_memory(errbuf, sizeof errbuf);
+	CHECK(trace_writer_keep(w, &kept) == 0, "keep");
+	CHECK(trace_writer_restart(w) < 0 && strstr(trace_writer_error(w), "kept in memory"),
+	      "a kept recording refuses to start again");
+	trace_writer_close(w, errbuf, sizeof errbuf);
+	trace_data_free(&kept);
+}
+
 static void test_writer_rejects(void)
 {
 	const char *q = tmp("rejects.ptrev");
@@ -1889,6 +1917,7 @@ int main(void)
 	test_headers();
 	test_malformed();
 	test_after_end();
+	test_writer_restart();
 	test_writer_rejects();
 	test_write_failure();
 	test_fuzz();

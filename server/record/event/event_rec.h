@@ -7,6 +7,7 @@
  *                     delivering them where the recording says; rdtsc
  *   event_state.c     STATE points: stopping a thread that makes no
  *                     syscall, to deliver a held signal or let another run
+ *   event_exec.c      the program execs: the recording starts again
  *   event_syscall.c   syscall entries and returns
  *   event_stop.c      what one waitpid status of a thread means
  *   event_record.c    the loop: set-up, waiting, timers, the end
@@ -105,6 +106,12 @@ struct ev_rec {
 	struct trace_sched_run *runs; /* finished runs not written yet */
 	size_t nruns, runs_cap;
 
+	/* The path and arguments of an execve in progress (event_exec.c). */
+	char *exec_path;
+	char **exec_argv;
+	unsigned execs;            /* how many times the recording began again */
+	char exec_last[4096];      /* with which program, the last time */
+
 	struct trace_end end;
 	bool proc_gone;
 	uint64_t t0_ns;
@@ -167,6 +174,18 @@ int ev_state_check(struct ev_rec *r);
 int ev_state_stop(struct ev_thread *t, struct user_regs_struct *now);
 /* Nanoseconds until the next bound is reached (-1: none running). */
 int64_t ev_state_next_ns(const struct ev_rec *r);
+
+/* ---- event_exec.c ---- */
+/* At an execve's entry: note its path and arguments. */
+void ev_exec_entry(struct ev_thread *t, const struct user_regs_struct *regs);
+/* PTRACE_EVENT_EXEC reported by tid: the thread that exec'd is left alone,
+ * with the pid. */
+int ev_exec_event(struct ev_rec *r, pid_t tid);
+/* t's execve returned: the recording starts again with the new program. */
+int ev_exec_restart(struct ev_thread *t);
+void ev_exec_free(struct ev_rec *r);
+/* Tell the user the recording began again at an exec, if it did. */
+void ev_exec_report(const struct ev_rec *r);
 
 /* ---- event_syscall.c ---- */
 int ev_syscall_stop(struct ev_thread *t, struct user_regs_struct *now);

@@ -106,6 +106,7 @@ static void free_rec(struct ev_rec *r)
 	free(r->threads);
 	free(r->early);
 	free(r->runs);
+	ev_exec_free(r);
 	if (r->sb)
 		sideband_free(r->sb);
 	if (r->memfd >= 0)
@@ -170,6 +171,7 @@ int event_backend_record(struct inferior *inf, struct trace_writer *w,
 	if (rc < 0 || !r.proc_gone)
 		kill_everything(&r);
 	r.end.duration_ns = ev_now_ns() - r.t0_ns;
+	ev_exec_report(&r);
 	if (rc < 0)
 		r.end.status_kind = 2;
 	*end = r.end;

@@ -100,8 +100,10 @@ static int stopped(struct ev_rec *r, pid_t tid, int st)
 		if (ptrace(PTRACE_GETEVENTMSG, tid, NULL, &child) == 0 && child > 0)
 			ptrace_fork_child_let_go((pid_t)child, ev_early_take(r, (pid_t)child));
 	}
+	if (st >> 16 == PTRACE_EVENT_EXEC)
+		return ev_exec_event(r, tid);
 	if (st >> 16)
-		return ev_resume(t, 0); /* fork, execve: the syscall's return comes next */
+		return ev_resume(t, 0); /* fork: the syscall's return comes next */
 	if (!t->started)
 		return first_stop(t);
 	struct user_regs_struct now;

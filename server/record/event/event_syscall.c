@@ -50,6 +50,8 @@ static int entry(struct ev_thread *t, struct user_regs_struct *now)
 	}
 	t->entry = *now;
 	t->entry_nr = now->orig_rax;
+	if (t->entry_nr == SYS_execve || t->entry_nr == SYS_execveat)
+		ev_exec_entry(t, now);
 	if (t->entry_nr == SYS_rseq) {
 		/* Refused, as rr does: the kernel would write the CPU number
 		 * into the program's memory whenever the thread runs. */
@@ -95,9 +97,9 @@ static int ret(struct ev_thread *t, struct user_regs_struct *now)
 	uint64_t nr = t->entry_nr;
 	if (t->entry_nr == SYS_rseq)
 		result = -ENOSYS;
+	if ((nr == SYS_execve || nr == SYS_execveat) && result == 0)
+		return ev_exec_restart(t);
 	if (log_syscall(t, result) < 0)
-		return -1;
-	if ((nr == SYS_execve || nr == SYS_execveat) && result == 0 && ev_open_memfd(r) < 0)
 		return -1;
 	if (syscall_changes_maps(nr) && sideband_update(r->sb, t->tid, t->events) < 0)
 		return ev_fail(r, "cannot read the mappings of %d after syscall %llu", (int)r->pid,

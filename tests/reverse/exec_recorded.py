@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""A recorded program that execs another (here a shell that changes
+directory and execs env, which execs sig_state: what nohup, env, `exec` in
+a script and version-manager shims do) is recorded from the last exec on,
+as if ptrev had launched that program: `ptrev info` names it, its
+directory and that the recording began at an exec, and its replay under
+gdb shows full state (reverse-continue to done() and the variable the
+recorded run printed). The sw backend (which records through the exec)
+must not lose the program's output either.
+
+usage: exec_recorded.py PTREV PROGRAM_DIR WORK_DIR
+"""
+import os
+import re
+import subprocess
+import sys
+
+FAILURES = []
+
+
+def check(cond, what):
+    print(('ok   ' if cond else 'FAIL ') + what)
+    if not cond:
+        FAILURES.append(what)
+
+
+def main():
+    ptrev, progdir, work = sys.argv[1:4]
+    os.makedirs(work, exist_ok=True)
+    prog = os.path.abspath(os.path.join(progdir, 'sig_state'))
+    trace = os.path.join(work, 'exec.ptrev')
+    script = 'cd %s && exec env PTREV_EXEC_TEST=1 %s' % (work, prog)
+    r = subprocess.run([ptrev, 'record', '--backend', 'event', '--force', '-o', trace, '--',
+                        '/bin/sh', '-c', script], capture_output=True, text=True, timeout=300)
+    m = re.search(r'state=(\d+)', r.stdout)
+    check(r.returncode == 0 and m is not None, 'recorded: %r' % r.stdout.strip())
+    check('2 execs' in r.stderr and prog in r.stderr,
+          'the recorder says it recorded the last program executed (%r)' % r.stderr.strip())
+    info = subprocess.run([ptrev, 'info', trace], capture_output=True, text=True,
+                          timeout=60).stdout
+    check(re.search(r'^program: %s$' % re.escape(prog), info, re.M) is not None and
+          re.search(r'^cwd: %s$' % re.escape(os.path.realpath(work)), info, re.M) is not None
+          and 'started: at the program\'s exec' in info,
+          'ptrev info names the exec\'d program, its directory, and the exec')
+    g = subprocess.run(['gdb', '-nx', '-batch', '-ex', 'set remotetimeout 60',
+                        '-ex', 'target remote | %s replay --stdio %s' % (ptrev, trace),
+                        '-ex', 'break done', '-ex', 'reverse-continue', '-ex', 'print state',
+                        '-ex', 'reverse-stepi', '-ex', 'bt 1', prog],
+                       capture_output=True, text=True, timeout=300)
+    out = g.stdout + g.stderr
+    got = re.findall(r'^\$1 = (.*)$', out, re.M)
+    check(m is not None and got == [m.group(1)] and 'diverged' not in out and
+          re.search(r'^#0 .* in done \(\)', out, re.M) is not None,
+          'the replay shows the state the recorded run printed at done() (%s)'
+          % (got or out.strip().splitlines()[-3:]))
+
+    sw = subprocess.run([ptrev, 'record', '--backend', 'sw', '--force', '-o', trace, '--',
+                         '/bin/sh', '-c', script], capture_output=True, text=True, timeout=300)
+    check(sw.returncode == 0 and sw.stdout == r.stdout,
+          'sw backend: the program runs through the exec (%r)' % sw.stdout.strip())
+    print('%d failure(s)' % len(FAILURES))
+    return 1 if FAILURES else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
