@@ -1,6 +1,8 @@
 /* Starting the recorded program again as it started (replay/relaunch.h). */
 #include "relaunch.h"
 
+#include "ptrev/cpu_bind.h"
+
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -248,6 +250,8 @@ int relaunch_start(const struct relaunch *rl, bool hide_vdso, pid_t *pid, int *m
 		inferior_destroy(&inf);
 		return fail(why, whylen, "cannot start the recorded program again: %s", err);
 	}
+	/* A replay stops at every event, as the recording did. */
+	cpu_bind_tracer_and(inf.pid);
 	pid_t p = inf.pid;
 	if (inf.memfd >= 0)
 		close(inf.memfd);

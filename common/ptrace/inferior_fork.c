@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ptrev/cpu_bind.h"
 #include "ptrev/ptrace_wait.h"
 #include "ptrev/syscall_inject.h"
 
@@ -101,14 +102,17 @@ void ptrace_fork_child_let_go(pid_t child, bool stop_seen)
 	if (!first_stop(child, stop_seen))
 		return;
 	untrap_tsc(child);
+	cpu_bind_release(child); /* not ptrev's to run any more */
 	ptrace(PTRACE_DETACH, child, NULL, NULL);
 }
 
 void inf_fork_child_release(struct inferior *inf, pid_t child, bool vfork, bool stop_seen,
 			    bool untrap_tsc)
 {
-	if (clean_child(inf, child, vfork, stop_seen, untrap_tsc))
+	if (clean_child(inf, child, vfork, stop_seen, untrap_tsc)) {
+		cpu_bind_release(child);
 		ptrace(PTRACE_DETACH, child, NULL, NULL);
+	}
 }
 
 void inf_fork_child_hold(struct inferior *inf, pid_t child, bool vfork, bool stop_seen)

@@ -5,6 +5,7 @@
  * copy of every binary mapped executable unless --no-copy is given. The
  * file is finished (END) however the recording ends: exit, death by a
  * signal, or ptrev itself being told to stop (SIGINT/SIGTERM). */
+#include "ptrev/cpu_bind.h"
 #include "ptrev/cli.h"
 #include "ptrev/record_meta.h"
 #include "ptrev/record_startup.h"
@@ -161,6 +162,9 @@ int record_main(int argc, char **argv)
 		return 2;
 	}
 	child_pid = inf.pid;
+	/* The pt backend's program runs freely; the others stop at events. */
+	if (strcmp(backend, "pt") != 0)
+		cpu_bind_tracer_and(inf.pid);
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_stop_signal;
 	sigemptyset(&sa.sa_mask);
