@@ -144,14 +144,20 @@ int event_backend_record(struct inferior *inf, struct trace_writer *w,
 			rc = -1;
 			break;
 		}
+		/* With no bound to watch, wait for the next stop in waitpid
+		 * itself: a wake-up and two syscalls fewer per stop than
+		 * waiting for SIGCHLD. */
 		int st;
-		pid_t tid = waitpid(-1, &st, __WALL | WNOHANG);
+		bool block = ev_state_next_ns(&r) < 0;
+		pid_t tid = waitpid(-1, &st, __WALL | (block ? 0 : WNOHANG));
 		if (tid > 0) {
 			rc = ev_on_status(&r, tid, st);
 			continue;
 		}
 		if (tid < 0 && errno == ECHILD)
 			break; /* every thread is gone */
+		if (tid < 0 && errno == EINTR)
+			continue; /* the user's Ctrl-C or SIGTERM: see to it first */
 		if (tid < 0 && errno != EINTR) {
 			rc = ev_fail(&r, "waiting for the program: %s", strerror(errno));
 			break;
