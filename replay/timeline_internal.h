@@ -58,6 +58,7 @@ struct timeline {
 	pid_t replay_tid;      /* where the replayer stands: valid when */
 	uint64_t replay_pos;   /*   replay_state is 1 (-1: unavailable there) */
 	int replay_state;
+	char state_why[512];   /* why, where replay_state is -1 or creation failed */
 };
 
 /* ---- timeline_threads.c ---- */

@@ -20,6 +20,7 @@ bool tl_ensure_replayer(struct timeline *tl)
 		tl->replayer = replayer_new(tl->td, why, sizeof why);
 		if (!tl->replayer) {
 			tl->replayer_failed = true;
+			snprintf(tl->state_why, sizeof tl->state_why, "%s", why);
 			fprintf(stderr, "ptrev: no full state in the past (%s); "
 				"showing the PC and read-only memory only\n", why);
 			return false;
@@ -27,8 +28,11 @@ bool tl_ensure_replayer(struct timeline *tl)
 		if (replayer_warning(tl->replayer))
 			fprintf(stderr, "ptrev: %s\n", replayer_warning(tl->replayer));
 	}
-	if (tl->replayer && !tl->saved && replayer_sync(tl->replayer) != 0)
+	if (tl->replayer && !tl->saved && replayer_sync(tl->replayer) != 0) {
+		snprintf(tl->state_why, sizeof tl->state_why,
+			 "the re-execution cannot follow the recording made so far");
 		return false;
+	}
 	return tl->replayer != NULL;
 }
 
@@ -58,9 +62,17 @@ static bool full_state(struct timeline *tl, struct tl_thread *t)
 		return true;
 	}
 	tl->replay_state = -1;
+	snprintf(tl->state_why, sizeof tl->state_why, "%s", why);
 	fprintf(stderr, "ptrev: state at instruction %llu unavailable: %s\n",
 		(unsigned long long)t->pos, why);
 	return false;
+}
+
+const char *timeline_state_why(struct timeline *tl, pid_t tid)
+{
+	if (full_state(tl, tl_thread_or_first(tl, tid)))
+		return NULL;
+	return tl->state_why[0] ? tl->state_why : "not known";
 }
 
 enum timeline_state timeline_registers(struct timeline *tl, pid_t tid, struct amd64_regfile *rf)

@@ -63,6 +63,8 @@ struct gdb_server {
 	bool remote_debug;         /* every packet, both ways */
 	bool debug_timestamp;      /* each log line starts with the time */
 	bool log_resumed;          /* the packet being answered set it going */
+	char *state_note;          /* why the state is unavailable, as last told
+				    * gdb's user at a stop (NULL: nothing told) */
 
 	struct gdb_point *points;  /* what gdb has set with Z (gdb_breakpoints.c) */
 	size_t npoints;

@@ -159,6 +159,10 @@ struct target_ops {
 				size_t len);
 	/* XCR0 of the register layout (0: unknown). */
 	uint64_t (*xcr0)(struct target *t);
+	/* Why the full state (every register, all memory) of thread tid where
+	 * it stands cannot be shown: true with the reason in out; false when
+	 * it can (a live program; a position the re-execution reaches). */
+	bool (*state_unavailable)(struct target *t, pid_t tid, struct strbuf *out);
 
 	/* ---- breakpoints and watchpoints (Z numbering) ---- */
 	/* 0, -1 refused, -2 unsupported type. */
@@ -286,6 +290,7 @@ int target_btrace_mark(struct target *t, pid_t tid, uint64_t *offset);
 void target_btrace_active(struct target *t, bool on);
 bool target_monitor(struct target *t, pid_t current, const char *cmd, const char *arg,
 		    struct strbuf *out);
+bool target_state_unavailable(struct target *t, pid_t tid, struct strbuf *out);
 int target_detach(struct target *t);                                  /* -1 */
 void target_kill(struct target *t);
 

@@ -130,6 +130,9 @@ enum timeline_state {
 /* Registers of tid where it stands (rf zeroed first). The first time the
  * full state cannot be had at a position, why is printed on stderr. */
 enum timeline_state timeline_registers(struct timeline *tl, pid_t tid, struct amd64_regfile *rf);
+/* Why the full state of tid where it stands cannot be had (the reason
+ * timeline_registers printed), or NULL when it can. */
+const char *timeline_state_why(struct timeline *tl, pid_t tid);
 /* The PC of tid where it stands (false if unknown). */
 bool timeline_pc(struct timeline *tl, pid_t tid, uint64_t *pc);
 /* Memory where tid stands: the full state when re-execution can show it,

@@ -33,6 +33,8 @@ void gdb_forget_program(struct gdb_server *s)
 	s->nbtrace = 0;
 	s->btrace_pushed = false;
 	s->g_tid = s->c_tid = 0;
+	free(s->state_note);
+	s->state_note = NULL;
 }
 
 void gdb_extended_end_program(struct gdb_server *s)

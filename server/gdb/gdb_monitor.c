@@ -18,12 +18,28 @@ static void cmd_help(struct strbuf *out)
 		    "  monitor when                 the current instruction number in the history\n"
 		    "  monitor save FILE            save the recording so far to FILE\n"
 		    "  monitor checkpoints          list the replay checkpoints\n"
+		    "  monitor why                  why registers and memory are unavailable here\n"
 		    "  monitor set debug 0|1        log each resume and its stop on ptrev's stderr\n"
 		    "  monitor set remote-debug 0|1 log every packet on ptrev's stderr\n"
 		    "  monitor set debug-format all|none|timestamp\n"
 		    "                               start each log line with the time, or not\n"
 		    "  monitor exit                 end the program and ptrev when gdb disconnects\n"
 		    "  monitor help                 this list\n");
+}
+
+/* Whether gdb's current thread has its full state where it stands, and
+ * if not, why (what gdb's <unavailable> values mean). */
+static void cmd_why(struct gdb_server *s, struct strbuf *out)
+{
+	struct strbuf why = STRBUF_INIT;
+	if (!s->target)
+		strbuf_puts(out, "No program.\n");
+	else if (target_state_unavailable(s->target, s->g_tid, &why) && why.data)
+		strbuf_printf(out, "Registers and memory are unavailable here (only the PC and "
+			      "read-only memory are known): %s.\n", why.data);
+	else
+		strbuf_puts(out, "Every register and all memory are available here.\n");
+	strbuf_free(&why);
 }
 
 /* "0"/"1" (gdbserver also takes on/off). Returns -1 for anything else. */
@@ -95,6 +111,8 @@ bool gdb_monitor_packet(struct gdb_server *s, const char *hex)
 		 * ptrev started is killed (a recording being made to a file is
 		 * saved, as at any end of the session). */
 		s->session_over = true;
+	} else if (strcmp(cmd, "why") == 0 && *arg == '\0') {
+		cmd_why(s, &out);
 	} else if (strcmp(cmd, "set") == 0 && cmd_set(s, arg, &out)) {
 		/* done */
 	} else if (cmd[0] == '\0' || !target_monitor(s->target, s->g_tid, cmd, arg, &out)) {

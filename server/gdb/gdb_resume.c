@@ -140,6 +140,37 @@ static int wait_for_stop(struct gdb_server *s, struct target_stop *stop)
 	}
 }
 
+/* Where the program stopped, its registers and memory may be unavailable
+ * (gdb shows <unavailable> and a short backtrace): say why on gdb's
+ * console, once per reason, as console output (an O packet) before the
+ * stop reply, which gdb prints over any transport and an IDE shows. */
+static void tell_state(struct gdb_server *s, pid_t tid)
+{
+	struct strbuf why = STRBUF_INIT;
+	if (!target_state_unavailable(s->target, tid, &why) || !why.data) {
+		free(s->state_note);
+		s->state_note = NULL;
+		strbuf_free(&why);
+		return;
+	}
+	if (!s->state_note || strcmp(s->state_note, why.data) != 0) {
+		struct strbuf pkt = STRBUF_INIT;
+		char line[700];
+		int n = snprintf(line, sizeof line, "ptrev: registers and memory are unavailable "
+				 "here, only the PC and read-only memory: %s (monitor why)\n",
+				 why.data);
+		strbuf_putc(&pkt, 'O');
+		strbuf_hex(&pkt, line, n < (int)sizeof line ? (size_t)n : sizeof line - 1);
+		if (s->remote_debug)
+			gdb_debug_log_sent(s, pkt.data, pkt.len);
+		rsp_conn_send(&s->conn, pkt.data, pkt.len);
+		strbuf_free(&pkt);
+		free(s->state_note);
+		s->state_note = strdup(why.data);
+	}
+	strbuf_free(&why);
+}
+
 /* Start the execution r describes, wait for its stop and report it. */
 static void run_and_report(struct gdb_server *s, struct target_resume *r)
 {
@@ -178,8 +209,10 @@ static void run_and_report(struct gdb_server *s, struct target_resume *r)
 		return;
 	}
 	s->last = stop;
-	if (stop.kind != TARGET_STOP_EXITED && stop.kind != TARGET_STOP_KILLED)
+	if (stop.kind != TARGET_STOP_EXITED && stop.kind != TARGET_STOP_KILLED) {
 		s->g_tid = stop.tid;
+		tell_state(s, stop.tid);
+	}
 	if (stop.kind == TARGET_STOP_EXEC)
 		gdb_points_clear(s); /* gone with the old program; gdb inserts them again */
 	gdb_stop_reply(s, &stop);

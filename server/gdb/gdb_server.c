@@ -302,6 +302,8 @@ static void new_connection(struct gdb_server *s, int rfd, int wfd)
 	s->gdb_swbreak = s->gdb_hwbreak = s->gdb_multiprocess = false;
 	s->c_tid = 0;
 	s->monitor_final = NULL;
+	free(s->state_note); /* a new gdb has been told nothing */
+	s->state_note = NULL;
 }
 
 int gdb_server_run(struct gdb_server *s, int rfd, int wfd)

@@ -229,6 +229,12 @@ bool target_monitor(struct target *t, pid_t current, const char *cmd, const char
 	return t && t->ops->monitor(t, current, cmd, arg, out);
 }
 
+bool target_state_unavailable(struct target *t, pid_t tid, struct strbuf *out)
+{
+	OWNER(t, state_unavailable);
+	return t && t->ops->state_unavailable(t, tid, out);
+}
+
 int target_detach(struct target *t)
 {
 	OWNER(t, detach);

@@ -424,6 +424,17 @@ static bool history_monitor(struct target *t, pid_t current, const char *cmd, co
 	return true;
 }
 
+static bool history_state_unavailable(struct target *t, pid_t tid, struct strbuf *out)
+{
+	struct history_target *h = hist(t);
+	/* An event recording whose history is not made stands at its end,
+	 * with full state. */
+	const char *why = h->tl ? timeline_state_why(h->tl, tid) : NULL;
+	if (why)
+		strbuf_puts(out, why);
+	return why != NULL;
+}
+
 static int history_detach(struct target *t)
 {
 	(void)t;
@@ -458,6 +469,7 @@ static const struct target_ops history_ops = {
 	.resume = history_resume,
 	.wait = history_wait,
 	.interrupt = history_interrupt,
+	.state_unavailable = history_state_unavailable,
 	.current_stop = history_current_stop,
 	.fetch_registers = history_fetch_registers,
 	.store_registers = history_store_registers,

@@ -225,6 +225,12 @@ static void recording_btrace_active(struct target *t, bool on)
 		sw_engine_stop_before_exit(rec(t)->engine, !on && rec(t)->hold_exit);
 }
 
+static bool recording_state_unavailable(struct target *t, pid_t tid, struct strbuf *out)
+{
+	struct recording_target *r = rec(t);
+	return in_past(r, tid) && target_state_unavailable(r->past, tid, out);
+}
+
 static bool recording_monitor(struct target *t, pid_t current, const char *cmd, const char *arg,
 			      struct strbuf *out)
 {
@@ -316,6 +322,7 @@ static const struct target_ops recording_ops = {
 	.btrace_mark = recording_btrace_mark,
 	.btrace_active = recording_btrace_active,
 	.monitor = recording_monitor,
+	.state_unavailable = recording_state_unavailable,
 	.detach = recording_detach,
 	.kill = recording_kill,
 	.destroy = recording_destroy,
