@@ -192,12 +192,14 @@ static void run_and_report(struct gdb_server *s, struct target_resume *r)
 	bool got = wait_for_stop(s, &stop);
 	free(storage);
 	if (!got) {
-		/* gdb went away while the program ran: stop it for the next
-		 * connection, or end the session. */
+		/* gdb went away while the program ran: stop it, for the next
+		 * connection or to end the session at a stop (a recording
+		 * then ends whole, with every instruction it counts in the
+		 * file: one cut while a thread ran lost its last ones). */
 		s->conn.closed = true;
-		if (!s->keep_on_close || target_interrupt(s->target) != 0 ||
-		    target_wait(s->target, &stop, true) != 1 || stop.kind == TARGET_STOP_EXITED ||
-		    stop.kind == TARGET_STOP_KILLED)
+		if (target_interrupt(s->target) != 0 || target_wait(s->target, &stop, true) != 1 ||
+		    stop.kind == TARGET_STOP_EXITED || stop.kind == TARGET_STOP_KILLED ||
+		    !s->keep_on_close)
 			s->session_over = true;
 		else
 			s->last = stop;
