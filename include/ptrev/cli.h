@@ -32,6 +32,9 @@ int record_main(int argc, char **argv);
  * event recording's history is made now (materialise.h). 0, or -1 with
  * err (td is then empty). */
 int cli_open_recording(const char *path, struct trace_data *td, char *err, size_t errlen);
+/* Say once on stderr that path ends inside a record (td->torn), and that
+ * what precedes it is used; nothing for a whole file. */
+void cli_say_torn(const char *path, const struct trace_data *td);
 
 /* PROG as execve needs it in out: with a slash as given, else ./PROG when
  * the current directory has a regular file of that name (as gdbserver),

@@ -292,6 +292,10 @@ struct trace_data {
 	uint64_t file_size;
 	void *priv;           /* reader-owned storage */
 	size_t nskipped;      /* records of unknown type, skipped (valid CRC) */
+	/* The file ends inside its last record (copied or cut short: the
+	 * writer never leaves one half written): where and what is missing;
+	 * every record before it was read. Empty for a whole file. */
+	char torn[200];
 	size_t nfiles;        /* copies of mapped binaries (FILE records) */
 	struct trace_file_copy *files;
 	size_t nsched;        /* the global order of instructions (SCHED */

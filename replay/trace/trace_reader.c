@@ -113,9 +113,11 @@ static int read_records(int fd, struct trace_data *td, char *err, size_t errlen)
 	for (unsigned long long idx = 1; off < size; idx++) {
 		uint8_t h[TRACE_RECORD_HEADER_LEN];
 		if (size - off < sizeof h) {
-			rc = error(err, errlen,
-				   "truncated: record %llu at offset 0x%llx needs %zu bytes (its header) but the file ends at 0x%llx",
-				   idx, (unsigned long long)off, sizeof h, (unsigned long long)size);
+			/* A torn tail: what came before it is whole. */
+			snprintf(td->torn, sizeof td->torn,
+				 "the file ends inside record %llu at offset 0x%llx (%llu of its "
+				 "header's %zu bytes are there)", idx, (unsigned long long)off,
+				 (unsigned long long)(size - off), sizeof h);
 			break;
 		}
 		ssize_t k = pread_full(fd, h, sizeof h, off);
@@ -141,10 +143,10 @@ static int read_records(int fd, struct trace_data *td, char *err, size_t errlen)
 		}
 		uint64_t need = sizeof h + (uint64_t)len;
 		if (need > size - off) {
-			rc = error(err, errlen,
-				   "truncated: record %llu (%s) at offset 0x%llx needs %llu bytes but the file ends at 0x%llx",
-				   idx, label, (unsigned long long)off, (unsigned long long)need,
-				   (unsigned long long)size);
+			snprintf(td->torn, sizeof td->torn,
+				 "the file ends inside record %llu (%s) at offset 0x%llx (%llu of its "
+				 "%llu bytes are there)", idx, label, (unsigned long long)off,
+				 (unsigned long long)(size - off), (unsigned long long)need);
 			break;
 		}
 		if (td->complete) {

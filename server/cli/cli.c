@@ -441,6 +441,7 @@ static int cmd_replay(int argc, char **argv)
 		fprintf(stderr, "ptrev replay: %s: %s\n", file, err);
 		return 1;
 	}
+	cli_say_torn(file, &td);
 	static struct gdb_server srv;
 	gdb_server_init(&srv);
 	size_t nthreads = 0;

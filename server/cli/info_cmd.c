@@ -277,6 +277,8 @@ void trace_info_print(FILE *out, const char *path, const struct trace_data *td)
 	if (td->nskipped)
 		fprintf(out, "skipped records: %zu (types this ptrev does not know)\n",
 			td->nskipped);
+	if (td->torn[0])
+		fprintf(out, "file ends early: %s; the records before it are used\n", td->torn);
 	if (td->complete)
 		fprintf(out, "duration: %.3f s\n", (double)e->duration_ns / 1e9);
 	else

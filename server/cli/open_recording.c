@@ -9,10 +9,17 @@
 
 #include "ptrev/materialise.h"
 
+void cli_say_torn(const char *path, const struct trace_data *td)
+{
+	if (td->torn[0])
+		fprintf(stderr, "ptrev: %s: %s; using the records before it\n", path, td->torn);
+}
+
 int cli_open_recording(const char *path, struct trace_data *td, char *err, size_t errlen)
 {
 	if (trace_read_file(path, td, err, errlen) != 0)
 		return -1;
+	cli_say_torn(path, td);
 	if (!materialise_needed(td))
 		return 0;
 	struct trace_data made;

@@ -411,8 +411,10 @@ static void test_killed_writer(void)
 	}
 }
 
-/* Every prefix of the sample: a whole-record prefix reads as incomplete,
- * anything else is refused as truncated (or not a recording at all). */
+/* Every prefix of the sample: a whole-record prefix reads as incomplete;
+ * one that ends inside a record (a torn tail) reads as the records before
+ * it, saying where the file ends; one inside the file header is refused
+ * as truncated (or not a recording at all). */
 static void test_truncation(void)
 {
 	const char *p = tmp("trunc-src.ptrev"), *q = tmp("trunc.ptrev");
@@ -429,12 +431,23 @@ static void test_truncation(void)
 		bool boundary = false;
 		for (int i = 0; i < nb; i++)
 			boundary |= bounds[i] == l;
+		/* The records wholly before the cut. */
+		size_t whole = 0;
+		for (int i = 1; i < nb; i++)
+			whole += bounds[i] <= l;
 		if (boundary) {
-			CHECK(rc == 0 && !td.complete, "len %zu: %s", l, errbuf);
+			CHECK(rc == 0 && !td.complete && !td.torn[0], "len %zu: %s", l, errbuf);
 		} else if (l == 0) {
 			CHECK(rc < 0 && strstr(errbuf, "empty file"), "len 0: %s", errbuf);
-		} else {
+		} else if (l < 16) { /* the file header */
 			CHECK(rc < 0 && !strncmp(errbuf, "truncated: ", 11), "len %zu: '%s'", l, errbuf);
+		} else {
+			char want[40];
+			snprintf(want, sizeof want, "inside record %zu ", whole + 1);
+			CHECK(rc == 0 && !td.complete && strstr(td.torn, want) &&
+			      (td.nmeta + td.nstreams + td.nsyscalls + td.nsignals + td.nmmaps > 0) ==
+				      (whole > 0),
+			      "len %zu: rc %d '%s' torn '%s'", l, rc, errbuf, td.torn);
 		}
 		if (rc == 0)
 			trace_data_free(&td);
@@ -445,10 +458,12 @@ static void test_truncation(void)
 	struct trace_data td;
 	char want[200];
 	snprintf(want, sizeof want,
-		 "truncated: record 3 (META) at offset 0x%llx needs %llu bytes but the file ends at 0x%zx",
-		 (unsigned long long)bounds[2], (unsigned long long)(bounds[3] - bounds[2]), l);
-	CHECK(trace_read_file(q, &td, errbuf, sizeof errbuf) < 0 && !strcmp(errbuf, want),
-	      "got '%s' want '%s'", errbuf, want);
+		 "the file ends inside record 3 (META) at offset 0x%llx (20 of its %llu bytes are "
+		 "there)", (unsigned long long)bounds[2],
+		 (unsigned long long)(bounds[3] - bounds[2]));
+	CHECK(trace_read_file(q, &td, errbuf, sizeof errbuf) == 0 && !strcmp(td.torn, want),
+	      "got '%s' want '%s'", td.torn, want);
+	trace_data_free(&td);
 	free(b);
 }
 
@@ -541,7 +556,11 @@ static void test_headers(void)
 	expect_error(q, "malformed PT record 1 at offset 0x10: length 4294967280 exceeds");
 	record_header(f + 16, TRACE_REC_PT, 1u << 29, 0);
 	spit(q, f, 40);
-	expect_error(q, "truncated: record 1 (PT) at offset 0x10 needs 536870928 bytes but the file ends at 0x28");
+	struct trace_data td;
+	CHECK(trace_read_file(q, &td, errbuf, sizeof errbuf) == 0 &&
+	      strstr(td.torn, "record 1 (PT) at offset 0x10 (24 of its 536870928 bytes"),
+	      "a length past the file's end is its torn tail: '%s'", td.torn);
+	trace_data_free(&td);
 	/* A corrupted length is caught by the header checksum. */
 	record_header(f + 16, TRACE_REC_PT, 4, trace_crc32c(0, "\1\0\0\0", 4));
 	memcpy(f + 32, "\1\0\0\0", 4);
