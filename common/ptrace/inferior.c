@@ -18,6 +18,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+/* SIGXFSZ as ptrev was given it (inferior_note_xfsz). */
+static bool xfsz_ignored;
+
+void inferior_note_xfsz(bool ignored)
+{
+	xfsz_ignored = ignored;
+}
+
 /* Child side of the launch: never returns. Only async-signal-safe calls,
  * since the parent may have threads. A failure's errno reaches the parent
  * through errpipe (closed by a successful exec: CLOEXEC). */
@@ -33,7 +41,7 @@ static void child_exec(const char *path, char *const argv[], char *const envp[],
 			goto fail;
 	/* Undo ptrev's own signal settings: an ignored signal stays ignored
 	 * across exec (and so does the blocked mask), and ptrev ignores
-	 * SIGPIPE and (with --stdio) SIGINT. A replay gives the program the
+	 * SIGPIPE, SIGXFSZ and (with --stdio) SIGINT. A replay gives the program the
 	 * state it was recorded with instead: whoever started ptrev (gdb
 	 * ignores SIGPIPE and SIGXFSZ in what it starts) must not decide. */
 	sigset_t mask;
@@ -50,6 +58,7 @@ static void child_exec(const char *path, char *const argv[], char *const envp[],
 	} else {
 		signal(SIGPIPE, SIG_DFL);
 		signal(SIGINT, SIG_DFL);
+		signal(SIGXFSZ, xfsz_ignored ? SIG_IGN : SIG_DFL);
 	}
 	sigprocmask(SIG_SETMASK, &mask, NULL);
 	if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) < 0)

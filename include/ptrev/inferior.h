@@ -110,6 +110,11 @@ struct inferior_launch_opts {
 	bool set_signals;
 	uint64_t sig_ignored, sig_blocked;
 };
+/* ptrev ignores SIGXFSZ, so that writing a recording past the file size
+ * limit fails with EFBIG (reported, the program kept alive) rather than
+ * killing it; a program ptrev starts gets the disposition ptrev was given,
+ * noted here before ptrev changed it (ignored: true). */
+void inferior_note_xfsz(bool ignored);
 int inferior_launch_with(struct inferior *inf, const char *path, char *const argv[],
 			 char *const envp[], const struct inferior_launch_opts *o, char *err,
 			 size_t errlen);

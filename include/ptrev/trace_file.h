@@ -236,6 +236,14 @@ int trace_write_schedule(struct trace_writer *w, const struct trace_sched_run *r
 /* A file's copy (f->len ignored, f->size bytes written), split into
  * FILE records of bounded size that follow each other. */
 int trace_write_file(struct trace_writer *w, const struct trace_file_copy *f);
+/* After an I/O failure (a full disk, the file size limit), drop every
+ * later record and report success instead of failing: a recorder goes on
+ * (the program is not killed, a recording kept in memory stays whole) and
+ * the file keeps the whole records written before it. */
+void trace_writer_keep_going(struct trace_writer *w);
+/* Did a write to the file fail (its reason: trace_writer_error)? kept (if
+ * not NULL): the file's size then, all of it whole records. */
+bool trace_writer_io_failed(const struct trace_writer *w, uint64_t *kept);
 /* Closes the file; returns -1 if any write failed (with the reason). */
 int trace_writer_close(struct trace_writer *w, char *err, size_t errlen);
 /* Additions by the trace-file owner: */

@@ -30,6 +30,8 @@ struct trace_writer {
 	uint64_t good_end;  /* file size after the last whole record */
 	uint64_t nrecords;
 	bool io_failed;     /* sticky: later writes fail at once */
+	bool keep_going;    /* ...or are dropped, reporting success */
+	uint64_t kept;      /* file size when the I/O failure came */
 	bool has_error;
 	char err[320];      /* the first failure's reason */
 	struct enc rec;     /* the record being built, header first */
@@ -86,7 +88,7 @@ static void begin(struct trace_writer *w)
 static int emit(struct trace_writer *w, uint32_t type)
 {
 	if (w->io_failed)
-		return -1;
+		return w->keep_going ? 0 : -1;
 	size_t plen = w->rec.len - TRACE_RECORD_HEADER_LEN;
 	if (plen > TRACE_MAX_PAYLOAD)
 		return fail(w, "%s record of %zu bytes exceeds the %u-byte limit",
@@ -104,8 +106,10 @@ static int emit(struct trace_writer *w, uint32_t type)
 			/* Leave only whole records behind for the reader. */
 			if (ftruncate(w->fd, (off_t)w->good_end) == 0)
 				(void)lseek(w->fd, (off_t)w->good_end, SEEK_SET);
-			return fail(w, "%s: writing record %llu: %s", w->path,
-				    (unsigned long long)w->nrecords + 1, strerror(e));
+			w->kept = w->good_end;
+			fail(w, "writing record %llu: %s", (unsigned long long)w->nrecords + 1,
+			     strerror(e));
+			return w->keep_going ? 0 : -1;
 		}
 	}
 	w->good_end += w->rec.len;
@@ -186,6 +190,18 @@ struct trace_writer *trace_writer_open_memory(char *err, size_t errlen)
 	w->path = p;
 	w->good_end = TRACE_FILE_HEADER_LEN;
 	return w;
+}
+
+void trace_writer_keep_going(struct trace_writer *w)
+{
+	w->keep_going = true;
+}
+
+bool trace_writer_io_failed(const struct trace_writer *w, uint64_t *kept)
+{
+	if (w->io_failed && kept)
+		*kept = w->kept;
+	return w->io_failed;
 }
 
 int trace_writer_restart(struct trace_writer *w)
@@ -304,7 +320,7 @@ int trace_write_pt(struct trace_writer *w, pid_t tid, const void *data, size_t l
 		p += n;
 		len -= n;
 	}
-	return w->io_failed ? -1 : 0;
+	return w->io_failed && !w->keep_going ? -1 : 0;
 }
 
 int trace_write_mmap(struct trace_writer *w, const struct trace_mmap *m)

@@ -151,6 +151,8 @@ int record_main(int argc, char **argv)
 		fprintf(stderr, "ptrev: %s\n", err);
 		return 2;
 	}
+	/* A full disk stops the recording, not the program (end of main). */
+	trace_writer_keep_going(w);
 	memset(&inf, 0, sizeof inf);
 	inf.memfd = -1;
 	if (inferior_launch(&inf, prog, argv + i, environ, -1, -1, -1, err,
@@ -214,9 +216,19 @@ int record_main(int argc, char **argv)
 		end.status = stop_signal;
 	}
 	trace_write_end(w, &end);
+	uint64_t kept = 0;
+	bool full = trace_writer_io_failed(w, &kept);
 	if (trace_writer_close(w, err, sizeof err) < 0) {
-		fprintf(stderr, "ptrev: %s: %s\n", out, err);
-		rc = -1;
+		if (full) {
+			/* The program ran to its end; the file holds the whole
+			 * records written before the failure. */
+			fprintf(stderr, "ptrev: %s: %s: the recording stopped there (%llu bytes "
+				"kept, which info, decode and replay use); the program ran on "
+				"unrecorded\n", out, err, (unsigned long long)kept);
+		} else {
+			fprintf(stderr, "ptrev: %s: %s\n", out, err);
+			rc = -1;
+		}
 	}
 	if (inf.memfd >= 0)
 		close(inf.memfd);

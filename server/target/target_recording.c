@@ -265,8 +265,17 @@ static void finish(struct recording_target *r)
 	struct trace_end end;
 	if (sw_engine_finish(r->engine, &end, true, err, sizeof err) != 0)
 		fprintf(stderr, "ptrev: finishing the recording: %s\n", err);
-	if (r->writer && trace_writer_close(r->writer, err, sizeof err) != 0)
-		fprintf(stderr, "ptrev: writing the recording: %s\n", err);
+	uint64_t kept = 0;
+	bool full = r->writer && trace_writer_io_failed(r->writer, &kept);
+	if (r->writer && trace_writer_close(r->writer, err, sizeof err) != 0) {
+		if (full)
+			fprintf(stderr, "ptrev: writing the recording file: %s: the file stopped "
+				"there (%llu bytes kept, which info, decode and replay use); the "
+				"program and the session went on\n", err,
+				(unsigned long long)kept);
+		else
+			fprintf(stderr, "ptrev: writing the recording: %s\n", err);
+	}
 	sw_engine_free(r->engine);
 	r->engine = NULL;
 	r->writer = NULL;
@@ -350,6 +359,10 @@ struct target *target_record_start(struct target *t, const struct target_record_
 		free(r);
 		return NULL;
 	}
+	/* A full disk cuts the file short, not the session: the recording in
+	 * memory (what reverse execution uses) stays whole. */
+	if (r->writer)
+		trace_writer_keep_going(r->writer);
 	/* At the program's first instruction only: turn the vDSO's clock
 	 * functions into syscalls (before the engine copies the vDSO's code)
 	 * and keep what a replay needs to start identically. Recording that

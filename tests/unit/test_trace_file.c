@@ -737,6 +737,35 @@ static void test_write_failure(void)
 	CHECK(trace_read_file(q, &td, errbuf, sizeof errbuf) == 0 && !td.complete &&
 	      td.nstreams == 1 && td.streams[0].pt_len == 750, "%s", errbuf);
 	trace_data_free(&td);
+
+	/* keep_going: the same failure drops the records from there on,
+	 * each write reporting success; the file keeps the first five. */
+	q = tmp("fsize-keep.ptrev");
+	pid = fork();
+	if (pid == 0) {
+		signal(SIGXFSZ, SIG_IGN);
+		struct rlimit rl = {1000, 1000};
+		setrlimit(RLIMIT_FSIZE, &rl);
+		struct trace_writer *w = trace_writer_open(q, errbuf, sizeof errbuf);
+		if (!w)
+			_exit(3);
+		trace_writer_keep_going(w);
+		uint8_t chunk[150];
+		memset(chunk, 0x55, sizeof chunk);
+		for (int i = 0; i < 20; i++)
+			if (trace_write_pt(w, 7, chunk, sizeof chunk) != 0)
+				_exit(4);
+		uint64_t kept = 0;
+		if (!trace_writer_io_failed(w, &kept) || kept != 16 + 5 * 170 ||
+		    !strstr(trace_writer_error(w), "writing record 6: File too large"))
+			_exit(5);
+		_exit(trace_writer_close(w, errbuf, sizeof errbuf) < 0 ? 0 : 6);
+	}
+	waitpid(pid, &st, 0);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "keep going: child status %x", st);
+	CHECK(trace_read_file(q, &td, errbuf, sizeof errbuf) == 0 && !td.complete &&
+	      td.nstreams == 1 && td.streams[0].pt_len == 750, "keep going: %s", errbuf);
+	trace_data_free(&td);
 }
 
 /* Random corruption with every checksum repaired, so the payload parsers
