@@ -106,9 +106,17 @@ int rp_reachable(struct replayer *r, uint64_t pos)
 		return rp_fail(r, "position %llu is beyond the recording (%llu "
 			       "instructions)", (unsigned long long)pos,
 			       (unsigned long long)count);
-	if (pos == count && !r->end_ip_known)
+	if (pos == count && !r->end_ip_known) {
+		if (count == 0)
+			return rp_fail(r, "the recording holds no instruction of this thread "
+				       "(its recorder stopped before it wrote any)");
+		if (!r->td->complete)
+			return rp_fail(r, "the recording ends after instruction %llu of this "
+				       "thread, before the state after it was known (its recorder "
+				       "stopped early)", (unsigned long long)count);
 		return rp_fail(r, "the thread ended in a syscall (exit): there is no "
 			       "state after its last instruction");
+	}
 	if (pos > r->bad_from)
 		return rp_fail(r, "%s", r->bad_why);
 	if (pos > r->vdso_first)

@@ -153,6 +153,7 @@ struct sw_rec {
 	pid_t self;            /* getpid(), for synthetic siginfo */
 	struct stop_event exit_ev; /* the process's end, once proc_gone */
 	uint64_t t0_ns;        /* CLOCK_MONOTONIC at the start */
+	uint64_t flushed_ns;   /* when the trace last went to the file */
 
 	/* One thread executes user-space instructions at a time, so that all
 	 * threads' instructions have one true order, logged as SCHED runs

@@ -370,6 +370,29 @@ static int flush_streams(struct sw_rec *r)
 	return sw_sched_flush(r);
 }
 
+/* A recording survives a kill -9 of ptrev but for its last 250 ms: the
+ * PT encoded so far (its complete bytes) and the thread order go to the
+ * file at least that often, not only every 64 KiB of trace, which the sw
+ * backend takes seconds to fill. */
+static int keep_durable(struct sw_rec *r)
+{
+	uint64_t now = now_ns();
+	if (!r->flushed_ns)
+		r->flushed_ns = r->t0_ns; /* the first 250 ms after the start */
+	if (now - r->flushed_ns < 250000000ull)
+		return 0;
+	r->flushed_ns = now;
+	for (size_t i = 0; i < r->nthreads; i++) {
+		struct sw_thread *t = r->threads[i];
+		if (t->started && !t->gone && ptenc_flush(t->enc) < 0) {
+			snprintf(r->err, r->errlen, "encoder (thread %d): %s", (int)t->tid,
+				 ptenc_error(t->enc));
+			return -1;
+		}
+	}
+	return sw_sched_flush(r);
+}
+
 static struct sw_thread *pick_pending(struct sw_rec *r)
 {
 	for (size_t i = 0; i < r->nthreads; i++) {
@@ -481,6 +504,10 @@ int sw_engine_wait(struct sw_engine *e, struct stop_event *ev, bool block)
 			return -1;
 		case 1:
 			idle = 0;
+			if (keep_durable(r) < 0) {
+				r->failed = true;
+				return -1;
+			}
 			break;
 		default:
 			if (block)

@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""`ptrev record` killed with SIGKILL at ten moments of a program's run
+(e2e_loop, which sleeps in a loop counting `spins`), with the event and the
+sw backends: each file is read by `ptrev info` (incomplete, as the
+recorder never wrote END) and replays under gdb with full state at its
+last position. The recorders write what they record as they go (the sw
+backend's PT at least every 250 ms), so a kill loses at most that much;
+before, a sw recording killed in its first seconds held no trace at all.
+Killed at once, a sw recording holds no instruction: the replay says so
+(it said the thread had ended in an exit syscall).
+
+usage: killed_recorder.py PTREV PROGRAM_DIR WORK_DIR
+"""
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+FAILURES = []
+MOMENTS = [0.4, 0.55, 0.7, 0.85, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0]
+
+
+def check(cond, what):
+    print(('ok   ' if cond else 'FAIL ') + what)
+    if not cond:
+        FAILURES.append(what)
+
+
+def main():
+    ptrev, progdir, work = sys.argv[1:4]
+    os.makedirs(work, exist_ok=True)
+    prog = os.path.join(progdir, 'e2e_loop')
+    for backend in ('event', 'sw'):
+        bad = []
+        for i, t in enumerate(MOMENTS):
+            trace = os.path.join(work, 'k-%s-%d.ptrev' % (backend, i))
+            p = subprocess.Popen([ptrev, 'record', '--backend', backend, '--force', '-o', trace,
+                                  '--', prog, 'long'], stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL)
+            time.sleep(t)
+            p.send_signal(signal.SIGKILL)
+            p.wait()
+            info = subprocess.run([ptrev, 'info', trace], capture_output=True, text=True,
+                                  timeout=60)
+            if info.returncode != 0 or 'status: incomplete' not in info.stdout:
+                bad.append((t, 'info', info.stderr.strip()[-100:]))
+                continue
+            g = subprocess.run(['gdb', '-nx', '-batch', '-ex', 'set remotetimeout 60',
+                                '-ex', 'target remote | %s replay --stdio %s' % (ptrev, trace),
+                                '-ex', 'reverse-stepi', '-ex', 'print spins',
+                                '-ex', 'info registers rsp', prog],
+                               capture_output=True, text=True, timeout=300)
+            out = g.stdout + g.stderr
+            if not re.search(r'^\$1 = \d+$', out, re.M) or \
+                    not re.search(r'^rsp\s+0x[0-9a-f]+', out, re.M):
+                bad.append((t, 'replay', re.findall(r'^\$1 = .*$|^rsp.*$|.*unavailable.*',
+                                                    out, re.M)[:3]))
+        if backend == 'sw':
+            trace = os.path.join(work, 'k-sw-early.ptrev')
+            p = subprocess.Popen([ptrev, 'record', '--backend', backend, '--force', '-o', trace,
+                                  '--', prog, 'long'], stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL)
+            time.sleep(0.05)
+            p.send_signal(signal.SIGKILL)
+            p.wait()
+            g = subprocess.run(['gdb', '-nx', '-batch', '-ex',
+                                'target remote | %s replay --stdio %s' % (ptrev, trace),
+                                '-ex', 'reverse-stepi', '-ex', 'monitor why', prog],
+                               capture_output=True, text=True, timeout=300)
+            out = g.stdout + g.stderr
+            check('exit' not in out and 'holds no instruction' in out,
+                  'sw: killed at once, the replay says the recording holds no instruction '
+                  '(%s)' % re.findall(r'.*(?:holds no|unavailable).*', out)[:2])
+        check(not bad, '%s: killed at %d moments, each file is read and replays with full '
+              'state at its end (failures: %s)' % (backend, len(MOMENTS), bad))
+    print('%d failure(s)' % len(FAILURES))
+    return 1 if FAILURES else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
