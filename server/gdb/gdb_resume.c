@@ -199,8 +199,13 @@ static void run_and_report(struct gdb_server *s, struct target_resume *r)
 		s->conn.closed = true;
 		if (target_interrupt(s->target) != 0 || target_wait(s->target, &stop, true) != 1 ||
 		    stop.kind == TARGET_STOP_EXITED || stop.kind == TARGET_STOP_KILLED ||
-		    !s->keep_on_close)
+		    !s->keep_on_close) {
 			s->session_over = true;
+			if (target_alive(s->target))
+				fprintf(stderr, "ptrev: gdb connection closed while the program ran; "
+					"killing the program%s\n", target_can_reverse(s->target)
+					? " (its recording ends here, whole)" : "");
+		}
 		else
 			s->last = stop;
 		/* The interrupt was ptrev's, not the user's: the next gdb finds
