@@ -15,13 +15,8 @@ import re
 import subprocess
 import sys
 
-FAILURES = []
-
-
-def check(cond, what):
-    print(('ok   ' if cond else 'FAIL ') + what)
-    if not cond:
-        FAILURES.append(what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'pylib'))
+from ptrev_checks import check, finish  # noqa: E402
 
 
 def main():
@@ -57,8 +52,7 @@ def main():
     got = re.findall(r'^replayed Cpus_allowed_list:\s*(\S+)$', g.stdout, re.M)
     check(got != [] and all(re.fullmatch(r'\d+', c) for c in got),
           'the replayed program runs on one CPU (%s)' % (got or g.stdout[-300:]))
-    print('%d failure(s)' % len(FAILURES))
-    return 1 if FAILURES else 0
+    return finish()
 
 
 if __name__ == '__main__':

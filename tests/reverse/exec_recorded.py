@@ -15,13 +15,8 @@ import re
 import subprocess
 import sys
 
-FAILURES = []
-
-
-def check(cond, what):
-    print(('ok   ' if cond else 'FAIL ') + what)
-    if not cond:
-        FAILURES.append(what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'pylib'))
+from ptrev_checks import check, finish  # noqa: E402
 
 
 def main():
@@ -58,8 +53,7 @@ def main():
                          '/bin/sh', '-c', script], capture_output=True, text=True, timeout=300)
     check(sw.returncode == 0 and sw.stdout == r.stdout,
           'sw backend: the program runs through the exec (%r)' % sw.stdout.strip())
-    print('%d failure(s)' % len(FAILURES))
-    return 1 if FAILURES else 0
+    return finish()
 
 
 if __name__ == '__main__':

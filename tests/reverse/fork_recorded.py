@@ -14,13 +14,8 @@ import re
 import subprocess
 import sys
 
-FAILURES = []
-
-
-def check(cond, what):
-    print(('ok   ' if cond else 'FAIL ') + what)
-    if not cond:
-        FAILURES.append(what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'pylib'))
+from ptrev_checks import check, finish  # noqa: E402
 
 
 def main():
@@ -46,8 +41,7 @@ def main():
               and 'cannot be replayed' not in out,
               '%s: the replay goes through fork and vfork and shows the parent\'s state after '
               'them (%s)' % (backend, got or out.strip().splitlines()[-3:]))
-    print('%d failure(s)' % len(FAILURES))
-    return 1 if FAILURES else 0
+    return finish()
 
 
 if __name__ == '__main__':

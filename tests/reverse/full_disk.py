@@ -17,14 +17,10 @@ import signal
 import subprocess
 import sys
 
-FAILURES = []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'pylib'))
+from ptrev_checks import check, finish  # noqa: E402
+
 LIMIT = 1500 * 1024
-
-
-def check(cond, what):
-    print(('ok   ' if cond else 'FAIL ') + what)
-    if not cond:
-        FAILURES.append(what)
 
 
 def limited():
@@ -96,8 +92,7 @@ def main():
           % re.findall(r'^ptrev: .*$', out, re.M))
     info = subprocess.run([ptrev, 'info', trace], capture_output=True, text=True, timeout=60)
     check(info.returncode == 0, 'serve -o: ptrev info reads the prefix')
-    print('%d failure(s)' % len(FAILURES))
-    return 1 if FAILURES else 0
+    return finish()
 
 
 if __name__ == '__main__':

@@ -18,14 +18,10 @@ import subprocess
 import sys
 import time
 
-FAILURES = []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'pylib'))
+from ptrev_checks import check, finish  # noqa: E402
+
 MOMENTS = [0.4, 0.55, 0.7, 0.85, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0]
-
-
-def check(cond, what):
-    print(('ok   ' if cond else 'FAIL ') + what)
-    if not cond:
-        FAILURES.append(what)
 
 
 def main():
@@ -75,8 +71,7 @@ def main():
                   '(%s)' % re.findall(r'.*(?:holds no|unavailable).*', out)[:2])
         check(not bad, '%s: killed at %d moments, each file is read and replays with full '
               'state at its end (failures: %s)' % (backend, len(MOMENTS), bad))
-    print('%d failure(s)' % len(FAILURES))
-    return 1 if FAILURES else 0
+    return finish()
 
 
 if __name__ == '__main__':

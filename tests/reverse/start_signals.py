@@ -18,13 +18,8 @@ import signal
 import subprocess
 import sys
 
-FAILURES = []
-
-
-def check(cond, what):
-    print(('ok   ' if cond else 'FAIL ') + what)
-    if not cond:
-        FAILURES.append(what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'pylib'))
+from ptrev_checks import check, finish  # noqa: E402
 
 
 def main():
@@ -54,8 +49,7 @@ def main():
         check(re.search(r'^\$1 = 1$', out, re.M) is not None and 'diverged' not in out,
               '%s: the replay under gdb starts with the recorded signal state and reaches '
               'done() with it (%s)' % (backend, re.findall(r'^\$1 = .*|.*diverged.*', out, re.M)))
-    print('%d failure(s)' % len(FAILURES))
-    return 1 if FAILURES else 0
+    return finish()
 
 
 if __name__ == '__main__':

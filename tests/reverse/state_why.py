@@ -11,25 +11,14 @@ usage: state_why.py PTREV PROGRAM_DIR WORK_DIR
 """
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
 
-FAILURES = []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'pylib'))
+from ptrev_checks import check, finish, free_port  # noqa: E402
+
 REASON = 'multi-threaded full-state replay is not supported yet'
-
-
-def check(cond, what):
-    print(('ok   ' if cond else 'FAIL ') + what)
-    if not cond:
-        FAILURES.append(what)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(('127.0.0.1', 0))
-        return s.getsockname()[1]
 
 
 def gdb(prog, lines, timeout=300):
@@ -86,8 +75,7 @@ def main():
           'there, nothing is told at the stop')
     out = gdb(basic, ['target remote | %s serve --stdio -- %s' % (ptrev, basic), 'monitor why'])
     check('Every register and all memory are available here.' in out, 'live: the same')
-    print('%d failure(s)' % len(FAILURES))
-    return 1 if FAILURES else 0
+    return finish()
 
 
 if __name__ == '__main__':

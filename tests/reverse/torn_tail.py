@@ -14,13 +14,8 @@ import struct
 import subprocess
 import sys
 
-FAILURES = []
-
-
-def check(cond, what):
-    print(('ok   ' if cond else 'FAIL ') + what)
-    if not cond:
-        FAILURES.append(what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'pylib'))
+from ptrev_checks import check, finish  # noqa: E402
 
 
 def record_offsets(data):
@@ -75,8 +70,7 @@ def main():
     dec = subprocess.run([ptrev, 'decode', torn], capture_output=True, text=True, timeout=300)
     check(dec.returncode == 0 and dec.stdout and 'ends inside record' in dec.stderr,
           'ptrev decode decodes the prefix (%d)' % dec.returncode)
-    print('%d failure(s)' % len(FAILURES))
-    return 1 if FAILURES else 0
+    return finish()
 
 
 if __name__ == '__main__':

@@ -11,24 +11,12 @@ usage: gdb_killed.py PTREV PROGRAM_DIR WORK_DIR
 """
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
 
-FAILURES = []
-
-
-def check(cond, what):
-    print(('ok   ' if cond else 'FAIL ') + what)
-    if not cond:
-        FAILURES.append(what)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(('127.0.0.1', 0))
-        return s.getsockname()[1]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'pylib'))
+from ptrev_checks import check, finish, free_port  # noqa: E402
 
 
 def one(ptrev, prog, work, transport):
@@ -70,9 +58,11 @@ def one(ptrev, prog, work, transport):
           % (transport, n, m.group(1) if m else '?'))
     out = subprocess.run(['gdb', '-nx', '-batch', '-ex',
                           'target remote | %s replay --stdio %s' % (ptrev, trace),
-                          '-ex', 'reverse-stepi', '-ex', 'print spins', prog],
+                          '-ex', 'reverse-stepi', '-ex', 'print spins',
+                          '-ex', 'info registers rsp', prog],
                          capture_output=True, text=True, timeout=300).stdout
-    check(re.search(r'^\$1 = [1-9]\d*$', out, re.M) is not None,
+    check(re.search(r'^\$1 = \d+$', out, re.M) is not None and
+          re.search(r'^rsp\s+0x[0-9a-f]+', out, re.M) is not None,
           '%s: its replay shows full state at the end (%s)'
           % (transport, re.findall(r'^\$1 = .*$', out, re.M)))
 
@@ -83,8 +73,7 @@ def main():
     prog = os.path.join(progdir, 'e2e_loop')
     for transport in ('stdio', 'tcp'):
         one(ptrev, prog, work, transport)
-    print('%d failure(s)' % len(FAILURES))
-    return 1 if FAILURES else 0
+    return finish()
 
 
 if __name__ == '__main__':

@@ -25,7 +25,6 @@
 
 #include "ptrev/record_meta.h"
 #include "ptrev/record_startup.h"
-#include "ptrev/sideband.h"
 
 #define EXEC_MAX_ARGS 65536
 
@@ -148,13 +147,8 @@ int ev_exec_restart(struct ev_thread *t)
 			"show full state\n", prog);
 	free_exec(r);
 
-	sideband_free(r->sb);
-	r->sb = sideband_new(r->pid, r->memfd, r->w);
-	if (!r->sb)
-		return ev_fail(r, "out of memory");
-	sideband_set_copy_files(r->sb, !r->opts.no_copy);
-	if (sideband_update(r->sb, 0, 0) < 0)
-		return ev_fail(r, "cannot read the mappings of %d", (int)r->pid);
+	if (ev_sideband_start(r) < 0)
+		return -1;
 	r->nruns = 0; /* the runs of the program before: not in this file */
 	r->end.syscalls = r->end.signals = 0;
 	r->t0_ns = ev_now_ns();

@@ -141,6 +141,10 @@ long ev_read_mem(void *rec, uint64_t addr, void *buf, size_t len);
  * before t runs another instruction)? */
 bool ev_signal_pending(struct ev_thread *t);
 int ev_open_memfd(struct ev_rec *r);
+/* The mappings from now on (a new sideband, the old one freed: at the
+ * start and when the program execs), their binaries copied unless
+ * --no-copy. */
+int ev_sideband_start(struct ev_rec *r);
 int ev_fail(struct ev_rec *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- event_point.c ---- */

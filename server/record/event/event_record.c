@@ -61,12 +61,8 @@ static int set_up(struct ev_rec *r)
 		return ev_fail(r, "cannot trace %d: %s", (int)r->pid, strerror(errno));
 	if (ev_open_memfd(r) < 0)
 		return -1;
-	r->sb = sideband_new(r->pid, r->memfd, r->w);
-	if (!r->sb)
-		return ev_fail(r, "out of memory");
-	sideband_set_copy_files(r->sb, !r->opts.no_copy);
-	if (sideband_update(r->sb, 0, 0) < 0)
-		return ev_fail(r, "cannot read the mappings of %d", (int)r->pid);
+	if (ev_sideband_start(r) < 0)
+		return -1;
 	struct ev_thread *t = ev_thread_add(r, r->pid);
 	if (!t)
 		return ev_fail(r, "out of memory");

@@ -201,6 +201,19 @@ bool ev_signal_pending(struct ev_thread *t)
 	return false;
 }
 
+int ev_sideband_start(struct ev_rec *r)
+{
+	if (r->sb)
+		sideband_free(r->sb);
+	r->sb = sideband_new(r->pid, r->memfd, r->w);
+	if (!r->sb)
+		return ev_fail(r, "out of memory");
+	sideband_set_copy_files(r->sb, !r->opts.no_copy);
+	if (sideband_update(r->sb, 0, 0) < 0)
+		return ev_fail(r, "cannot read the mappings of %d", (int)r->pid);
+	return 0;
+}
+
 int ev_open_memfd(struct ev_rec *r)
 {
 	char path[64];
