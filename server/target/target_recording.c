@@ -21,6 +21,7 @@ struct recording_target {
 	struct inferior *inf;    /* the live target's process */
 	struct sw_engine *engine;
 	struct trace_writer *writer; /* -o FILE, or NULL (memory only) */
+	char *path;              /* FILE, for messages */
 	struct target *past;     /* the history of what was recorded */
 	struct timeline *tl;     /* past's */
 	struct process_run run;  /* the program under the recorder */
@@ -269,16 +270,18 @@ static void finish(struct recording_target *r)
 	bool full = r->writer && trace_writer_io_failed(r->writer, &kept);
 	if (r->writer && trace_writer_close(r->writer, err, sizeof err) != 0) {
 		if (full)
-			fprintf(stderr, "ptrev: writing the recording file: %s: the file stopped "
-				"there (%llu bytes kept, which info, decode and replay use); the "
-				"program and the session went on\n", err,
+			fprintf(stderr, "ptrev: %s: %s: the file stopped there (%llu bytes kept, "
+				"which info, decode and replay use); the program and the session "
+				"went on\n", r->path ? r->path : "recording", err,
 				(unsigned long long)kept);
 		else
-			fprintf(stderr, "ptrev: writing the recording: %s\n", err);
+			fprintf(stderr, "ptrev: %s: %s\n", r->path ? r->path : "recording", err);
 	}
 	sw_engine_free(r->engine);
 	r->engine = NULL;
 	r->writer = NULL;
+	free(r->path);
+	r->path = NULL;
 
 }
 
@@ -361,8 +364,10 @@ struct target *target_record_start(struct target *t, const struct target_record_
 	}
 	/* A full disk cuts the file short, not the session: the recording in
 	 * memory (what reverse execution uses) stays whole. */
-	if (r->writer)
+	if (r->writer) {
 		trace_writer_keep_going(r->writer);
+		r->path = strdup(o->path);
+	}
 	/* At the program's first instruction only: turn the vDSO's clock
 	 * functions into syscalls (before the engine copies the vDSO's code)
 	 * and keep what a replay needs to start identically. Recording that
@@ -380,6 +385,7 @@ struct target *target_record_start(struct target *t, const struct target_record_
 	if (!r->engine) {
 		if (r->writer)
 			trace_writer_close(r->writer, NULL, 0);
+		free(r->path);
 		free(r);
 		return NULL;
 	}
