@@ -24,6 +24,12 @@ struct relaunch {
 	 * before these were kept: ptrev's, as then). */
 	bool have_signals;
 	uint64_t sig_ignored, sig_blocked;
+	/* Its resource limits and umask (recordings from before these were
+	 * kept: ours). */
+	bool have_limit[16];
+	unsigned long long limit_cur[16], limit_max[16];
+	bool have_umask;
+	unsigned umask;
 	char warning[512];        /* what the recording lacks, or "" */
 };
 

@@ -14,6 +14,8 @@
 #include <string.h>
 #include <sys/personality.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -61,6 +63,14 @@ static void child_exec(const char *path, char *const argv[], char *const envp[],
 		signal(SIGXFSZ, xfsz_ignored ? SIG_IGN : SIG_DFL);
 	}
 	sigprocmask(SIG_SETMASK, &mask, NULL);
+	for (int res = 0; res < 16; res++) {
+		if (!o->have_limit[res])
+			continue;
+		struct rlimit rl = {o->limit_cur[res], o->limit_max[res]};
+		setrlimit((__rlimit_resource_t)res, &rl); /* above our hard limit: ours stays */
+	}
+	if (o->have_umask)
+		umask((mode_t)o->umask);
 	if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) < 0)
 		goto fail;
 	execve(path, argv, envp);

@@ -109,6 +109,13 @@ struct inferior_launch_opts {
 	 * blocked. */
 	bool set_signals;
 	uint64_t sig_ignored, sig_blocked;
+	/* Resource limits (RLIMIT_* as the index) and umask it starts with
+	 * (a replay: the recorded ones; have_limit[i], have_umask false:
+	 * ours). A limit above our hard limit cannot be had and stays ours. */
+	bool have_limit[16];
+	unsigned long long limit_cur[16], limit_max[16];
+	bool have_umask;
+	unsigned umask;
 };
 /* ptrev ignores SIGXFSZ, so that writing a recording past the file size
  * limit fails with EFBIG (reported, the program kept alive) rather than

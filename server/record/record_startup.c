@@ -8,6 +8,7 @@
 
 #include <elf.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +57,42 @@ static int signal_state(record_meta_fn put, void *ctx, pid_t pid)
 	return rc;
 }
 
+/* The resource limits and umask the program started with (inherited from
+ * whoever started it): the stack limit decides where mmap puts things
+ * (unlimited gives the legacy layout), so a replay started under other
+ * limits would lay the program out elsewhere and diverge; the others and
+ * the umask decide what syscalls that run in a replay do. */
+static int limits_and_umask(record_meta_fn put, void *ctx, pid_t pid)
+{
+	int rc = 0;
+	char key[32], val[48];
+	for (int res = 0; res < RLIM_NLIMITS; res++) {
+		struct rlimit rl;
+		if (prlimit(pid, (enum __rlimit_resource)res, NULL, &rl) < 0) {
+			rc = -1;
+			continue;
+		}
+		snprintf(key, sizeof key, "rlimit_%d", res);
+		snprintf(val, sizeof val, "%llx:%llx", (unsigned long long)rl.rlim_cur,
+			 (unsigned long long)rl.rlim_max);
+		if (put(ctx, key, val) < 0)
+			rc = -1;
+	}
+	size_t len = 0;
+	char *status = (char *)start_state_read_proc(pid, "status", &len);
+	const char *line = status ? memmem(status, len, "Umask:", 6) : NULL;
+	unsigned mask;
+	if (line && sscanf(line + 6, "%o", &mask) == 1) {
+		snprintf(val, sizeof val, "%o", mask);
+		if (put(ctx, "umask", val) < 0)
+			rc = -1;
+	} else {
+		rc = -1;
+	}
+	free(status);
+	return rc;
+}
+
 int record_startup_meta_to(record_meta_fn put, void *ctx, pid_t pid)
 {
 	size_t len = 0, count = 0;
@@ -100,6 +137,8 @@ int record_startup_meta_to(record_meta_fn put, void *ctx, pid_t pid)
 	if (fd >= 0)
 		close(fd);
 	if (signal_state(put, ctx, pid) < 0)
+		rc = -1;
+	if (limits_and_umask(put, ctx, pid) < 0)
 		rc = -1;
 	return rc;
 }
