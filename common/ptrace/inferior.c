@@ -36,8 +36,10 @@ static void child_exec(const char *path, char *const argv[], char *const envp[],
 {
 	setpgid(0, 0); /* the terminal's ^C must reach ptrev, not the inferior */
 	int pers = personality(0xffffffff);
-	if (pers != -1)
+	if (pers != -1 && !o->randomize)
 		personality((unsigned long)pers | ADDR_NO_RANDOMIZE);
+	if (o->cwd && chdir(o->cwd) < 0)
+		goto fail;
 	for (int i = 0; i < 3; i++)
 		if (fds[i] >= 0 && fds[i] != i && dup2(fds[i], i) < 0)
 			goto fail;

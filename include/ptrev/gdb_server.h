@@ -18,6 +18,23 @@
 
 struct gdb_point;
 
+/* What gdb set for the programs it runs (gdb_run_env.c). */
+struct gdb_run_env {
+	char **vars;               /* the environment, when own */
+	size_t nvars;
+	bool own;                  /* vars set (else: ptrev's environment) */
+	char *cwd;                 /* NULL: ptrev's directory */
+	bool randomize;            /* gdb's `set disable-randomization off` */
+};
+
+/* What a launch is asked for: environment, directory, address-space
+ * randomisation. */
+struct gdb_run_settings {
+	char *const *envp;
+	const char *cwd;           /* NULL: ptrev's */
+	bool randomize;
+};
+
 struct gdb_server {
 	struct rsp_conn conn;
 	struct target *target;     /* the top of the target stack (owned) */
@@ -32,7 +49,9 @@ struct gdb_server {
 	bool session_over;         /* stop serving: detach, kill or exit seen */
 	/* Extended mode (gdb_extended.c): programs started by vRun/R through
 	 * launch (set by the command line; NULL: nothing can be run). */
-	struct target *(*launch)(void *ctx, char *const argv[], char *err, size_t errlen);
+	struct target *(*launch)(void *ctx, char *const argv[], const struct gdb_run_settings *rs,
+				 char *err, size_t errlen);
+	struct gdb_run_env run_env; /* what vRun and R start a program with */
 	struct target *(*attach)(void *ctx, pid_t pid, char *err, size_t errlen); /* vAttach */
 	void *launch_ctx;
 	char **run_argv;           /* the last program started (R, empty vRun) */
@@ -118,6 +137,13 @@ bool gdb_monitor_packet(struct gdb_server *s, const char *hex);      /* qRcmd */
  * 0, or -ENOENT for another. */
 int gdb_osdata_xml(const char *annex, struct strbuf *obj);
 bool gdb_extended_packet(struct gdb_server *s, char *pkt, bool *no_reply); /* ! R vRun */
+/* QEnvironmentHexEncoded, QEnvironmentUnset, QEnvironmentReset,
+ * QSetWorkingDir, QDisableRandomization (gdb_run_env.c). */
+bool gdb_run_env_packet(struct gdb_server *s, const char *pkt);
+/* The settings the next program gdb runs gets (valid until the next
+ * packet of those). */
+void gdb_run_env_settings(const struct gdb_server *s, struct gdb_run_settings *rs);
+void gdb_run_env_free(struct gdb_server *s);
 /* Extended mode: kill the program (a recording is saved) and forget it;
  * the session waits for vRun. */
 void gdb_extended_end_program(struct gdb_server *s);

@@ -116,6 +116,10 @@ struct inferior_launch_opts {
 	unsigned long long limit_cur[16], limit_max[16];
 	bool have_umask;
 	unsigned umask;
+	/* Its working directory (NULL: ours), and address-space
+	 * randomisation left on (gdb's `set disable-randomization off`). */
+	const char *cwd;
+	bool randomize;
 };
 /* ptrev ignores SIGXFSZ, so that writing a recording past the file size
  * limit fails with EFBIG (reported, the program kept alive) rather than

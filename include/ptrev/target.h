@@ -217,7 +217,8 @@ struct target {
  * run on before the program's (inferior_launch_opts). NULL with err. */
 struct target *target_live_launch(const char *path, char *const argv[], char *const envp[],
 				  int stdin_fd, int stdout_fd, int stderr_fd,
-				  unsigned wrapper_execs, char *err, size_t errlen);
+				  unsigned wrapper_execs, const char *cwd, bool randomize,
+				  char *err, size_t errlen);
 /* Attach to the running process pid (every thread stopped where it was),
  * as the live target; recording from there starts mid-run. NULL with err. */
 struct target *target_live_attach(pid_t pid, char *err, size_t errlen);

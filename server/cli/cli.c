@@ -271,9 +271,19 @@ static int find_or_say(const char *what, const char *name, char *out, size_t len
  * `run` names): found in PATH, as gdbserver (through its shell) and `ptrev
  * record` find it, argv[0] kept as given; given the terminal; recorded
  * when asked. NULL with err. */
-static struct target *launch_program(void *ctx, char *const argv[], char *err, size_t errlen)
+static struct target *launch_program(void *ctx, char *const argv[],
+				     const struct gdb_run_settings *rs, char *err, size_t errlen)
 {
 	const struct serve_opts *o = ctx;
+	/* What gdb set for `run` (its environment, directory; the command
+	 * line's program: ptrev's). A recording needs the layout a replay
+	 * will have: randomisation stays off. */
+	char *const *envp = rs ? rs->envp : environ;
+	const char *cwd = rs ? rs->cwd : NULL;
+	bool randomize = rs && rs->randomize && !(o->record || o->output);
+	if (rs && rs->randomize && !randomize)
+		fprintf(stderr, "ptrev: address-space randomization stays off while recording "
+			"(a replay needs the recorded layout)\n");
 	char prog[PATH_MAX], wrapper[PATH_MAX];
 	if (find_or_say("", argv[0], prog, sizeof prog, err, errlen) < 0)
 		return NULL;
@@ -306,10 +316,10 @@ static struct target *launch_program(void *ctx, char *const argv[], char *err, s
 		out_fd = 2;
 		err_fd = 2;
 	}
-	struct target *t = line ? target_live_launch(wrapper, line, environ, in_fd, out_fd, err_fd,
-						     1, err, errlen)
-				: target_live_launch(prog, argv, environ, in_fd, out_fd, err_fd, 0,
-						     err, errlen);
+	struct target *t = line ? target_live_launch(wrapper, line, envp, in_fd, out_fd, err_fd,
+						     1, cwd, randomize, err, errlen)
+				: target_live_launch(prog, argv, envp, in_fd, out_fd, err_fd, 0,
+						     cwd, randomize, err, errlen);
 	free(line);
 	if (devnull >= 0)
 		close(devnull);
@@ -389,7 +399,7 @@ static int cmd_serve(int argc, char **argv)
 	srv.multi = o.multi;
 	if (o.attach || o.prog_argv[0]) {
 		srv.target = o.attach ? attach_process(&o, o.attach, why, sizeof why)
-				      : launch_program(&o, o.prog_argv, why, sizeof why);
+				      : launch_program(&o, o.prog_argv, NULL, why, sizeof why);
 		if (!srv.target) {
 			fprintf(stderr, "ptrev: %s\n", why);
 			return abandon(&srv, &listener, 1);

@@ -23,6 +23,7 @@ void gdb_extended_destroy(struct gdb_server *s)
 {
 	free_argv(s->run_argv);
 	s->run_argv = NULL;
+	gdb_run_env_free(s);
 }
 
 void gdb_forget_program(struct gdb_server *s)
@@ -69,7 +70,9 @@ static int start(struct gdb_server *s, char **argv)
 	char err[512];
 	if (s->target)
 		gdb_extended_end_program(s);
-	struct target *t = s->launch(s->launch_ctx, argv, err, sizeof err);
+	struct gdb_run_settings rs;
+	gdb_run_env_settings(s, &rs);
+	struct target *t = s->launch(s->launch_ctx, argv, &rs, err, sizeof err);
 	if (!t) {
 		fprintf(stderr, "ptrev: %s\n", err);
 		free_argv(argv);

@@ -52,6 +52,10 @@ static void handle_qsupported(struct gdb_server *s, const char *args)
 	if (target_can_record(s->target))
 		strbuf_puts(&s->reply, ";Qbtrace:pt+;Qbtrace-conf:pt:size+;Qbtrace:off+"
 			    ";qXfer:btrace:read+;qXfer:btrace-conf:read+");
+	/* What `run` starts the program with, where ptrev can run one. */
+	if (s->launch)
+		strbuf_puts(&s->reply, ";QEnvironmentHexEncoded+;QEnvironmentUnset+"
+			    ";QEnvironmentReset+;QSetWorkingDir+;QDisableRandomization+");
 	if (s->gdb_multiprocess)
 		strbuf_puts(&s->reply, ";multiprocess+");
 	if (s->fork_events)
@@ -131,6 +135,9 @@ bool gdb_query_packet(struct gdb_server *s, char *pkt, size_t len)
 		/* Which signals gdb lets the program see; all-stop delivery is
 		 * already decided per resume, so there is nothing to keep. */
 		strbuf_puts(&s->reply, "OK");
+	} else if (strncmp(pkt, "QEnvironment", 12) == 0 || strncmp(pkt, "QSetWorkingDir:", 15) == 0 ||
+		   strncmp(pkt, "QDisableRandomization:", 22) == 0) {
+		return gdb_run_env_packet(s, pkt);
 	} else if (strcmp(pkt, "QNonStop:0") == 0) {
 		strbuf_puts(&s->reply, "OK");
 	} else if (strncmp(pkt, "qAttached", 9) == 0) {
