@@ -129,6 +129,8 @@ int relaunch_read(struct relaunch *rl, const struct trace_data *td, char *why, s
 	}
 	const char *um = trace_meta(td, "umask");
 	rl->have_umask = um && sscanf(um, "%o", &rl->umask) == 1;
+	const char *pe = trace_meta(td, "personality");
+	rl->have_personality = pe && sscanf(pe, "%lx", &rl->personality) == 1;
 	const char *av = trace_meta(td, "auxv");
 	if (av && hex_decode(av, &rl->auxv, &rl->auxv_len) < 0)
 		rl->auxv = NULL;
@@ -246,7 +248,9 @@ int relaunch_start(const struct relaunch *rl, bool hide_vdso, pid_t *pid, int *m
 					 .stderr_fd = devnull, .set_signals = rl->have_signals,
 					 .sig_ignored = rl->sig_ignored,
 					 .sig_blocked = rl->sig_blocked,
-					 .have_umask = rl->have_umask, .umask = rl->umask};
+					 .have_umask = rl->have_umask, .umask = rl->umask,
+					 .have_personality = rl->have_personality,
+					 .personality = rl->personality};
 	memcpy(o.have_limit, rl->have_limit, sizeof o.have_limit);
 	memcpy(o.limit_cur, rl->limit_cur, sizeof o.limit_cur);
 	memcpy(o.limit_max, rl->limit_max, sizeof o.limit_max);

@@ -30,6 +30,8 @@ struct relaunch {
 	unsigned long long limit_cur[16], limit_max[16];
 	bool have_umask;
 	unsigned umask;
+	bool have_personality;
+	unsigned long personality;
 	char warning[512];        /* what the recording lacks, or "" */
 };
 

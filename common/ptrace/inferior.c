@@ -35,6 +35,8 @@ static void child_exec(const char *path, char *const argv[], char *const envp[],
 		       int errpipe, const struct inferior_launch_opts *o)
 {
 	setpgid(0, 0); /* the terminal's ^C must reach ptrev, not the inferior */
+	if (o->have_personality)
+		personality(o->personality);
 	int pers = personality(0xffffffff);
 	if (pers != -1 && !o->randomize)
 		personality((unsigned long)pers | ADDR_NO_RANDOMIZE);

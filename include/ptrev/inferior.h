@@ -116,6 +116,10 @@ struct inferior_launch_opts {
 	unsigned long long limit_cur[16], limit_max[16];
 	bool have_umask;
 	unsigned umask;
+	/* Its personality (a replay: the recorded one, randomisation off
+	 * whatever it says; have_personality false: ours). */
+	bool have_personality;
+	unsigned long personality;
 	/* Its working directory (NULL: ours), and address-space
 	 * randomisation left on (gdb's `set disable-randomization off`). */
 	const char *cwd;

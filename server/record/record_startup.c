@@ -90,6 +90,18 @@ static int limits_and_umask(record_meta_fn put, void *ctx, pid_t pid)
 		rc = -1;
 	}
 	free(status);
+	/* The personality (setarch: ADDR_COMPAT_LAYOUT lays memory out the
+	 * legacy way, READ_IMPLIES_EXEC changes mappings), inherited too. */
+	char *pers = (char *)start_state_read_proc(pid, "personality", &len);
+	unsigned long p;
+	if (pers && sscanf(pers, "%lx", &p) == 1) {
+		snprintf(val, sizeof val, "%lx", p);
+		if (put(ctx, "personality", val) < 0)
+			rc = -1;
+	} else {
+		rc = -1;
+	}
+	free(pers);
 	return rc;
 }
 

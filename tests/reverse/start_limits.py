@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""A replay starts the program with the resource limits and umask it was
-recorded with, whoever starts `ptrev replay` (issue 12, item 1). Recorded
+"""A replay starts the program with the resource limits, umask and
+personality it was recorded with, whoever starts `ptrev replay` (issue
+12, item 1). Recorded
 with the stack limit unlimited (the kernel then lays mmap out the legacy
 way: a replay under the default 8 MB limit put everything elsewhere and
 refused, `auxv entry 33 ... replay would differ`), RLIMIT_NOFILE lowered
@@ -58,6 +59,19 @@ def main():
               re.search(r'^Max open files\s+100\s+200\s', out, re.M) is not None,
               '%s: the replayed program has the recorded umask and limits (%s)'
               % (backend, sorted(set(re.findall(r'^(?:Umask|Max).*$', out, re.M)))))
+    # setarch -L (ADDR_COMPAT_LAYOUT: the legacy layout), the same way.
+    trace = os.path.join(work, 'legacy.ptrev')
+    r = subprocess.run(['setarch', '-L', ptrev, 'record', '--force', '-o', trace, '--', prog],
+                       capture_output=True, text=True, timeout=600)
+    g = subprocess.run(['gdb', '-nx', '-batch', '-ex', 'set remotetimeout 60', '-ex',
+                        'target remote | %s replay --stdio %s' % (ptrev, trace),
+                        '-ex', 'reverse-stepi', '-ex', 'print global_counter', prog],
+                       capture_output=True, text=True, timeout=300)
+    out = g.stdout + g.stderr
+    check(r.returncode == 0 and re.search(r'^\$1 = 17$', out, re.M) is not None and
+          'would differ' not in out,
+          'recorded under setarch -L: the replay has full state at the end (%s)'
+          % re.findall(r'^\$1 = .*$|.*would differ.*', out, re.M))
     return finish()
 
 
