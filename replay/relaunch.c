@@ -120,17 +120,18 @@ int relaunch_read(struct relaunch *rl, const struct trace_data *td, char *why, s
 		rl->sig_blocked = strtoull(blk, &end_blk, 16);
 		rl->have_signals = *ign && *blk && !*end_ign && !*end_blk;
 	}
+	struct inherited_limits *lim = &rl->limits;
 	for (int res = 0; res < 16; res++) {
 		char key[32];
 		snprintf(key, sizeof key, "rlimit_%d", res);
 		const char *v = trace_meta(td, key);
-		rl->have_limit[res] = v && sscanf(v, "%llx:%llx", &rl->limit_cur[res],
-						  &rl->limit_max[res]) == 2;
+		lim->have_limit[res] = v && sscanf(v, "%llx:%llx", &lim->limit_cur[res],
+						   &lim->limit_max[res]) == 2;
 	}
 	const char *um = trace_meta(td, "umask");
-	rl->have_umask = um && sscanf(um, "%o", &rl->umask) == 1;
+	lim->have_umask = um && sscanf(um, "%o", &lim->umask) == 1;
 	const char *pe = trace_meta(td, "personality");
-	rl->have_personality = pe && sscanf(pe, "%lx", &rl->personality) == 1;
+	lim->have_personality = pe && sscanf(pe, "%lx", &lim->personality) == 1;
 	const char *av = trace_meta(td, "auxv");
 	if (av && hex_decode(av, &rl->auxv, &rl->auxv_len) < 0)
 		rl->auxv = NULL;
@@ -247,13 +248,7 @@ int relaunch_start(const struct relaunch *rl, bool hide_vdso, pid_t *pid, int *m
 	struct inferior_launch_opts o = {.stdin_fd = devnull, .stdout_fd = devnull,
 					 .stderr_fd = devnull, .set_signals = rl->have_signals,
 					 .sig_ignored = rl->sig_ignored,
-					 .sig_blocked = rl->sig_blocked,
-					 .have_umask = rl->have_umask, .umask = rl->umask,
-					 .have_personality = rl->have_personality,
-					 .personality = rl->personality};
-	memcpy(o.have_limit, rl->have_limit, sizeof o.have_limit);
-	memcpy(o.limit_cur, rl->limit_cur, sizeof o.limit_cur);
-	memcpy(o.limit_max, rl->limit_max, sizeof o.limit_max);
+					 .sig_blocked = rl->sig_blocked, .limits = rl->limits};
 	rc = inferior_launch_with(&inf, rl->path, rl->argv, rl->envp ? rl->envp : environ, &o,
 				  err, sizeof err);
 	if (cwdfd >= 0) {

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "ptrev/inferior.h"
 #include "ptrev/trace_file.h"
 
 struct relaunch {
@@ -24,14 +25,9 @@ struct relaunch {
 	 * before these were kept: ptrev's, as then). */
 	bool have_signals;
 	uint64_t sig_ignored, sig_blocked;
-	/* Its resource limits and umask (recordings from before these were
-	 * kept: ours). */
-	bool have_limit[16];
-	unsigned long long limit_cur[16], limit_max[16];
-	bool have_umask;
-	unsigned umask;
-	bool have_personality;
-	unsigned long personality;
+	/* Its resource limits, umask, personality (recordings from before
+	 * these were kept: ours). */
+	struct inherited_limits limits;
 	char warning[512];        /* what the recording lacks, or "" */
 };
 

@@ -35,8 +35,9 @@ static void child_exec(const char *path, char *const argv[], char *const envp[],
 		       int errpipe, const struct inferior_launch_opts *o)
 {
 	setpgid(0, 0); /* the terminal's ^C must reach ptrev, not the inferior */
-	if (o->have_personality)
-		personality(o->personality);
+	const struct inherited_limits *lim = &o->limits;
+	if (lim->have_personality)
+		personality(lim->personality);
 	int pers = personality(0xffffffff);
 	if (pers != -1 && !o->randomize)
 		personality((unsigned long)pers | ADDR_NO_RANDOMIZE);
@@ -68,13 +69,13 @@ static void child_exec(const char *path, char *const argv[], char *const envp[],
 	}
 	sigprocmask(SIG_SETMASK, &mask, NULL);
 	for (int res = 0; res < 16; res++) {
-		if (!o->have_limit[res])
+		if (!lim->have_limit[res])
 			continue;
-		struct rlimit rl = {o->limit_cur[res], o->limit_max[res]};
+		struct rlimit rl = {lim->limit_cur[res], lim->limit_max[res]};
 		setrlimit((__rlimit_resource_t)res, &rl); /* above our hard limit: ours stays */
 	}
-	if (o->have_umask)
-		umask((mode_t)o->umask);
+	if (lim->have_umask)
+		umask((mode_t)lim->umask);
 	if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) < 0)
 		goto fail;
 	execve(path, argv, envp);

@@ -95,6 +95,20 @@ struct inferior {
 int inferior_launch(struct inferior *inf, const char *path, char *const argv[],
 		    char *const envp[], int stdin_fd, int stdout_fd, int stderr_fd,
 		    char *err, size_t errlen);
+/* What a process inherits through exec beyond its signals, which a replay
+ * gives it as recorded: resource limits (RLIMIT_* as the index), umask,
+ * personality (randomisation off whatever it says). Each have_* false:
+ * ptrev's own. A limit above ptrev's hard limit cannot be had and stays
+ * ptrev's. */
+struct inherited_limits {
+	bool have_limit[16];
+	unsigned long long limit_cur[16], limit_max[16];
+	bool have_umask;
+	unsigned umask;
+	bool have_personality;
+	unsigned long personality;
+};
+
 /* How inferior_launch_with starts the program. */
 struct inferior_launch_opts {
 	int stdin_fd, stdout_fd, stderr_fd; /* what it gets (-1: ours) */
@@ -109,17 +123,7 @@ struct inferior_launch_opts {
 	 * blocked. */
 	bool set_signals;
 	uint64_t sig_ignored, sig_blocked;
-	/* Resource limits (RLIMIT_* as the index) and umask it starts with
-	 * (a replay: the recorded ones; have_limit[i], have_umask false:
-	 * ours). A limit above our hard limit cannot be had and stays ours. */
-	bool have_limit[16];
-	unsigned long long limit_cur[16], limit_max[16];
-	bool have_umask;
-	unsigned umask;
-	/* Its personality (a replay: the recorded one, randomisation off
-	 * whatever it says; have_personality false: ours). */
-	bool have_personality;
-	unsigned long personality;
+	struct inherited_limits limits; /* a replay: the recorded ones */
 	/* Its working directory (NULL: ours), and address-space
 	 * randomisation left on (gdb's `set disable-randomization off`). */
 	const char *cwd;
