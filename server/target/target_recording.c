@@ -76,15 +76,17 @@ static size_t recording_threads(struct target *t, pid_t **ids)
 
 static bool recording_can_reverse(struct target *t)
 {
-	(void)t;
-	return true;
+	return rec(t)->engine != NULL;
 }
+
+static void finish(struct recording_target *r);
 
 static int recording_resume(struct target *t, const struct target_resume *req)
 {
 	struct recording_target *r = rec(t);
-	if (!r->engine)
-		return TARGET_REFUSED; /* finished: gdb has detached or killed */
+	if (!r->engine) /* ended early (below): the program runs on unrecorded */
+		return target_alive(t->beneath) && !req->reverse ? target_resume(t->beneath, req)
+								 : TARGET_REFUSED;
 	/* A thread standing in the recorded past moves through the history. */
 	int rc = target_resume(r->past, req);
 	r->past_stop = rc == 0;
@@ -117,6 +119,8 @@ static void present_thread(struct recording_target *r, struct target *live,
 static int recording_wait(struct target *t, struct target_stop *stop, bool block)
 {
 	struct recording_target *r = rec(t);
+	if (!r->engine)
+		return target_wait(t->beneath, stop, block);
 	if (r->past_stop) {
 		int got = target_wait(r->past, stop, block);
 		r->past_stop = false;
@@ -128,15 +132,26 @@ static int recording_wait(struct target *t, struct target_stop *stop, bool block
 		return got;
 	}
 	int got = process_run_wait(&r->run, stop, block);
-	/* Index what the program did since the last stop. */
-	if (got == 1 && timeline_sync(r->tl) != 0)
-		fprintf(stderr, "ptrev: indexing the history failed\n");
+	/* Index what the program did since the last stop. A history that
+	 * cannot be indexed (a program that exec'd another: two programs'
+	 * code at the same addresses) cannot be moved in: the recording ends
+	 * here, and the program runs on unrecorded rather than every resume
+	 * failing. */
+	if (got == 1 && timeline_sync(r->tl) != 0) {
+		fprintf(stderr, "ptrev: the recording cannot go on (its history cannot be indexed, "
+			"above): it ends here; the program runs on unrecorded, without reverse "
+			"execution\n");
+		finish(r);
+		/* The live target's own ptrace options again (the engine set
+		 * its own): a later fork or exec is the live target's to see. */
+		inferior_follow_forks(r->inf, true);
+	}
 	return got;
 }
 
 static int recording_interrupt(struct target *t)
 {
-	return rec(t)->engine ? sw_engine_interrupt(rec(t)->engine) : -1;
+	return rec(t)->engine ? sw_engine_interrupt(rec(t)->engine) : target_interrupt(t->beneath);
 }
 
 static int recording_fetch_registers(struct target *t, pid_t tid, struct amd64_regfile *rf)
