@@ -97,22 +97,27 @@ static bool clean_child(struct inferior *inf, pid_t child, bool vfork, bool stop
 	return true;
 }
 
+/* The child is not ptrev's to run any more: the CPUs the program had,
+ * and untraced. */
+static void let_go(pid_t child)
+{
+	cpu_bind_release(child);
+	ptrace(PTRACE_DETACH, child, NULL, NULL);
+}
+
 void ptrace_fork_child_let_go(pid_t child, bool stop_seen)
 {
 	if (!first_stop(child, stop_seen))
 		return;
 	untrap_tsc(child);
-	cpu_bind_release(child); /* not ptrev's to run any more */
-	ptrace(PTRACE_DETACH, child, NULL, NULL);
+	let_go(child);
 }
 
 void inf_fork_child_release(struct inferior *inf, pid_t child, bool vfork, bool stop_seen,
 			    bool untrap_tsc)
 {
-	if (clean_child(inf, child, vfork, stop_seen, untrap_tsc)) {
-		cpu_bind_release(child);
-		ptrace(PTRACE_DETACH, child, NULL, NULL);
-	}
+	if (clean_child(inf, child, vfork, stop_seen, untrap_tsc))
+		let_go(child);
 }
 
 void inf_fork_child_hold(struct inferior *inf, pid_t child, bool vfork, bool stop_seen)
@@ -125,7 +130,7 @@ int inferior_detach_fork_child(struct inferior *inf)
 {
 	if (!inf->fork_child)
 		return -1;
-	ptrace(PTRACE_DETACH, inf->fork_child, NULL, NULL);
+	let_go(inf->fork_child);
 	inf->fork_child = 0;
 	return 0;
 }

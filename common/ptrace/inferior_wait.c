@@ -115,6 +115,9 @@ static void classify(struct inferior *inf, struct inf_thread *t, int sig, struct
 		e->kind = STOP_STEP;
 }
 
+/* Process one waitpid status. Reportable events become the thread's
+ * pending event; everything else is absorbed, and the thread resumed
+ * again unless we are stopping all threads. */
 static void handle_status(struct inferior *inf, pid_t tid, int st, bool stopping);
 
 /* A group-stop (the whole process stopping on a stop signal) looks like a
@@ -174,9 +177,6 @@ static void handle_clone(struct inferior *inf, pid_t parent, bool stopping)
 	}
 }
 
-/* Process one waitpid status. Reportable events become the thread's
- * pending event; everything else is absorbed, and the thread resumed
- * again unless we are stopping all threads. */
 /* An event the thread's stop is not reported for: it goes on (or stays
  * stopped while every thread is being stopped). */
 static void carry_on(struct inf_thread *t, bool stopping)

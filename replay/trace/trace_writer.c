@@ -31,7 +31,6 @@ struct trace_writer {
 	uint64_t nrecords;
 	bool io_failed;     /* sticky: later writes fail at once */
 	bool keep_going;    /* ...or are dropped, reporting success */
-	uint64_t kept;      /* file size when the I/O failure came */
 	bool has_error;
 	char err[320];      /* the first failure's reason */
 	struct enc rec;     /* the record being built, header first */
@@ -106,7 +105,6 @@ static int emit(struct trace_writer *w, uint32_t type)
 			/* Leave only whole records behind for the reader. */
 			if (ftruncate(w->fd, (off_t)w->good_end) == 0)
 				(void)lseek(w->fd, (off_t)w->good_end, SEEK_SET);
-			w->kept = w->good_end;
 			fail(w, "writing record %llu: %s", (unsigned long long)w->nrecords + 1,
 			     strerror(e));
 			return w->keep_going ? 0 : -1;
@@ -200,7 +198,7 @@ void trace_writer_keep_going(struct trace_writer *w)
 bool trace_writer_io_failed(const struct trace_writer *w, uint64_t *kept)
 {
 	if (w->io_failed && kept)
-		*kept = w->kept;
+		*kept = w->good_end; /* not advanced since: the records kept */
 	return w->io_failed;
 }
 
@@ -213,7 +211,7 @@ int trace_writer_restart(struct trace_writer *w)
 	if (w->fd >= 0 && (ftruncate(w->fd, TRACE_FILE_HEADER_LEN) < 0 ||
 			   lseek(w->fd, TRACE_FILE_HEADER_LEN, SEEK_SET) < 0)) {
 		w->io_failed = true;
-		return fail(w, "%s: cutting back to the header: %s", w->path, strerror(errno));
+		return fail(w, "cutting back to the header: %s", strerror(errno));
 	}
 	w->good_end = TRACE_FILE_HEADER_LEN;
 	w->nrecords = 0;

@@ -154,7 +154,7 @@ int event_backend_record(struct inferior *inf, struct trace_writer *w,
 			break; /* every thread is gone */
 		if (tid < 0 && errno == EINTR)
 			continue; /* the user's Ctrl-C or SIGTERM: see to it first */
-		if (tid < 0 && errno != EINTR) {
+		if (tid < 0) {
 			rc = ev_fail(&r, "waiting for the program: %s", strerror(errno));
 			break;
 		}

@@ -132,6 +132,7 @@ struct sw_engine *sw_engine_new(struct inferior *inf, struct trace_writer *w,
 	}
 	r = &e->r;
 	r->t0_ns = now_ns();
+	r->flushed_ns = r->t0_ns; /* the first flush 250 ms after the start */
 	r->inf = inf;
 	r->pid = inf->pid;
 	r->self = getpid();
@@ -377,8 +378,6 @@ static int flush_streams(struct sw_rec *r)
 static int keep_durable(struct sw_rec *r)
 {
 	uint64_t now = now_ns();
-	if (!r->flushed_ns)
-		r->flushed_ns = r->t0_ns; /* the first 250 ms after the start */
 	if (now - r->flushed_ns < 250000000ull)
 		return 0;
 	r->flushed_ns = now;
