@@ -7,6 +7,7 @@
  * signal, or ptrev itself being told to stop (SIGINT/SIGTERM). */
 #include "ptrev/cpu_bind.h"
 #include "ptrev/cli.h"
+#include "ptrev/record_file.h"
 #include "ptrev/record_meta.h"
 #include "ptrev/record_startup.h"
 #include "ptrev/recorder.h"
@@ -216,20 +217,8 @@ int record_main(int argc, char **argv)
 		end.status = stop_signal;
 	}
 	trace_write_end(w, &end);
-	uint64_t kept = 0;
-	bool full = trace_writer_io_failed(w, &kept);
-	if (trace_writer_close(w, err, sizeof err) < 0) {
-		if (full) {
-			/* The program ran to its end; the file holds the whole
-			 * records written before the failure. */
-			fprintf(stderr, "ptrev: %s: %s: the recording stopped there (%llu bytes "
-				"kept, which info, decode and replay use); the program ran on "
-				"unrecorded\n", out, err, (unsigned long long)kept);
-		} else {
-			fprintf(stderr, "ptrev: %s: %s\n", out, err);
-			rc = -1;
-		}
-	}
+	if (record_file_close(w, out, "the program ran on unrecorded") < 0)
+		rc = -1;
 	if (inf.memfd >= 0)
 		close(inf.memfd);
 	inferior_destroy(&inf);

@@ -30,42 +30,46 @@ static int write_hex(record_meta_fn put, void *ctx, const char *key, const uint8
 	return rc;
 }
 
-/* The signals the program started with ignored and blocked (inherited
- * across exec from whoever started it): a replay starts it with the same,
- * not with what ptrev replay's own starter passed on. */
-static int signal_state(record_meta_fn put, void *ctx, pid_t pid)
+/* What the program inherited from whoever started it, read once from
+ * /proc: the signals it has ignored and blocked, its umask (status), its
+ * resource limits and its personality. A replay starts it with the same,
+ * not with what ptrev replay's own starter passed on: the stack limit and
+ * ADDR_COMPAT_LAYOUT decide where mmap puts things (the legacy layout),
+ * so a replay under others would lay the program out elsewhere and
+ * diverge; the rest decide what the syscalls that run in a replay do. */
+static int inherited_state(record_meta_fn put, void *ctx, pid_t pid)
 {
-	size_t len = 0;
-	char *status = (char *)start_state_read_proc(pid, "status", &len);
-	if (!status)
-		return -1;
-	int rc = -1, found = 0;
-	static const char *const keys[][2] = {{"SigBlk:", "sig_blocked"},
-					      {"SigIgn:", "sig_ignored"}};
-	for (size_t k = 0; k < 2; k++) {
-		const char *line = memmem(status, len, keys[k][0], strlen(keys[k][0]));
-		unsigned long long mask;
-		char hex[24];
-		if (line && sscanf(line + strlen(keys[k][0]), "%llx", &mask) == 1) {
-			snprintf(hex, sizeof hex, "%llx", mask);
-			found += put(ctx, keys[k][1], hex) == 0;
-		}
-	}
-	if (found == 2)
-		rc = 0;
-	free(status);
-	return rc;
-}
-
-/* The resource limits and umask the program started with (inherited from
- * whoever started it): the stack limit decides where mmap puts things
- * (unlimited gives the legacy layout), so a replay started under other
- * limits would lay the program out elsewhere and diverge; the others and
- * the umask decide what syscalls that run in a replay do. */
-static int limits_and_umask(record_meta_fn put, void *ctx, pid_t pid)
-{
+	static const struct {
+		const char *file, *field, *key;
+		int base;
+	} fields[] = {{"status", "SigBlk:", "sig_blocked", 16},
+		      {"status", "SigIgn:", "sig_ignored", 16},
+		      {"status", "Umask:", "umask", 8},
+		      {"personality", "", "personality", 16}};
 	int rc = 0;
 	char key[32], val[48];
+	size_t len = 0, plen = 0;
+	char *status = (char *)start_state_read_proc(pid, "status", &len);
+	char *pers = (char *)start_state_read_proc(pid, "personality", &plen);
+	for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+		bool in_status = strcmp(fields[i].file, "status") == 0;
+		const char *text = in_status ? status : pers;
+		size_t n = in_status ? len : plen;
+		const char *at = text && *fields[i].field
+				 ? memmem(text, n, fields[i].field, strlen(fields[i].field)) : text;
+		char *end = NULL;
+		unsigned long long v = at ? strtoull(at + strlen(fields[i].field), &end, fields[i].base)
+					  : 0;
+		if (!at || end == at + strlen(fields[i].field)) {
+			rc = -1;
+			continue;
+		}
+		snprintf(val, sizeof val, fields[i].base == 8 ? "%llo" : "%llx", v);
+		if (put(ctx, fields[i].key, val) < 0)
+			rc = -1;
+	}
+	free(status);
+	free(pers);
 	for (int res = 0; res < RLIM_NLIMITS; res++) {
 		struct rlimit rl;
 		if (prlimit(pid, (enum __rlimit_resource)res, NULL, &rl) < 0) {
@@ -78,30 +82,6 @@ static int limits_and_umask(record_meta_fn put, void *ctx, pid_t pid)
 		if (put(ctx, key, val) < 0)
 			rc = -1;
 	}
-	size_t len = 0;
-	char *status = (char *)start_state_read_proc(pid, "status", &len);
-	const char *line = status ? memmem(status, len, "Umask:", 6) : NULL;
-	unsigned mask;
-	if (line && sscanf(line + 6, "%o", &mask) == 1) {
-		snprintf(val, sizeof val, "%o", mask);
-		if (put(ctx, "umask", val) < 0)
-			rc = -1;
-	} else {
-		rc = -1;
-	}
-	free(status);
-	/* The personality (setarch: ADDR_COMPAT_LAYOUT lays memory out the
-	 * legacy way, READ_IMPLIES_EXEC changes mappings), inherited too. */
-	char *pers = (char *)start_state_read_proc(pid, "personality", &len);
-	unsigned long p;
-	if (pers && sscanf(pers, "%lx", &p) == 1) {
-		snprintf(val, sizeof val, "%lx", p);
-		if (put(ctx, "personality", val) < 0)
-			rc = -1;
-	} else {
-		rc = -1;
-	}
-	free(pers);
 	return rc;
 }
 
@@ -148,9 +128,7 @@ int record_startup_meta_to(record_meta_fn put, void *ctx, pid_t pid)
 		rc = -1;
 	if (fd >= 0)
 		close(fd);
-	if (signal_state(put, ctx, pid) < 0)
-		rc = -1;
-	if (limits_and_umask(put, ctx, pid) < 0)
+	if (inherited_state(put, ctx, pid) < 0)
 		rc = -1;
 	return rc;
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "ptrev/record_startup.h"
+#include "ptrev/record_file.h"
 #include "ptrev/record_meta.h"
 #include "ptrev/recorder.h"
 #include "ptrev/sw_engine.h"
@@ -281,23 +282,14 @@ static void finish(struct recording_target *r)
 	struct trace_end end;
 	if (sw_engine_finish(r->engine, &end, true, err, sizeof err) != 0)
 		fprintf(stderr, "ptrev: finishing the recording: %s\n", err);
-	uint64_t kept = 0;
-	bool full = r->writer && trace_writer_io_failed(r->writer, &kept);
-	if (r->writer && trace_writer_close(r->writer, err, sizeof err) != 0) {
-		if (full)
-			fprintf(stderr, "ptrev: %s: %s: the file stopped there (%llu bytes kept, "
-				"which info, decode and replay use); the program and the session "
-				"went on\n", r->path ? r->path : "recording", err,
-				(unsigned long long)kept);
-		else
-			fprintf(stderr, "ptrev: %s: %s\n", r->path ? r->path : "recording", err);
-	}
+	if (r->writer)
+		record_file_close(r->writer, r->path ? r->path : "recording",
+				  "the program and the session went on");
 	sw_engine_free(r->engine);
 	r->engine = NULL;
 	r->writer = NULL;
 	free(r->path);
 	r->path = NULL;
-
 }
 
 /* The recording ends where gdb leaves. */
