@@ -140,28 +140,14 @@ void erp_icache_clear(struct erp *e)
 /* ---- syscalls ---- */
 
 /* Where a new thread's clone wants its tid written, as the kernel did in
- * the recording (CLONE_PARENT_SETTID, CLONE_CHILD_SETTID). */
-static int clone_tid_addresses(struct erp *e, const struct trace_syscall *s, uint64_t *ptid,
-			       uint64_t *ctid)
+ * the recording (CLONE_PARENT_SETTID, CLONE_CHILD_SETTID). A clone that
+ * makes a process was emulated before this (sys_replay_fork). */
+static int clone_tid_addresses(struct erp *e, const struct sys_replay *c,
+			       const struct trace_syscall *s, uint64_t *ptid, uint64_t *ctid)
 {
 	uint64_t flags;
-	*ptid = *ctid = 0;
-	if (s->nr == SYS_clone) {
-		flags = s->args[0];
-		if (flags & CLONE_PARENT_SETTID)
-			*ptid = s->args[2];
-		if (flags & CLONE_CHILD_SETTID)
-			*ctid = s->args[3];
-	} else {
-		uint64_t ca[4]; /* struct clone_args: flags, pidfd, child_tid, parent_tid */
-		if (pread(e->memfd, ca, sizeof ca, (off_t)s->args[0]) != (ssize_t)sizeof ca)
-			return erp_fail(e, "clone3: cannot read its arguments");
-		flags = ca[0];
-		if (flags & CLONE_PARENT_SETTID)
-			*ptid = ca[3];
-		if (flags & CLONE_CHILD_SETTID)
-			*ctid = ca[2];
-	}
+	if (!sys_replay_clone_args(c, s, &flags, ptid, ctid))
+		return erp_fail(e, "clone3: cannot read its arguments");
 	if (!(flags & CLONE_THREAD) || !(flags & CLONE_VM))
 		return erp_fail(e, "syscall %llu at event %llu makes a new process, which cannot be "
 				"replayed yet", (unsigned long long)s->nr,
@@ -172,20 +158,19 @@ static int clone_tid_addresses(struct erp *e, const struct trace_syscall *s, uin
 /* The clone runs for real: the new thread exists in the replay too, under
  * another tid; the program is told the recorded one everywhere the kernel
  * told it. */
-static int do_clone(struct erp *e, struct erp_thread *t, const struct trace_syscall *s,
-		    const struct user_regs_struct *entry)
+static int do_clone(struct erp *e, struct erp_thread *t, const struct sys_replay *sc,
+		    const struct trace_syscall *s, const struct user_regs_struct *entry)
 {
 	uint64_t ptid, ctid;
 	int st;
 	struct erp_thread *c = erp_thread_rec(e, (pid_t)s->result);
 	if (s->result <= 0)
-		return sys_replay_do(&(struct sys_replay){e->td, t->tid, e->memfd, false, &e->stops,
-							  e->why, sizeof e->why}, s, entry);
+		return sys_replay_do(sc, s, entry);
 	if (!c)
 		return erp_fail(e, "thread %lld, made by the clone at event %llu of thread %d, has "
 				"no events in the recording", (long long)s->result,
 				(unsigned long long)s->pos, (int)t->rec_tid);
-	if (clone_tid_addresses(e, s, &ptid, &ctid) < 0)
+	if (clone_tid_addresses(e, sc, s, &ptid, &ctid) < 0)
 		return -1;
 	if (erp_resume(e, t, PTRACE_SYSCALL, 0, &st) < 0)
 		return -1;
@@ -249,7 +234,7 @@ int erp_syscall(struct erp *e, struct erp_thread *t, const struct trace_syscall 
 	if (sys_replay_is_fork(&c, s))
 		return sys_replay_fork(&c, s, entry);
 	if (s->nr == SYS_clone || s->nr == SYS_clone3)
-		return do_clone(e, t, s, entry);
+		return do_clone(e, t, &c, s, entry);
 	if (s->nr == SYS_exit || s->nr == SYS_exit_group)
 		return do_exit(e, t, s);
 	if (sys_replay_unsupported(s->nr))

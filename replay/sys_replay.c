@@ -46,40 +46,39 @@ bool sys_replay_unsupported(uint64_t nr)
 	}
 }
 
-/* clone's flags and where CLONE_PARENT_SETTID writes, from its arguments
- * or clone3's struct clone_args (flags, pidfd, child_tid, parent_tid). */
-static bool clone_flags(const struct sys_replay *c, const struct trace_syscall *s,
-			uint64_t *flags, uint64_t *ptid)
+bool sys_replay_clone_args(const struct sys_replay *c, const struct trace_syscall *s,
+			   uint64_t *flags, uint64_t *ptid, uint64_t *ctid)
 {
+	uint64_t ca[4]; /* struct clone_args: flags, pidfd, child_tid, parent_tid */
 	if (s->nr == SYS_clone) {
-		*flags = s->args[0];
-		*ptid = s->args[2];
-		return true;
-	}
-	uint64_t ca[4];
-	if (s->nr != SYS_clone3 ||
-	    pread(c->memfd, ca, sizeof ca, (off_t)s->args[0]) != (ssize_t)sizeof ca)
+		ca[0] = s->args[0];
+		ca[2] = s->args[3];
+		ca[3] = s->args[2];
+	} else if (s->nr != SYS_clone3 ||
+		   pread(c->memfd, ca, sizeof ca, (off_t)s->args[0]) != (ssize_t)sizeof ca) {
 		return false;
+	}
 	*flags = ca[0];
-	*ptid = ca[3];
+	*ptid = ca[0] & CLONE_PARENT_SETTID ? ca[3] : 0;
+	*ctid = ca[0] & CLONE_CHILD_SETTID ? ca[2] : 0;
 	return true;
 }
 
 bool sys_replay_is_fork(const struct sys_replay *c, const struct trace_syscall *s)
 {
-	uint64_t flags, ptid;
+	uint64_t flags, ptid, ctid;
 	if (s->nr == SYS_fork || s->nr == SYS_vfork)
 		return true;
-	return clone_flags(c, s, &flags, &ptid) && !(flags & CLONE_THREAD);
+	return sys_replay_clone_args(c, s, &flags, &ptid, &ctid) && !(flags & CLONE_THREAD);
 }
 
 int sys_replay_fork(const struct sys_replay *c, const struct trace_syscall *s,
 		    const struct user_regs_struct *entry)
 {
-	uint64_t flags = 0, ptid = 0;
+	uint64_t flags, ptid = 0, ctid;
 	if (sys_replay_do(c, s, entry) < 0)
 		return -1;
-	if (s->result <= 0 || !clone_flags(c, s, &flags, &ptid) || !(flags & CLONE_PARENT_SETTID))
+	if (s->result <= 0 || !sys_replay_clone_args(c, s, &flags, &ptid, &ctid) || !ptid)
 		return 0;
 	pid_t child = (pid_t)s->result;
 	if (pwrite(c->memfd, &child, sizeof child, (off_t)ptid) != (ssize_t)sizeof child)

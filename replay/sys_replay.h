@@ -49,6 +49,12 @@ int sys_replay_do(const struct sys_replay *c, const struct trace_syscall *s,
  * leaves the parent's memory as it was (only the child's part of the
  * stack, below the parent's, is touched in practice). */
 bool sys_replay_is_fork(const struct sys_replay *c, const struct trace_syscall *s);
+/* clone's or clone3's (its struct clone_args read) flags, and where the
+ * kernel writes the new tid: ptid (CLONE_PARENT_SETTID), ctid
+ * (CLONE_CHILD_SETTID), 0 without the flag. False for another syscall or
+ * an unreadable clone_args. */
+bool sys_replay_clone_args(const struct sys_replay *c, const struct trace_syscall *s,
+			   uint64_t *flags, uint64_t *ptid, uint64_t *ctid);
 int sys_replay_fork(const struct sys_replay *c, const struct trace_syscall *s,
 		    const struct user_regs_struct *entry);
 
