@@ -37,6 +37,7 @@
 struct target;
 struct trace_data;
 struct timeline;
+struct inferior_launch_opts;
 
 enum target_stop_kind {
 	TARGET_STOP_NONE = 0,
@@ -210,15 +211,12 @@ struct target {
 };
 
 /* ---- making targets ---- */
-/* Launch path (argv, envp as given, address-space randomisation off),
- * stopped at its first instruction, as the live target. The fds are what
- * the program gets for stdin/out/err (-1: ours). wrapper_execs: path is a
- * wrapper that execs the program (gdbserver's --wrapper); that many execs
- * run on before the program's (inferior_launch_opts). NULL with err. */
+/* Launch path (argv, envp as given) as o says (ptrev/inferior.h: its
+ * stdin/out/err, a wrapper that execs it, its directory, address-space
+ * randomisation: off unless o->randomize), stopped at its first
+ * instruction, as the live target. NULL with err. */
 struct target *target_live_launch(const char *path, char *const argv[], char *const envp[],
-				  int stdin_fd, int stdout_fd, int stderr_fd,
-				  unsigned wrapper_execs, const char *cwd, bool randomize,
-				  char *err, size_t errlen);
+				  const struct inferior_launch_opts *o, char *err, size_t errlen);
 /* Attach to the running process pid (every thread stopped where it was),
  * as the live target; recording from there starts mid-run. NULL with err. */
 struct target *target_live_attach(pid_t pid, char *err, size_t errlen);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "ptrev/gdb_server.h"
+#include "ptrev/inferior.h"
 #include "ptrev/materialise.h"
 #include "ptrev/recorder.h"
 #include "ptrev/target.h"
@@ -279,9 +280,11 @@ static struct target *launch_program(void *ctx, char *const argv[],
 	 * line's program: ptrev's). A recording needs the layout a replay
 	 * will have: randomisation stays off. */
 	char *const *envp = rs ? rs->envp : environ;
-	const char *cwd = rs ? rs->cwd : NULL;
-	bool randomize = rs && rs->randomize && !(o->record || o->output);
-	if (rs && rs->randomize && !randomize)
+	struct inferior_launch_opts lo = {.stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1,
+					  .cwd = rs ? rs->cwd : NULL,
+					  .randomize = rs && rs->randomize &&
+						       !(o->record || o->output)};
+	if (rs && rs->randomize && !lo.randomize)
 		fprintf(stderr, "ptrev: address-space randomization stays off while recording "
 			"(a replay needs the recorded layout)\n");
 	char prog[PATH_MAX], wrapper[PATH_MAX];
@@ -307,19 +310,17 @@ static struct target *launch_program(void *ctx, char *const argv[],
 		memcpy(line + o->nwrapper + 1, argv + 1, (n - 1) * sizeof *line);
 	}
 	int devnull = -1;
-	int in_fd = -1, out_fd = -1, err_fd = -1;
 	if (o->stdio) {
 		/* stdin/stdout carry the protocol: the program reads nothing and
 		 * writes to our stderr. */
 		devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-		in_fd = devnull;
-		out_fd = 2;
-		err_fd = 2;
+		lo.stdin_fd = devnull;
+		lo.stdout_fd = 2;
+		lo.stderr_fd = 2;
 	}
-	struct target *t = line ? target_live_launch(wrapper, line, envp, in_fd, out_fd, err_fd,
-						     1, cwd, randomize, err, errlen)
-				: target_live_launch(prog, argv, envp, in_fd, out_fd, err_fd, 0,
-						     cwd, randomize, err, errlen);
+	lo.wrapper_execs = line ? 1 : 0;
+	struct target *t = target_live_launch(line ? wrapper : prog, line ? line : argv, envp, &lo,
+					      err, errlen);
 	free(line);
 	if (devnull >= 0)
 		close(devnull);

@@ -14,9 +14,9 @@
 
 #define MAX_ACTIONS 64
 
-/* Parse ";ACTION[:TID];ACTION[:TID]..." into acts. */
-/* -2: an action for process other (a held fork child: ptrev runs one
- * process, so gdb's detach-on-fork off cannot be followed). */
+/* Parse ";ACTION[:TID];ACTION[:TID]..." into acts; -2 for an action for
+ * process other (a held fork child: ptrev runs one process, so gdb's
+ * detach-on-fork off cannot be followed). */
 static int parse_vcont(const char *p, struct target_action *acts, int max, pid_t other)
 {
 	int n = 0;
@@ -154,13 +154,12 @@ static void tell_state(struct gdb_server *s, pid_t tid)
 		return;
 	}
 	if (!s->state_note || strcmp(s->state_note, why.data) != 0) {
-		struct strbuf pkt = STRBUF_INIT;
-		char line[700];
-		int n = snprintf(line, sizeof line, "ptrev: registers and memory are unavailable "
-				 "here, only the PC and read-only memory: %s (monitor why)\n",
-				 why.data);
+		struct strbuf line = STRBUF_INIT, pkt = STRBUF_INIT;
+		strbuf_printf(&line, "ptrev: registers and memory are unavailable here, only the "
+			      "PC and read-only memory: %s (monitor why)\n", why.data);
 		strbuf_putc(&pkt, 'O');
-		strbuf_hex(&pkt, line, n < (int)sizeof line ? (size_t)n : sizeof line - 1);
+		strbuf_hex(&pkt, line.data, line.len);
+		strbuf_free(&line);
 		if (s->remote_debug)
 			gdb_debug_log_sent(s, pkt.data, pkt.len);
 		rsp_conn_send(&s->conn, pkt.data, pkt.len);

@@ -384,17 +384,12 @@ static struct target *serve_live(struct live_target *l)
 }
 
 struct target *target_live_launch(const char *path, char *const argv[], char *const envp[],
-				  int stdin_fd, int stdout_fd, int stderr_fd,
-				  unsigned wrapper_execs, const char *cwd, bool randomize,
-				  char *err, size_t errlen)
+				  const struct inferior_launch_opts *o, char *err, size_t errlen)
 {
 	struct live_target *l = new_live(err, errlen);
 	if (!l)
 		return NULL;
-	struct inferior_launch_opts o = {.stdin_fd = stdin_fd, .stdout_fd = stdout_fd,
-					 .stderr_fd = stderr_fd, .wrapper_execs = wrapper_execs,
-					 .cwd = cwd, .randomize = randomize};
-	if (inferior_launch_with(&l->inf, path, argv, envp, &o, err, errlen) != 0) {
+	if (inferior_launch_with(&l->inf, path, argv, envp, o, err, errlen) != 0) {
 		inferior_destroy(&l->inf);
 		free(l);
 		return NULL;
