@@ -703,18 +703,26 @@ static void test_writer_rejects(void)
 	      strstr(errbuf, "No such file"), "open error: %s", errbuf);
 }
 
+/* In a forked child: a writer of q under a 1000-byte file size limit
+ * (SIGXFSZ ignored: writes fail with EFBIG); the child exits 3 without. */
+static struct trace_writer *limited_writer(const char *q)
+{
+	signal(SIGXFSZ, SIG_IGN);
+	struct rlimit rl = {1000, 1000};
+	setrlimit(RLIMIT_FSIZE, &rl);
+	struct trace_writer *w = trace_writer_open(q, errbuf, sizeof errbuf);
+	if (!w)
+		_exit(3);
+	return w;
+}
+
 /* A write that fails half-way (file size limit) leaves whole records only. */
 static void test_write_failure(void)
 {
 	const char *q = tmp("fsize.ptrev");
 	pid_t pid = fork();
 	if (pid == 0) {
-		signal(SIGXFSZ, SIG_IGN);
-		struct rlimit rl = {1000, 1000};
-		setrlimit(RLIMIT_FSIZE, &rl);
-		struct trace_writer *w = trace_writer_open(q, errbuf, sizeof errbuf);
-		if (!w)
-			_exit(3);
+		struct trace_writer *w = limited_writer(q);
 		uint8_t chunk[150];
 		memset(chunk, 0x55, sizeof chunk);
 		int ok = 0;
@@ -743,12 +751,7 @@ static void test_write_failure(void)
 	q = tmp("fsize-keep.ptrev");
 	pid = fork();
 	if (pid == 0) {
-		signal(SIGXFSZ, SIG_IGN);
-		struct rlimit rl = {1000, 1000};
-		setrlimit(RLIMIT_FSIZE, &rl);
-		struct trace_writer *w = trace_writer_open(q, errbuf, sizeof errbuf);
-		if (!w)
-			_exit(3);
+		struct trace_writer *w = limited_writer(q);
 		trace_writer_keep_going(w);
 		uint8_t chunk[150];
 		memset(chunk, 0x55, sizeof chunk);
@@ -1841,13 +1844,10 @@ static void test_keep_failures(void)
 	const char *f = tmp("keep-fsize.ptrev");
 	pid_t pid = fork();
 	if (pid == 0) {
-		signal(SIGXFSZ, SIG_IGN);
-		struct rlimit rl = {1000, 1000};
-		setrlimit(RLIMIT_FSIZE, &rl);
 		struct trace_data k;
 		memset(&k, 0, sizeof k);
-		struct trace_writer *fw = trace_writer_open(f, errbuf, sizeof errbuf);
-		if (!fw || trace_writer_keep(fw, &k) < 0)
+		struct trace_writer *fw = limited_writer(f);
+		if (trace_writer_keep(fw, &k) < 0)
 			_exit(3);
 		uint8_t chunk[150];
 		memset(chunk, 0x55, sizeof chunk);
