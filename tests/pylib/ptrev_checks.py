@@ -22,3 +22,14 @@ def free_port():
     with socket.socket() as s:
         s.bind(('127.0.0.1', 0))
         return s.getsockname()[1]
+
+
+def shell_each_below_gdb(comm, body):
+    """A gdb `shell` line that runs BODY (sh, the pid in $p) for each
+    process named COMM descended from this gdb: the program a replay runs
+    and its checkpoint forks, whether or not the shell of `target remote |`
+    stayed between gdb and ptrev. Processes of tests running beside this
+    one are not gdb's and are left out."""
+    return ('shell below() { for c in $(pgrep -P "$1"); do echo "$c"; below "$c"; done; }; '
+            'for p in $(below $PPID); do '
+            'if [ "$(cat /proc/$p/comm 2>/dev/null)" = %s ]; then %s; fi; done\n' % (comm, body))

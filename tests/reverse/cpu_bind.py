@@ -16,7 +16,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'pylib'))
-from ptrev_checks import check, finish  # noqa: E402
+from ptrev_checks import check, finish, shell_each_below_gdb  # noqa: E402
 
 
 def main():
@@ -43,10 +43,9 @@ def main():
     with open(script, 'w') as f:
         f.write('set remotetimeout 60\n'
                 'target remote | %s replay --stdio %s\n'
-                'break main\nreverse-continue\n'
-                'shell for p in $(pgrep -x cpu_count); do '
-                'echo "replayed $(grep -h Cpus_allowed_list /proc/$p/status)"; done\n'
-                % (ptrev, trace))
+                'break main\nreverse-continue\n' % (ptrev, trace)
+                + shell_each_below_gdb(
+                    'cpu_count', 'echo "replayed $(grep -h Cpus_allowed_list /proc/$p/status)"'))
     g = subprocess.run(['gdb', '-nx', '-batch', '-x', script, prog], capture_output=True,
                        text=True, timeout=300)
     got = re.findall(r'^replayed Cpus_allowed_list:\s*(\S+)$', g.stdout, re.M)

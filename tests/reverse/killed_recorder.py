@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """`ptrev record` killed with SIGKILL at ten moments of a program's run
-(e2e_loop, which sleeps in a loop counting `spins`), with the event and the
-sw backends: each file is read by `ptrev info` (incomplete, as the
+(e2e_loop, which sleeps in a loop counting `spins`; the moments count from
+its exec), with the event and the sw backends: each file is read by `ptrev info` (incomplete, as the
 recorder never wrote END) and replays under gdb with full state at its
 last position. The recorders write what they record as they go (the sw
 backend's PT at least every 250 ms), so a kill loses at most that much;
@@ -24,6 +24,24 @@ from ptrev_checks import check, finish  # noqa: E402
 MOMENTS = [0.4, 0.55, 0.7, 0.85, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0]
 
 
+def wait_program_started(recorder, comm):
+    """Until the recorder's child has exec'd COMM: the moments count from
+    there, not from ptrev's own start, which a loaded machine (CI runs tests
+    side by side) can stretch past the first moment."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and recorder.poll() is None:
+        for pid in os.listdir('/proc'):
+            try:
+                with open('/proc/%s/stat' % pid) as f:
+                    stat = f.read()
+            except OSError:
+                continue
+            name = stat[stat.index('(') + 1:stat.rindex(')')]
+            if name == comm and int(stat[stat.rindex(')') + 2:].split()[1]) == recorder.pid:
+                return
+        time.sleep(0.01)
+
+
 def main():
     ptrev, progdir, work = sys.argv[1:4]
     os.makedirs(work, exist_ok=True)
@@ -35,6 +53,7 @@ def main():
             p = subprocess.Popen([ptrev, 'record', '--backend', backend, '--force', '-o', trace,
                                   '--', prog, 'long'], stdout=subprocess.DEVNULL,
                                  stderr=subprocess.DEVNULL)
+            wait_program_started(p, 'e2e_loop')
             time.sleep(t)
             p.send_signal(signal.SIGKILL)
             p.wait()

@@ -19,7 +19,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'pylib'))
-from ptrev_checks import check, finish  # noqa: E402
+from ptrev_checks import check, finish, shell_each_below_gdb  # noqa: E402
 
 
 def odd_start():
@@ -43,11 +43,10 @@ def main():
             f.write('set remotetimeout 60\n'
                     'target remote | %s replay --stdio %s\n'
                     'reverse-stepi\n'
-                    'print global_counter\n'
-                    'shell for r in $(pgrep -x ptrev -P $PPID); do '
-                    'for p in $(pgrep -x e2e_basic -P $r); do grep -h Umask /proc/$p/status; '
-                    'grep -h -E "Max (stack size|open files)" /proc/$p/limits; done; done\n'
-                    % (ptrev, trace))
+                    'print global_counter\n' % (ptrev, trace)
+                    + shell_each_below_gdb(
+                        'e2e_basic', 'grep -h Umask /proc/$p/status; '
+                        'grep -h -E "Max (stack size|open files)" /proc/$p/limits'))
         g = subprocess.run(['gdb', '-nx', '-batch', '-x', script, prog], capture_output=True,
                            text=True, timeout=300)
         out = g.stdout + g.stderr
