@@ -25,7 +25,7 @@ struct event_end *event_end_open(const struct trace_data *td, char *err, size_t 
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	if (erp_replay_all(&ee->e, td, NULL, true) < 0) {
+	if (erp_replay_all(&ee->e, td, NULL, true, NULL) < 0) {
 		snprintf(err, errlen, "%s", ee->e.why);
 		event_end_close(ee);
 		return NULL;

@@ -19,6 +19,13 @@ int erp_fail(struct erp *e, const char *fmt, ...)
 	return -1;
 }
 
+int erp_stop_asked(struct erp *e)
+{
+	if (e->stop && atomic_load_explicit(e->stop, memory_order_relaxed))
+		return erp_fail(e, "stopped: its history is no longer wanted");
+	return 0;
+}
+
 struct erp_thread *erp_thread_rec(struct erp *e, pid_t rec_tid)
 {
 	for (size_t i = 0; i < e->nthreads; i++)

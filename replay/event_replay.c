@@ -104,12 +104,13 @@ static int all_of_one_thread(struct erp *e)
 }
 
 int erp_replay_all(struct erp *e, const struct trace_data *td, const struct erp_observer *obs,
-		   bool hold_at_end)
+		   bool hold_at_end, const atomic_bool *stop)
 {
 	memset(e, 0, sizeof *e);
 	e->memfd = -1;
 	e->obs = obs;
 	e->hold_at_end = hold_at_end;
+	e->stop = stop;
 	if (erp_index(e, td) < 0 || erp_launch(e) < 0)
 		return -1;
 	int rc = 0;

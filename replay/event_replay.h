@@ -19,6 +19,7 @@
 #ifndef PTREV_EVENT_REPLAY_H
 #define PTREV_EVENT_REPLAY_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -116,6 +117,9 @@ struct erp {
 	enum { ERP_STEP_UNSET, ERP_STEP_BLOCK, ERP_STEP_INSN } step_mode;
 	struct bstep *bstep;
 	uint64_t stops;       /* ptrace stops handled */
+	/* Set by another thread (a background materialisation's owner): give
+	 * up at the next stop. NULL: never. */
+	const atomic_bool *stop;
 	bool exited;          /* the replay process is gone */
 	char why[512];
 };
@@ -129,6 +133,9 @@ struct erp_thread *erp_thread_live(struct erp *e, pid_t tid);
 /* The SIGFRAME recorded for signal event k of rec_tid, or NULL. */
 const struct trace_sigframe *erp_sigframe(const struct erp *e, pid_t rec_tid, uint64_t k);
 int erp_fail(struct erp *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* After a ptrace stop: -1 (with why) when the owner asked the replay to
+ * stop, else 0. */
+int erp_stop_asked(struct erp *e);
 
 /* ---- event_proc.c ---- */
 int erp_launch(struct erp *e);
@@ -195,9 +202,9 @@ int erp_end_here(struct erp *e, struct erp_thread *t);
 
 /* ---- event_replay.c ---- */
 /* Replay everything: every run of the recorded order, with obs (NULL:
- * native); hold_at_end: see struct erp. 0, or -1 with e->why. */
+ * native); hold_at_end and stop: see struct erp. 0, or -1 with e->why. */
 int erp_replay_all(struct erp *e, const struct trace_data *td, const struct erp_observer *obs,
-		   bool hold_at_end);
+		   bool hold_at_end, const atomic_bool *stop);
 void erp_free(struct erp *e);
 
 #endif

@@ -26,7 +26,20 @@ struct mat {
 	uint32_t psb_period;
 	struct trace_sched_run *runs;
 	size_t nruns, cap;
+	struct materialise_progress *progress; /* NULL: nobody asks */
+	uint64_t unreported;                   /* instructions since it was told */
 };
+
+/* The instructions made so far, for progress (events and every 2^16
+ * instructions: a loop may run long between events). */
+static void tell_instructions(struct erp *e, struct mat *m)
+{
+	uint64_t insns = 0;
+	for (size_t i = 0; i < e->nthreads; i++)
+		insns += e->threads[i].insns;
+	atomic_store_explicit(&m->progress->instructions, insns, memory_order_relaxed);
+	m->unreported = 0;
+}
 
 static struct mat_thread *mt(struct erp *e, struct erp_thread *t)
 {
@@ -63,6 +76,9 @@ static int on_start(struct erp *e, struct erp_thread *t, uint64_t ip)
 static int on_insn(struct erp *e, struct erp_thread *t, uint64_t ip, const struct insn_info *info,
 		   uint64_t next)
 {
+	struct mat *m = e->obs->ctx;
+	if (m->progress && ++m->unreported >= 65536)
+		tell_instructions(e, m);
 	return ptenc_step(mt(e, t)->enc, ip, info, next) < 0 ? enc_fail(e, t) : 0;
 }
 
@@ -73,7 +89,12 @@ static int on_interrupt(struct erp *e, struct erp_thread *t, uint64_t ip)
 
 static int on_event(struct erp *e, struct erp_thread *t, size_t k)
 {
+	struct mat *m = e->obs->ctx;
 	mt(e, t)->pos[k] = t->insns;
+	if (m->progress) {
+		atomic_fetch_add_explicit(&m->progress->events, 1, memory_order_relaxed);
+		tell_instructions(e, m);
+	}
 	return 0;
 }
 
@@ -275,16 +296,25 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* Every event of every thread of ev: what progress counts up to. */
+static uint64_t events_in(const struct trace_data *ev)
+{
+	return ev->nsyscalls + ev->nsignals + ev->nrdtsc + ev->nstates;
+}
+
 int materialise(const struct trace_data *ev, struct trace_writer *w,
-		struct materialise_stats *st, char *err, size_t errlen)
+		struct materialise_stats *st, struct materialise_progress *progress, char *err,
+		size_t errlen)
 {
 	uint64_t t0 = now_ns();
-	struct mat m = {0};
+	struct mat m = {.progress = progress};
+	if (progress)
+		atomic_store(&progress->events_total, events_in(ev));
 	const char *psb = trace_meta(ev, "psb_period");
 	m.psb_period = psb ? (uint32_t)strtoul(psb, NULL, 10) : PTENC_DEFAULT_PSB_PERIOD;
 	struct erp_observer obs = {on_start, on_insn, on_interrupt, on_event, on_end, on_run, &m};
 	struct erp e;
-	int rc = erp_replay_all(&e, ev, &obs, false);
+	int rc = erp_replay_all(&e, ev, &obs, false, progress ? &progress->stop : NULL);
 	if (rc < 0)
 		snprintf(err, errlen, "%s", e.why);
 	if (rc == 0 && write_all(&(struct conv){&e, &m}, ev, w) < 0) {
@@ -311,13 +341,14 @@ int materialise(const struct trace_data *ev, struct trace_writer *w,
 }
 
 int materialise_to_memory(const struct trace_data *ev, struct trace_data *out,
-			  struct materialise_stats *st, char *err, size_t errlen)
+			  struct materialise_stats *st, struct materialise_progress *progress,
+			  char *err, size_t errlen)
 {
 	memset(out, 0, sizeof *out);
 	struct trace_writer *w = trace_writer_open_memory(err, errlen);
 	if (!w)
 		return -1;
-	int rc = trace_writer_keep(w, out) < 0 ? -1 : materialise(ev, w, st, err, errlen);
+	int rc = trace_writer_keep(w, out) < 0 ? -1 : materialise(ev, w, st, progress, err, errlen);
 	if (rc < 0 && !err[0])
 		snprintf(err, errlen, "out of memory");
 	trace_writer_keep(w, NULL);

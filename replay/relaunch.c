@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -216,46 +217,36 @@ int relaunch_start(const struct relaunch *rl, bool hide_vdso, pid_t *pid, int *m
 {
 	struct inferior inf;
 	char err[512];
-	int devnull, cwdfd = -1, rc;
+	int devnull, rc;
+	const char *cwd = NULL;
 
 	*pid = 0;
 	*memfd = -1;
-	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (rl->cwd) {
 		/* The program path (and AT_EXECFN on its stack) is the string
-		 * the recorder executed, relative to the recorded cwd. */
-		cwdfd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		bool entered = cwdfd >= 0 && chdir(rl->cwd) == 0;
-		if (!entered && rl->path[0] != '/') {
-			int e = cwdfd < 0 ? EBADF : errno;
-			if (cwdfd >= 0)
-				close(cwdfd);
-			if (devnull >= 0)
-				close(devnull);
+		 * the recorder executed, relative to the recorded cwd. The
+		 * child enters it (ours stays: another thread of ptrev may be
+		 * using it). */
+		struct stat sb;
+		int e = stat(rl->cwd, &sb) < 0 ? errno : S_ISDIR(sb.st_mode) ? 0 : ENOTDIR;
+		if (!e)
+			cwd = rl->cwd;
+		else if (rl->path[0] != '/')
 			return fail(why, whylen, "cannot enter the recorded working directory %s: %s",
 				    rl->cwd, strerror(e));
-		}
-		if (!entered) {
-			/* Gone (another machine): an absolute program path does
-			 * not need it, and file syscalls are emulated. */
-			if (cwdfd >= 0)
-				close(cwdfd);
-			cwdfd = -1;
-		}
+		/* Else gone (another machine): an absolute program path does
+		 * not need it, and file syscalls are emulated. */
 	}
+	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 	memset(&inf, 0, sizeof inf);
 	inf.memfd = -1;
 	struct inferior_launch_opts o = {.stdin_fd = devnull, .stdout_fd = devnull,
 					 .stderr_fd = devnull, .set_signals = rl->have_signals,
 					 .sig_ignored = rl->sig_ignored,
-					 .sig_blocked = rl->sig_blocked, .limits = rl->limits};
+					 .sig_blocked = rl->sig_blocked, .limits = rl->limits,
+					 .cwd = cwd};
 	rc = inferior_launch_with(&inf, rl->path, rl->argv, rl->envp ? rl->envp : environ, &o,
 				  err, sizeof err);
-	if (cwdfd >= 0) {
-		if (fchdir(cwdfd) < 0)
-			rc = rc < 0 ? rc : -2;
-		close(cwdfd);
-	}
 	if (devnull >= 0)
 		close(devnull);
 	if (rc == -1) {
@@ -269,10 +260,7 @@ int relaunch_start(const struct relaunch *rl, bool hide_vdso, pid_t *pid, int *m
 		close(inf.memfd);
 	inf.pid = 0;
 	inferior_destroy(&inf);
-	if (rc == -2)
-		rc = fail(why, whylen, "cannot return to our working directory");
-	else
-		rc = prepare(rl, hide_vdso, p, memfd, why, whylen);
+	rc = prepare(rl, hide_vdso, p, memfd, why, whylen);
 	if (rc < 0) {
 		kill(p, SIGKILL);
 		ptrace_waitpid(p, NULL, __WALL);

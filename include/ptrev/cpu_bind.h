@@ -14,6 +14,14 @@
  * -1 with errno (the processes are then left as they were). */
 int cpu_bind_tracer_and(pid_t pid);
 
+/* For a second tracer thread of ptrev (a background materialisation):
+ * let the calling thread run on the CPUs ptrev could use but those the
+ * thread that made it is bound to, where there are others; the processes
+ * it then starts inherit that, and cpu_bind_tracer_and binds them with it.
+ * Where there is no other CPU it may run where ptrev could. 0, or -1 with
+ * errno. */
+int cpu_bind_thread_elsewhere(void);
+
 /* Give a process that leaves ptrev's control (a fork child let go) the
  * CPUs the program had before cpu_bind_tracer_and. */
 void cpu_bind_release(pid_t pid);

@@ -11,6 +11,7 @@
 #ifndef PTREV_MATERIALISE_H
 #define PTREV_MATERIALISE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -26,6 +27,16 @@ struct materialise_stats {
 	                           ends there */
 };
 
+/* How far a materialisation has gone, for another thread to read while it
+ * runs (a background one: materialise_job.h), and how that thread asks it
+ * to stop. */
+struct materialise_progress {
+	atomic_bool stop;                    /* set: give up at the next stop */
+	atomic_uint_fast64_t events;         /* events of the log replayed */
+	atomic_uint_fast64_t events_total;   /* all of them */
+	atomic_uint_fast64_t instructions;   /* made so far, all threads */
+};
+
 /* One or two lines on stderr: how much history was made and how long
  * it took; whether it ends before the program did. */
 void materialise_say_made(const struct materialise_stats *st);
@@ -36,13 +47,16 @@ bool materialise_needed(const struct trace_data *td);
 
 /* Re-execute ev and write the recording with its history to w (a file, or
  * a writer keeping it in memory). 0, or -1 with err (the replay diverged,
- * the program cannot be started again, ...). st may be NULL. */
+ * the program cannot be started again, it was asked to stop, ...). st and
+ * progress may be NULL. */
 int materialise(const struct trace_data *ev, struct trace_writer *w,
-		struct materialise_stats *st, char *err, size_t errlen);
+		struct materialise_stats *st, struct materialise_progress *progress, char *err,
+		size_t errlen);
 
 /* The same into memory: *out is the recording with its history (free it
  * with trace_data_free). */
 int materialise_to_memory(const struct trace_data *ev, struct trace_data *out,
-			  struct materialise_stats *st, char *err, size_t errlen);
+			  struct materialise_stats *st, struct materialise_progress *progress,
+			  char *err, size_t errlen);
 
 #endif

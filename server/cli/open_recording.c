@@ -26,7 +26,7 @@ int cli_open_recording(const char *path, struct trace_data *td, char *err, size_
 	struct materialise_stats st;
 	fprintf(stderr, "ptrev: %s is an event recording: making its history (re-executing it "
 		"block by block)...\n", path);
-	if (materialise_to_memory(td, &made, &st, err, errlen) != 0) {
+	if (materialise_to_memory(td, &made, &st, NULL, err, errlen) != 0) {
 		char why[512];
 		snprintf(why, sizeof why, "cannot make its history: %s", err);
 		snprintf(err, errlen, "%s", why);

@@ -18,6 +18,7 @@ static void cmd_help(struct strbuf *out)
 		    "  monitor when                 the current instruction number in the history\n"
 		    "  monitor save FILE            save the recording so far to FILE\n"
 		    "  monitor checkpoints          list the replay checkpoints\n"
+		    "  monitor history              how far an event recording's history is made\n"
 		    "  monitor why                  why registers and memory are unavailable here\n"
 		    "  monitor set debug 0|1        log each resume and its stop on ptrev's stderr\n"
 		    "  monitor set remote-debug 0|1 log every packet on ptrev's stderr\n"

@@ -1,12 +1,14 @@
 /* The history target over an event recording (a saved one whose positions
  * still count events): until its history is made, gdb sees the program
  * where the recording ended, every thread with its full state, from a
- * native re-execution held there (event_end.h). The history is made the
- * first time something needs it (a resume either way, `monitor when`'s
- * instruction numbers): the recording is re-executed stepped
- * (materialise.h), which can take a while; gdb waits for a resume's stop
- * without a time limit. At the end of the history the end state still
- * answers, so every thread shows full state there. */
+ * native re-execution held there (event_end.h). The history is made by
+ * re-executing the recording stepped (materialise.h), which can take a
+ * while: it starts in the background as soon as the end state is shown
+ * (materialise_job.h: a thread of its own, on the other CPU where there
+ * is one), and the first thing that needs it (a resume either way,
+ * `monitor when`'s instruction numbers) waits for it to end; gdb waits
+ * for a resume's stop without a time limit. At the end of the history the
+ * end state still answers, so every thread shows full state there. */
 #include "target_internal.h"
 
 #include <errno.h>
@@ -16,6 +18,15 @@
 #include <string.h>
 
 #include "ptrev/materialise.h"
+#include "ptrev/materialise_job.h"
+
+/* PTREV_BACKGROUND_HISTORY=0 makes the history only when first needed, in
+ * the foreground (what the benchmark compares with). */
+static bool background_wanted(void)
+{
+	const char *v = getenv("PTREV_BACKGROUND_HISTORY");
+	return !v || strcmp(v, "0") != 0;
+}
 
 int history_event_open(struct history_event *he, const struct trace_data *ev, char *err,
 		       size_t errlen)
@@ -34,11 +45,20 @@ int history_event_open(struct history_event *he, const struct trace_data *ev, ch
 		he->last = ev->sched[ev->nsched - 1].tid;
 	if (!he->last && ev->nthreads)
 		he->last = ev->threads[0].tid;
+	if (background_wanted()) {
+		char why[256];
+		he->job = materialise_job_start(ev, why, sizeof why);
+		if (!he->job) /* made in the foreground when needed */
+			fprintf(stderr, "ptrev: cannot make the history in the background: %s\n",
+				why);
+	}
 	return 0;
 }
 
 void history_event_close(struct history_event *he)
 {
+	materialise_job_cancel(he->job);
+	he->job = NULL;
 	event_end_close(he->end);
 	he->end = NULL;
 	if (he->made_ok)
@@ -49,9 +69,26 @@ void history_event_close(struct history_event *he)
 struct timeline *history_event_make(struct history_event *he, char *err, size_t errlen)
 {
 	struct materialise_stats st;
-	fprintf(stderr, "ptrev: making the history of this event recording (re-executing it "
-		"block by block)...\n");
-	if (materialise_to_memory(he->ev, &he->made, &st, err, errlen) != 0)
+	int rc;
+	if (he->job) {
+		struct materialise_job_status js;
+		materialise_job_status(he->job, &js);
+		if (!js.done)
+			fprintf(stderr, "ptrev: making the history of this event recording (re-executing "
+				"it block by block; begun in the background %.1f s ago, %llu of %llu "
+				"events replayed)...\n", js.seconds, (unsigned long long)js.events,
+				(unsigned long long)js.events_total);
+		else if (!js.failed)
+			fprintf(stderr, "ptrev: the history of this event recording was made in the "
+				"background\n");
+		rc = materialise_job_finish(he->job, &he->made, &st, err, errlen);
+		he->job = NULL;
+	} else {
+		fprintf(stderr, "ptrev: making the history of this event recording (re-executing it "
+			"block by block)...\n");
+		rc = materialise_to_memory(he->ev, &he->made, &st, NULL, err, errlen);
+	}
+	if (rc != 0)
 		return NULL;
 	he->made_ok = true;
 	materialise_say_made(&st);
@@ -59,6 +96,34 @@ struct timeline *history_event_make(struct history_event *he, char *err, size_t 
 	if (tl)
 		timeline_to_end(tl);
 	return tl;
+}
+
+void history_event_progress(struct history_event *he, struct strbuf *out)
+{
+	struct materialise_job_status js;
+	if (he->made_ok) {
+		strbuf_puts(out, "The history of this event recording is made.\n");
+		return;
+	}
+	if (!he->job) {
+		strbuf_puts(out, "The history of this event recording is not made yet: the first "
+			    "reverse or forward command makes it.\n");
+		return;
+	}
+	materialise_job_status(he->job, &js);
+	if (!js.done)
+		strbuf_printf(out, "The history of this event recording is being made in the "
+			      "background: %llu of %llu events replayed, %llu instructions, in %.1f s "
+			      "so far.\n", (unsigned long long)js.events,
+			      (unsigned long long)js.events_total,
+			      (unsigned long long)js.instructions, js.seconds);
+	else if (js.failed)
+		strbuf_puts(out, "The history of this event recording could not be made in the "
+			    "background: the first reverse or forward command says why.\n");
+	else
+		strbuf_printf(out, "The history of this event recording was made in the background: "
+			      "%llu instructions in %.1f s; the first reverse or forward command "
+			      "takes it.\n", (unsigned long long)js.instructions, js.seconds);
 }
 
 pid_t history_event_thread(struct history_event *he, pid_t tid)

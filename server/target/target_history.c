@@ -408,11 +408,17 @@ static bool history_monitor(struct target *t, pid_t current, const char *cmd, co
 {
 	struct history_target *h = hist(t);
 	if (!h->tl && (strcmp(cmd, "when") == 0 || strcmp(cmd, "checkpoints") == 0)) {
-		strbuf_puts(out, "At the end of the recording. This event recording's history is not "
-			    "made yet: the first reverse or forward command makes it.\n");
+		strbuf_puts(out, "At the end of the recording. ");
+		history_event_progress(h->ev, out);
 		return true;
 	}
-	if (strcmp(cmd, "when") == 0)
+	if (strcmp(cmd, "history") == 0 && !*arg) {
+		if (h->ev)
+			history_event_progress(h->ev, out);
+		else
+			strbuf_puts(out, "This recording holds its history (it was recorded, not "
+				    "made from events).\n");
+	} else if (strcmp(cmd, "when") == 0)
 		monitor_when(h->tl, current, out);
 	else if (strcmp(cmd, "save") == 0)
 		/* A saved recording keeps how it ended. */

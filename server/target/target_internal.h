@@ -22,6 +22,8 @@
 #include "ptrev/timeline.h"
 #include "ptrev/trace_file.h"
 
+struct materialise_job;
+
 /* ---- process_run.c ---- */
 /* What executes a live process: plain ptrace (inferior.h) or the sw
  * recorder (sw_engine.h), which keep the same all-stop contract. */
@@ -79,13 +81,19 @@ struct history_event {
 	struct trace_data made;      /* its history, once made */
 	bool made_ok;
 	pid_t last;                  /* the thread that ended it */
+	/* Its history being made in the background from the start (NULL:
+	 * not, PTREV_BACKGROUND_HISTORY=0, or taken). */
+	struct materialise_job *job;
 };
 /* The state at the end (a native re-execution). 0, or -1 with err. */
 int history_event_open(struct history_event *he, const struct trace_data *ev, char *err,
 		       size_t errlen);
 void history_event_close(struct history_event *he);
-/* Make the history now; the timeline over it, at its end. NULL with err. */
+/* Make the history now (or wait for the background's); the timeline over
+ * it, at its end. NULL with err. */
 struct timeline *history_event_make(struct history_event *he, char *err, size_t errlen);
+/* A line on how far its history is made (`monitor history`). */
+void history_event_progress(struct history_event *he, struct strbuf *out);
 /* tid when it exists at the end, else one that does. */
 pid_t history_event_thread(struct history_event *he, pid_t tid);
 int history_event_registers(struct history_event *he, pid_t tid, struct amd64_regfile *rf);

@@ -227,7 +227,7 @@ static int record_and_compare(const char *name, const char *arg,
 		struct trace_data made;
 		struct materialise_stats ms;
 		CHECK(materialise_needed(td), "%s: an event recording with a history", name);
-		if (materialise_to_memory(td, &made, &ms, err, sizeof err) != 0) {
+		if (materialise_to_memory(td, &made, &ms, NULL, err, sizeof err) != 0) {
 			CHECK(0, "%s: cannot make the history: %s", name, err);
 			return st;
 		}

@@ -1,0 +1,42 @@
+/* Making an event recording's history in the background (replay/
+ * materialise_job.c): a thread of ptrev's own re-executes the recording
+ * stepped (materialise.h), with a replay process of its own, on another CPU
+ * than its maker's where there is one, while the maker goes on (a gdb
+ * session looking at the end state). The history is then ready, or nearer,
+ * when the first command needs it. */
+#ifndef PTREV_MATERIALISE_JOB_H
+#define PTREV_MATERIALISE_JOB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ptrev/materialise.h"
+#include "ptrev/trace_file.h"
+
+struct materialise_job;
+
+/* Start making ev's history (ev must stay as it is until the job is
+ * finished or cancelled). NULL with err when no thread could be made. */
+struct materialise_job *materialise_job_start(const struct trace_data *ev, char *err,
+					      size_t errlen);
+
+/* Where a job stands. */
+struct materialise_job_status {
+	bool done;              /* it ended (made the history, or failed) */
+	bool failed;
+	uint64_t events, events_total, instructions;
+	double seconds;         /* since it started, or how long it took */
+};
+void materialise_job_status(struct materialise_job *j, struct materialise_job_status *out);
+
+/* Wait for it to end and free it: 0 with *out the recording with its
+ * history (free it with trace_data_free) and *st, or -1 with err. */
+int materialise_job_finish(struct materialise_job *j, struct trace_data *out,
+			   struct materialise_stats *st, char *err, size_t errlen);
+
+/* Stop it at its next ptrace stop (its replay process killed), wait, free
+ * it. NULL: nothing. */
+void materialise_job_cancel(struct materialise_job *j);
+
+#endif

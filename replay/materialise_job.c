@@ -1,0 +1,105 @@
+/* A materialisation run by a thread of its own (ptrev/materialise_job.h).
+ * Sound beside the maker's own tracing: ptrace makes the thread that
+ * starts a process its tracer, so the job's replay process answers only to
+ * the job's thread; every wait in the replay names its task (never
+ * waitpid(-1)), so neither thread takes the other's stops; the launch
+ * changes nothing process-wide (the working directory, signal state and
+ * limits are set in the child); the recording is only read. */
+#include "ptrev/materialise_job.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ptrev/cpu_bind.h"
+
+struct materialise_job {
+	pthread_t thread;
+	const struct trace_data *ev;
+	struct materialise_progress progress;
+	atomic_bool done;
+	struct timespec t0;
+	/* Written by the thread, read after done (or after the join). */
+	int rc;
+	struct trace_data out;
+	struct materialise_stats st;
+	char err[512];
+};
+
+static void *run(void *arg)
+{
+	struct materialise_job *j = arg;
+	cpu_bind_thread_elsewhere(); /* else it shares the maker's CPU: fine */
+	j->rc = materialise_to_memory(j->ev, &j->out, &j->st, &j->progress, j->err,
+				      sizeof j->err);
+	atomic_store(&j->done, true);
+	return NULL;
+}
+
+struct materialise_job *materialise_job_start(const struct trace_data *ev, char *err,
+					      size_t errlen)
+{
+	struct materialise_job *j = calloc(1, sizeof *j);
+	if (!j) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	j->ev = ev;
+	clock_gettime(CLOCK_MONOTONIC, &j->t0);
+	int e = pthread_create(&j->thread, NULL, run, j);
+	if (e) {
+		snprintf(err, errlen, "cannot start a thread: %s", strerror(e));
+		free(j);
+		return NULL;
+	}
+	return j;
+}
+
+void materialise_job_status(struct materialise_job *j, struct materialise_job_status *out)
+{
+	struct timespec now;
+	memset(out, 0, sizeof *out);
+	out->done = atomic_load(&j->done);
+	out->failed = out->done && j->rc != 0;
+	out->events = atomic_load_explicit(&j->progress.events, memory_order_relaxed);
+	out->events_total = atomic_load_explicit(&j->progress.events_total, memory_order_relaxed);
+	out->instructions = atomic_load_explicit(&j->progress.instructions, memory_order_relaxed);
+	if (out->done && !out->failed) {
+		out->instructions = j->st.instructions;
+		out->seconds = (double)j->st.ns / 1e9;
+		return;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	out->seconds = (double)(now.tv_sec - j->t0.tv_sec) +
+		       (double)(now.tv_nsec - j->t0.tv_nsec) / 1e9;
+}
+
+int materialise_job_finish(struct materialise_job *j, struct trace_data *out,
+			   struct materialise_stats *st, char *err, size_t errlen)
+{
+	pthread_join(j->thread, NULL);
+	int rc = j->rc;
+	if (rc == 0) {
+		*out = j->out;
+		if (st)
+			*st = j->st;
+	} else {
+		memset(out, 0, sizeof *out);
+		snprintf(err, errlen, "%s", j->err);
+	}
+	free(j);
+	return rc;
+}
+
+void materialise_job_cancel(struct materialise_job *j)
+{
+	if (!j)
+		return;
+	atomic_store(&j->progress.stop, true);
+	pthread_join(j->thread, NULL);
+	if (j->rc == 0)
+		trace_data_free(&j->out);
+	free(j);
+}

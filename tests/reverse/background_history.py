@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""An event recording's history is made in the background as soon as
+`ptrev replay` shows the end (issue 11: materialisation "in the background
+on the idle core"). Replayed under gdb, `monitor history` says how far it
+is; once it says the history was made, the first reverse move takes it
+(ptrev says so, not that it is making it) and shows the state a history
+made at that move (PTREV_BACKGROUND_HISTORY=0, the oracle) shows. A session
+that ends while the history is still being made (a loop of ~10^8
+instructions) stops it: gdb and ptrev end at once, and no replay process
+is left behind.
+
+usage: background_history.py PTREV PROGRAM_DIR WORK_DIR
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'pylib'))
+from ptrev_checks import check, finish  # noqa: E402
+
+# gdb's Python polls `monitor history` until the background is done.
+WAIT_MADE = '''python
+import time
+for _ in range(3000):
+    said = gdb.execute('monitor history', to_string=True)
+    if 'being made' not in said:
+        break
+    time.sleep(0.1)
+print('history: ' + said.strip())
+end
+'''
+
+STATE = 'reverse-stepi\nprint global_counter\ninfo registers rip rsp rbp\nbt 3\n'
+
+
+def gdb(ptrev, trace, prog, body, env=None):
+    script = os.path.join(os.path.dirname(trace), 'bg.gdb')
+    with open(script, 'w') as f:
+        f.write('set remotetimeout 60\ntarget remote | %s replay --stdio %s\n%s'
+                % (ptrev, trace, body))
+    g = subprocess.run(['gdb', '-nx', '-batch', '-x', script, prog], capture_output=True,
+                       text=True, timeout=300, env=env)
+    return g.stdout + g.stderr
+
+
+def state_lines(out):
+    return [ln for ln in out.splitlines()
+            if re.match(r'^(\$1 = |rip |rsp |rbp |#\d)', ln)]
+
+
+def main():
+    ptrev, progdir, work = sys.argv[1:4]
+    os.makedirs(work, exist_ok=True)
+    prog = os.path.join(progdir, 'e2e_basic')
+    trace = os.path.join(work, 'basic.ptrev')
+    r = subprocess.run([ptrev, 'record', '--backend', 'event', '--force', '-o', trace, '--',
+                        prog], capture_output=True, text=True, timeout=300)
+    check(r.returncode == 0, 'e2e_basic recorded with the event backend')
+
+    bg = gdb(ptrev, trace, prog, WAIT_MADE + STATE)
+    made = re.search(r'^history: (.*)$', bg, re.M)
+    check(made is not None and 'was made in the background' in made.group(1),
+          'monitor history says the history was made in the background (%s)'
+          % (made.group(1) if made else bg[-300:]))
+    check('the history of this event recording was made in the background' in bg and
+          'making the history' not in bg,
+          'the first move took the history made in the background')
+    fg = gdb(ptrev, trace, prog, STATE, env=dict(os.environ, PTREV_BACKGROUND_HISTORY='0'))
+    check('making the history of this event recording (re-executing it block by block)...'
+          in fg, 'PTREV_BACKGROUND_HISTORY=0 makes it at the first move')
+    check(state_lines(bg) == state_lines(fg) and '$1 = 17' in state_lines(bg),
+          'the state after the first move is the same either way (%s / %s)'
+          % (state_lines(bg), state_lines(fg)))
+
+    # A session that ends long before the history could be made.
+    loop = os.path.join(work, 'bg_rec_loop')
+    shutil.copy(os.path.join(progdir, 'rec_loop'), loop)
+    long_trace = os.path.join(work, 'loop.ptrev')
+    r = subprocess.run([ptrev, 'record', '--backend', 'event', '--force', '-o', long_trace,
+                        '--', loop, '3000000'], capture_output=True, text=True, timeout=300)
+    check(r.returncode == 0, 'a loop of about 10^8 instructions recorded')
+    out = gdb(ptrev, long_trace, loop, 'monitor history\n')
+    check('is being made in the background' in out,
+          'monitor history says it is being made (%s)'
+          % re.findall(r'.*history of this.*', out)[:1])
+    left = []
+    for _ in range(100):
+        left = subprocess.run(['pgrep', '-x', 'bg_rec_loop'], capture_output=True,
+                              text=True).stdout.split()
+        if not left:
+            break
+        time.sleep(0.1)
+    check(not left and not re.search(r'Sanitizer|runtime error|cannot make', out),
+          'the session ended, the background stopped, no replay process left (%s)'
+          % (left or re.findall(r'.*(?:Sanitizer|runtime error|cannot make).*', out)))
+    return finish()
+
+
+if __name__ == '__main__':
+    sys.exit(main())
