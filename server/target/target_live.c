@@ -290,7 +290,7 @@ static bool live_monitor(struct target *t, pid_t current, const char *cmd, const
 	(void)t;
 	(void)current;
 	(void)arg;
-	if (strcmp(cmd, "when") == 0)
+	if (strcmp(cmd, "when") == 0 || strcmp(cmd, "history") == 0)
 		strbuf_puts(out, "No recording: start ptrev serve with --record or -o FILE.\n");
 	else if (strcmp(cmd, "save") == 0)
 		strbuf_puts(out, "No recording to save: start ptrev serve with --record or -o FILE.\n");

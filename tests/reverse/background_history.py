@@ -4,7 +4,8 @@
 on the idle core"). Replayed under gdb, `monitor history` says how far it
 is; once it says the history was made, the first reverse move takes it
 (ptrev says so, not that it is making it) and shows the state a history
-made at that move (PTREV_BACKGROUND_HISTORY=0, the oracle) shows. A session
+made at that move (PTREV_BACKGROUND_HISTORY=0, the oracle) shows; an sw
+recording and a live program answer `monitor history` too. A session
 that ends while the history is still being made (a loop of ~10^8
 instructions) stops it: gdb and ptrev end at once, and no replay process
 is left behind.
@@ -74,6 +75,20 @@ def main():
     check(state_lines(bg) == state_lines(fg) and '$1 = 17' in state_lines(bg),
           'the state after the first move is the same either way (%s / %s)'
           % (state_lines(bg), state_lines(fg)))
+
+    # A recording with its history (sw), and a live program, say so.
+    sw_trace = os.path.join(work, 'basic-sw.ptrev')
+    subprocess.run([ptrev, 'record', '--backend', 'sw', '--force', '-o', sw_trace, '--', prog],
+                   capture_output=True, text=True, timeout=300)
+    out = gdb(ptrev, sw_trace, prog, 'monitor history\n')
+    check('This recording holds its history (it was recorded, not made from events).' in out,
+          'monitor history on an sw recording: %s'
+          % re.findall(r'.*(?:history|Unknown).*', out)[-1:])
+    live = subprocess.run(['gdb', '-nx', '-batch', '-ex', 'target remote | %s serve --stdio %s'
+                           % (ptrev, prog), '-ex', 'monitor history', prog],
+                          capture_output=True, text=True, timeout=120)
+    check('No recording: start ptrev serve with --record or -o FILE.' in live.stdout + live.stderr,
+          'monitor history on a live program says there is no recording')
 
     # A session that ends long before the history could be made.
     loop = os.path.join(work, 'bg_rec_loop')
