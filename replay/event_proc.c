@@ -239,20 +239,17 @@ int erp_syscall(struct erp *e, struct erp_thread *t, const struct trace_syscall 
 		return do_clone(e, t, &c, s, entry);
 	if (s->nr == SYS_exit || s->nr == SYS_exit_group)
 		return do_exit(e, t, s);
-	if (sys_replay_unsupported(s->nr))
-		return erp_fail(e, "syscall %llu at event %llu of thread %d cannot be replayed yet "
-				"(exec, shared memory)", (unsigned long long)s->nr,
-				(unsigned long long)s->pos, (int)t->rec_tid);
+	const char *why = sys_replay_unsupported(s);
+	if (why) {
+		char name[96];
+		syscall_label(s->nr, NULL, name, sizeof name);
+		return erp_fail(e, "%s at event %llu of thread %d cannot be replayed yet: %s",
+				name, (unsigned long long)s->pos, (int)t->rec_tid, why);
+	}
 	if (sys_replay_do(&c, s, entry) < 0)
 		return -1;
-	switch (s->nr) {
-	case SYS_mmap: case SYS_munmap: case SYS_mprotect: case SYS_mremap: case SYS_brk:
-	case SYS_pkey_mprotect:
+	if (syscall_changes_maps(s->nr))
 		erp_icache_clear(e); /* code may have come or gone */
-		break;
-	default:
-		break;
-	}
 	return 0;
 }
 

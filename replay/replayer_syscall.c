@@ -58,10 +58,13 @@ int rp_syscall_entry(struct replayer *r, struct rp_proc *p,
 		return -1;
 	struct sys_replay c = sys_ctx(r, p);
 	bool fork = sys_replay_is_fork(&c, s);
-	if (!fork && sys_replay_unsupported(s->nr))
-		return rp_fail(r, "syscall %llu at position %llu cannot be replayed "
-			       "yet (threads, exec, shared memory)",
-			       (unsigned long long)s->nr, (unsigned long long)s->pos);
+	const char *why = fork ? NULL : sys_replay_unsupported(s);
+	if (why) {
+		char name[96];
+		syscall_label(s->nr, NULL, name, sizeof name);
+		return rp_fail(r, "%s at position %llu cannot be replayed yet: %s", name,
+			       (unsigned long long)s->pos, why);
+	}
 	if ((fork ? sys_replay_fork(&c, s, &regs) : sys_replay_do(&c, s, &regs)) < 0)
 		return -1;
 	/* The kernel's writes never trip a debug register: a watch sees

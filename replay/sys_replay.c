@@ -34,16 +34,10 @@ static int fail(const struct sys_replay *c, const char *fmt, ...)
 	return -1;
 }
 
-bool sys_replay_unsupported(uint64_t nr)
+const char *sys_replay_unsupported(const struct trace_syscall *s)
 {
-	switch (nr) {
-	case SYS_clone: case SYS_clone3:
-	case SYS_execve: case SYS_execveat: case SYS_shmat: case SYS_shmdt:
-	case SYS_remap_file_pages:
-		return true;
-	default:
-		return false;
-	}
+	/* One that failed did nothing, and is emulated. */
+	return s->result < 0 ? NULL : syscall_unsupported_why(s->nr);
 }
 
 bool sys_replay_clone_args(const struct sys_replay *c, const struct trace_syscall *s,
@@ -67,9 +61,11 @@ bool sys_replay_clone_args(const struct sys_replay *c, const struct trace_syscal
 bool sys_replay_is_fork(const struct sys_replay *c, const struct trace_syscall *s)
 {
 	uint64_t flags, ptid, ctid;
-	if (s->nr == SYS_fork || s->nr == SYS_vfork)
+	enum syscall_replay k = syscall_replay_kind(s->nr);
+	if (k == SYSCALL_FORK)
 		return true;
-	return sys_replay_clone_args(c, s, &flags, &ptid, &ctid) && !(flags & CLONE_THREAD);
+	return k == SYSCALL_CLONE && sys_replay_clone_args(c, s, &flags, &ptid, &ctid) &&
+	       !(flags & CLONE_THREAD);
 }
 
 int sys_replay_fork(const struct sys_replay *c, const struct trace_syscall *s,
@@ -90,15 +86,11 @@ int sys_replay_fork(const struct sys_replay *c, const struct trace_syscall *s,
 
 bool sys_replay_runs(const struct trace_syscall *s)
 {
-	switch (s->nr) {
-	case SYS_rt_sigreturn:
-		return true; /* its "result" is the restored rax */
-	case SYS_mmap: case SYS_munmap: case SYS_mprotect: case SYS_brk:
-	case SYS_mremap: case SYS_madvise: case SYS_arch_prctl:
-	case SYS_set_tid_address: case SYS_set_robust_list: case SYS_rseq:
-	case SYS_rt_sigaction: case SYS_rt_sigprocmask: case SYS_sigaltstack:
-	case SYS_pkey_mprotect:
-		return s->nr == SYS_brk || s->result >= 0;
+	switch (syscall_replay_kind(s->nr)) {
+	case SYSCALL_RUN:
+		return true;
+	case SYSCALL_RUN_OK:
+		return s->result >= 0;
 	default:
 		return false;
 	}
@@ -256,10 +248,17 @@ int sys_replay_do(const struct sys_replay *c, const struct trace_syscall *s,
 	struct user_regs_struct regs = *entry;
 	bool run = sys_replay_runs(s);
 
-	if (!run && s->unknown)
-		return fail(c, "syscall %llu at position %llu is not in ptrev's table: the "
-			    "memory it wrote was not recorded", (unsigned long long)s->nr,
-			    (unsigned long long)s->pos);
+	/* An unknown syscall that failed wrote nothing: emulated below. */
+	if (!run && s->unknown && s->result >= 0) {
+		char name[96];
+		syscall_label(s->nr, s->args, name, sizeof name);
+		return fail(c, "%s at position %llu of thread %d: ptrev's syscall table "
+			    "(common/syscall_table.c) does not say which memory it writes, so the "
+			    "recording lacks it and the replay cannot go past it; positions before "
+			    "it have full state. Add the call to the table and record again, or "
+			    "keep the program from making it (report it to ptrev's authors)",
+			    name, (unsigned long long)s->pos, (int)s->tid);
+	}
 	bool file_mmap = s->nr == SYS_mmap && !(s->args[3] & MAP_ANONYMOUS) &&
 			 (int32_t)s->args[4] >= 0;
 	if (file_mmap && run) {

@@ -13,6 +13,7 @@
 #include <sys/types.h>
 #include <sys/user.h>
 
+#include "ptrev/syscall_table.h"
 #include "ptrev/trace_file.h"
 
 struct sys_replay {
@@ -30,7 +31,8 @@ struct sys_replay {
 int sys_replay_check(const struct sys_replay *c, const struct trace_syscall *s,
 		     const struct user_regs_struct *regs);
 
-/* Syscalls run for real in a replay: those that build the address space
+/* Syscalls run for real in a replay (syscall_table.h: SYSCALL_RUN, and
+ * SYSCALL_RUN_OK where it succeeded): those that build the address space
  * or the signal state (which must give the recorded result). One that
  * failed in the recording did nothing, and is emulated. */
 bool sys_replay_runs(const struct trace_syscall *s);
@@ -58,8 +60,9 @@ bool sys_replay_clone_args(const struct sys_replay *c, const struct trace_syscal
 int sys_replay_fork(const struct sys_replay *c, const struct trace_syscall *s,
 		    const struct user_regs_struct *entry);
 
-/* Syscalls a replay cannot reproduce by emulation or by running alone:
- * new threads where a replay runs one (clone), exec, shared memory. */
-bool sys_replay_unsupported(uint64_t nr);
+/* Why a replay cannot reproduce s (syscall_table.h: a new thread where a
+ * replay runs one, exec, shared memory, io_uring ...), or NULL where it
+ * can: one that failed did nothing and is emulated. */
+const char *sys_replay_unsupported(const struct trace_syscall *s);
 
 #endif

@@ -10,13 +10,13 @@
 #include <sys/types.h>
 #include <sys/user.h>
 
-#include "ptrev/syscall_log.h"
+#include "ptrev/syscall_table.h"
 #include "ptrev/trace_file.h"
 
 /* Write the SYSCALL record of the syscall whose entry registers are entry
  * (number in orig_rax for a syscall-entry stop, rax before a single step:
  * nr says which), that returned result, at position pos of thread tid; the
- * memory it wrote (syscall_log.h) is read back with read_mem. 0, or -1
+ * memory it wrote (syscall_table.h) is read back with read_mem. 0, or -1
  * when the writer failed. */
 int record_syscall(struct trace_writer *w, pid_t tid, uint64_t pos, uint64_t nr,
 		   const struct user_regs_struct *entry, int64_t result, sc_read_fn read_mem,

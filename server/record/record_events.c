@@ -29,7 +29,7 @@ int record_syscall(struct trace_writer *w, pid_t tid, uint64_t pos, uint64_t nr,
 	s.args[4] = entry->r8;
 	s.args[5] = entry->r9;
 	s.result = result;
-	n = syscall_log_writes(s.nr, s.args, result, read_mem, ctx, rg, MAX_WRITES);
+	n = syscall_writes(s.nr, s.args, result, read_mem, ctx, rg, MAX_WRITES);
 	s.unknown = n < 0;
 	for (int i = 0; i < n; i++)
 		total += rg[i].len;

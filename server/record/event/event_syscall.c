@@ -15,7 +15,7 @@
 
 #include "ptrev/record_events.h"
 #include "ptrev/sideband.h"
-#include "ptrev/syscall_log.h"
+#include "ptrev/syscall_table.h"
 
 static int log_syscall(struct ev_thread *t, int64_t result)
 {

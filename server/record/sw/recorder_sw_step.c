@@ -21,7 +21,7 @@
 #include <x86intrin.h>
 
 #include "ptrev/record_events.h"
-#include "ptrev/syscall_log.h"
+#include "ptrev/syscall_table.h"
 
 /* Write the SYSCALL record of the syscall t just completed (registers
  * before in t->regs), with the memory it wrote read back now. */
