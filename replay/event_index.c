@@ -19,8 +19,9 @@ int erp_fail(struct erp *e, const char *fmt, ...)
 	return -1;
 }
 
-int erp_stop_asked(struct erp *e)
+int erp_count_stop(struct erp *e)
 {
+	e->stops++;
 	if (e->stop && atomic_load_explicit(e->stop, memory_order_relaxed))
 		return erp_fail(e, "stopped: its history is no longer wanted");
 	return 0;

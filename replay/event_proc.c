@@ -97,8 +97,7 @@ int erp_resume(struct erp *e, struct erp_thread *t, int req, int sig, int *st)
 {
 	if (ptrace(req, t->tid, NULL, (void *)(long)sig) < 0 || ptrace_wait_task(t->tid, st) < 0)
 		return erp_fail(e, "replay thread %d: %s", (int)t->tid, strerror(errno));
-	e->stops++;
-	if (erp_stop_asked(e) < 0)
+	if (erp_count_stop(e) < 0)
 		return -1;
 	if (WIFEXITED(*st) || WIFSIGNALED(*st)) {
 		t->gone = true;

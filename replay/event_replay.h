@@ -133,9 +133,9 @@ struct erp_thread *erp_thread_live(struct erp *e, pid_t tid);
 /* The SIGFRAME recorded for signal event k of rec_tid, or NULL. */
 const struct trace_sigframe *erp_sigframe(const struct erp *e, pid_t rec_tid, uint64_t k);
 int erp_fail(struct erp *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* After a ptrace stop: -1 (with why) when the owner asked the replay to
- * stop, else 0. */
-int erp_stop_asked(struct erp *e);
+/* A ptrace stop was taken: counted; -1 (with why) when the owner asked the
+ * replay to stop, else 0. */
+int erp_count_stop(struct erp *e);
 
 /* ---- event_proc.c ---- */
 int erp_launch(struct erp *e);

@@ -165,8 +165,7 @@ static int run_block(struct erp *e, struct erp_thread *t, const struct block *x,
 		return 2;
 	if (ptrace_wait_task(t->tid, ws) < 0)
 		return erp_fail(e, "replay thread %d: %s", (int)t->tid, strerror(errno));
-	e->stops++;
-	if (erp_stop_asked(e) < 0)
+	if (erp_count_stop(e) < 0)
 		return -1;
 	if (WIFEXITED(*ws) || WIFSIGNALED(*ws)) {
 		bstep_stopped(e->bstep, t->tid, *ws, regs);
