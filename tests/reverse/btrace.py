@@ -12,17 +12,13 @@ gdb enables each thread), and the buffer size a PT recording would get.
 
 usage: btrace.py PTREV REF_STEP REV_BASIC REC_RECURSE E2E_THREADS
 """
+import os
 import re
 import subprocess
 import sys
 
-FAILURES = []
-
-
-def check(cond, what):
-    print(('ok   ' if cond else 'FAIL ') + what)
-    if not cond:
-        FAILURES.append(what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'pylib'))
+from ptrev_checks import check, finish  # noqa: E402
 
 
 def gdb(prog, lines):
@@ -117,8 +113,7 @@ def main():
     test_threads(ptrev, threads)
     test_buffer_size(ptrev, rev_basic)
     test_function_call_history(ptrev, rec_recurse)
-    print('%d failure(s)' % len(FAILURES))
-    return 1 if FAILURES else 0
+    return finish()
 
 
 if __name__ == '__main__':

@@ -31,13 +31,8 @@ import subprocess
 import sys
 import time
 
-FAILURES = []
-
-
-def check(cond, what):
-    print(('ok   ' if cond else 'FAIL ') + what)
-    if not cond:
-        FAILURES.append(what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'pylib'))
+from ptrev_checks import check, finish  # noqa: E402
 
 
 def record_env():
@@ -276,8 +271,7 @@ def main():
     case_spin(ptrev, progs, work)
     case_rdtsc(ptrev, progs, work)
     case_lost_point(ptrev, progs, work)
-    print('%d failure(s)' % len(FAILURES))
-    return 1 if FAILURES else 0
+    return finish()
 
 
 if __name__ == '__main__':

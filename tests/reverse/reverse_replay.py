@@ -17,17 +17,13 @@ import re
 import subprocess
 import sys
 
-FAILURES = []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'pylib'))
+from ptrev_checks import check, finish  # noqa: E402
+
 TIMEOUT = 300
 # gdb's record full cannot record AVX-512/AVX2 code in glibc.
 TUNABLES = ('glibc.cpu.hwcaps=-AVX512F,-AVX512VL,-AVX512BW,-AVX512DQ,-AVX512CD,'
             '-EVEX,-AVX2,-AVX')
-
-
-def check(cond, what):
-    print(('ok   ' if cond else 'FAIL ') + what)
-    if not cond:
-        FAILURES.append(what)
 
 
 def gdb(args, script_lines, env=None):
@@ -486,8 +482,7 @@ def main():
         test_signal_in_history(ptrev, prog)
         test_signal_reverse(ptrev, prog)
         test_stripped(ptrev, prog)
-    print('%d failure(s)' % len(FAILURES))
-    return 1 if FAILURES else 0
+    return finish()
 
 
 if __name__ == '__main__':

@@ -14,13 +14,8 @@ import subprocess
 import sys
 import time
 
-FAILURES = []
-
-
-def check(cond, what):
-    print(('ok   ' if cond else 'FAIL ') + what)
-    if not cond:
-        FAILURES.append(what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'pylib'))
+from ptrev_checks import check, finish  # noqa: E402
 
 
 def session(server_cmd, prog):
@@ -107,8 +102,7 @@ def main():
                        stdin=subprocess.DEVNULL, capture_output=True, timeout=20)
     check(r.returncode != 0 and b'cannot attach to process' in r.stderr and r.stdout == b'',
           'attaching to no such process: a clear error (%r)' % r.stderr.strip())
-    print('%d failure(s)' % len(FAILURES))
-    return 1 if FAILURES else 0
+    return finish()
 
 
 if __name__ == '__main__':

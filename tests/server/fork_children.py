@@ -18,13 +18,8 @@ import re
 import subprocess
 import sys
 
-FAILURES = []
-
-
-def check(cond, what):
-    print(('ok   ' if cond else 'FAIL ') + what)
-    if not cond:
-        FAILURES.append(what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'pylib'))
+from ptrev_checks import check, finish  # noqa: E402
 
 
 def run(server, prog, setup=()):
@@ -86,8 +81,7 @@ def main():
     got = exec_in_child('%s serve --stdio --' % ptrev)
     check(want and got == want, 'follow-fork-mode child: the child\'s exec stops at catch exec '
           'as under gdbserver (%s, gdbserver %s)' % (got, want))
-    print('%d failure(s)' % len(FAILURES))
-    return 1 if FAILURES else 0
+    return finish()
 
 
 if __name__ == '__main__':

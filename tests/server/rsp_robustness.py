@@ -20,13 +20,8 @@ import subprocess
 import sys
 import time
 
-FAILURES = []
-
-
-def check(cond, what):
-    print(('ok   ' if cond else 'FAIL ') + what)
-    if not cond:
-        FAILURES.append(what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'pylib'))
+from ptrev_checks import check, finish  # noqa: E402
 
 
 def frame(payload: bytes) -> bytes:
@@ -471,8 +466,7 @@ def main():
     test_stdio(ptrev, prog)
     test_tcp(ptrev, prog, while_running=False)
     test_tcp(ptrev, prog, while_running=True)
-    print('%d failure(s)' % len(FAILURES))
-    return 1 if FAILURES else 0
+    return finish()
 
 
 if __name__ == '__main__':
