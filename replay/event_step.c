@@ -77,10 +77,17 @@ static int search_bounded(struct erp *e, struct erp_thread *t, const struct trac
 	if (e->obs && t->insns - t->search_insns > 24 * ran + 1000000)
 		over = true;
 	/* Each pass costs the replay some user time of its own (the trap's
-	 * way back): 1 us each is allowed for that. */
+	 * way back, and whatever the tick-based accounting charges the thread
+	 * for it): 100 us each is allowed for that. 1 us was too little: on
+	 * a loaded machine (CI, tests in parallel) a thread that passed a
+	 * hot loop's PC 5,120 times was charged more than 107 ms of user
+	 * time, 21 us a pass, and the search gave up on a point it would
+	 * have found. A loop that passes the PC that often is bounded by the
+	 * count of passes above instead; this bound is for a thread that
+	 * passes it rarely and runs its own code in between. */
 	if (!over && t->search_hits % 256 == 0)
 		over = user_ns(e->pid, t->tid) >
-		       t->search_utime_ns + 2 * ran + t->search_hits * 1000 + 100000000;
+		       t->search_utime_ns + 2 * ran + t->search_hits * 100000 + 100000000;
 	if (!over)
 		return 0;
 	return erp_fail(e, "replay diverged in thread %d before its event %zu: its STATE point "
