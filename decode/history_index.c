@@ -367,8 +367,9 @@ static int decode_run(struct history *h, size_t start, size_t first_new,
 		*restart = k + 1;
 		return 1;
 	}
-	/* The open segment keeps only what a disable event confirmed. */
-	if (r.cur >= first_new) {
+	/* The open segment keeps only what a disable event confirmed, unless
+	 * no bytes will follow: then every block decoded counts. */
+	if (r.cur >= first_new && !h->sealed) {
 		struct hist_seg *s = &h->seg[r.cur];
 		s->pub.ninsn = r.confirmed - s->pub.first_insn;
 		h->ninsn = r.confirmed;
@@ -431,6 +432,14 @@ int history_append(struct history *h, const uint8_t *data, size_t len)
 	h->len += len;
 	if (scan_psbs(h) < 0)
 		return -1;
+	return index_tail(h);
+}
+
+int history_seal(struct history *h)
+{
+	if (h->sealed)
+		return 0;
+	h->sealed = true;
 	return index_tail(h);
 }
 

@@ -45,6 +45,7 @@ struct history {
 	struct hist_seg *seg;
 	size_t nseg, segcap;
 	size_t nfinal;         /* segments [0, nfinal) are indexed for good */
+	bool sealed;           /* no bytes will follow (history_seal) */
 	uint64_t ninsn;
 
 	struct hist_u64vec ev[HIST_EVKINDS];

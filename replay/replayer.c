@@ -25,6 +25,17 @@ static const struct trace_thread_stream *stream_of(const struct trace_data *td, 
 	return NULL;
 }
 
+/* What follows from the history's instructions: where the thread stands
+ * after the last one, the vDSO calls, the events' positions. */
+static int indexed(struct replayer *r)
+{
+	uint64_t ip;
+	r->end_ip_known = history_resume_ip(r->h, &ip) == 1;
+	r->end_ip = r->end_ip_known ? ip : 0;
+	rp_vdso_scan(r);
+	return rp_index_events(r);
+}
+
 int replayer_sync(struct replayer *r)
 {
 	const struct trace_thread_stream *st = stream_of(r->td, r->tid);
@@ -34,11 +45,14 @@ int replayer_sync(struct replayer *r)
 			return -1;
 		r->fed = st->pt_len;
 	}
-	uint64_t ip;
-	r->end_ip_known = history_resume_ip(r->h, &ip) == 1;
-	r->end_ip = r->end_ip_known ? ip : 0;
-	rp_vdso_scan(r);
-	return rp_index_events(r);
+	return indexed(r);
+}
+
+int replayer_seal(struct replayer *r)
+{
+	if (history_seal(r->h) < 0)
+		return -1;
+	return indexed(r);
 }
 
 struct replayer *replayer_new(const struct trace_data *td, char *err, size_t errlen)

@@ -25,6 +25,13 @@ bool tl_ensure_replayer(struct timeline *tl)
 				"showing the PC and read-only memory only\n", why);
 			return false;
 		}
+		if (tl->saved && replayer_seal(tl->replayer) != 0) {
+			replayer_free(tl->replayer);
+			tl->replayer = NULL;
+			tl->replayer_failed = true;
+			snprintf(tl->state_why, sizeof tl->state_why, "out of memory");
+			return false;
+		}
 		if (replayer_warning(tl->replayer))
 			fprintf(stderr, "ptrev: %s\n", replayer_warning(tl->replayer));
 	}

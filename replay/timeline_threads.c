@@ -119,6 +119,10 @@ int tl_threads_sync(struct timeline *tl)
 		if (history_append(t->h, st->pt + t->fed, st->pt_len - t->fed) != 0)
 			return -1;
 		t->fed = st->pt_len;
+		/* A saved recording gets no more bytes: its last instructions
+		 * count too where the recorder stopped mid-run. */
+		if (tl->saved && history_seal(t->h) != 0)
+			return -1;
 		if (at_end)
 			t->pos = tl_count(t);
 		uint64_t ip;

@@ -93,6 +93,18 @@ void history_free(struct history *h);
  * failures: they become gaps. */
 int history_append(struct history *h, const uint8_t *data, size_t len);
 
+/* No bytes will follow (a saved recording): the open segment counts every
+ * instruction the decoder completes up to where the bytes end, not only
+ * those a disable confirmed. Why it matters: a recording whose recorder
+ * was killed ends mid-segment; the sw recorder flushes its PT every 250
+ * ms without a disable (a thread in ld.so makes no syscall for its first
+ * ~20,000 instructions), so without the seal such a file had no
+ * instruction at all. What the decoder completes after the last packet
+ * (direct jumps and calls, no packet needed) is what the thread runs
+ * next, deterministically: a replay that does not get there says so.
+ * Returns 0, -1 when out of memory. Append nothing after. */
+int history_seal(struct history *h);
+
 /* Instructions known so far. */
 uint64_t history_insn_count(const struct history *h);
 

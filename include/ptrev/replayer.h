@@ -75,6 +75,11 @@ struct replayer *replayer_new(const struct trace_data *td, char *err, size_t err
  * arrays of td may have been reallocated. Returns 0, -1 out of memory. */
 int replayer_sync(struct replayer *r);
 
+/* td is a saved recording: nothing will be added to it, so the history
+ * counts its last instructions too where the recorder stopped mid-run
+ * (history_seal). Returns 0, -1 out of memory. */
+int replayer_seal(struct replayer *r);
+
 /* Make the replay process stand at position pos of thread tid (pos = the
  * number of instructions tid had completed, as in the history index;
  * pos == history length is the end of the recording when the trace says

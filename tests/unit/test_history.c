@@ -315,10 +315,49 @@ static void test_synthetic(struct pt_image *image, uint32_t period,
 			      "%s: truncated at %zu: ip at %llu", what, l,
 			      (unsigned long long)i);
 		check_segments(g, what);
+		/* Sealed (no bytes will follow): still a prefix of the
+		 * truth, and never less than before. */
+		CHECK(history_seal(g) == 0, "%s: seal", what);
+		uint64_t sealed = history_insn_count(g);
+		CHECK(sealed >= n && sealed <= t.n, "%s: cut at %zu: %llu instructions sealed, "
+		      "%llu before", what, l, (unsigned long long)sealed, (unsigned long long)n);
+		for (uint64_t i = n; i < sealed && i < t.n; i += 1 + rnd(20))
+			CHECK(history_ip_at(g, i, &ip) == 0 && ip == t.ip[i],
+			      "%s: sealed at %zu: ip at %llu", what, l, (unsigned long long)i);
 		history_free(g);
 	}
 
 	history_free(h);
+	ptenc_free(e);
+	synth_truth_free(&t);
+}
+
+/* A stream cut where no disable confirmed anything (one segment, no
+ * syscall: a sw recording killed while its thread was in ld.so): nothing
+ * while more bytes may come, all but the cut blocks once sealed. */
+static void test_sealed(struct pt_image *image)
+{
+	struct synth_truth t;
+	struct ptenc *e = synth_run(20000, 7, 1u << 24, 0, 0, &t);
+	size_t len;
+	const uint8_t *data = ptenc_data(e, &len);
+	struct history *g = new_history(image, 2);
+	uint64_t ip;
+
+	CHECK(len > 64 && history_append(g, data, len - 32) == 0, "sealed: append");
+	CHECK(history_insn_count(g) == 0, "sealed: %llu instructions confirmed before the seal",
+	      (unsigned long long)history_insn_count(g));
+	CHECK(history_seal(g) == 0 && history_seal(g) == 0, "sealed: seal twice");
+	uint64_t n = history_insn_count(g);
+	CHECK(n > t.n * 9 / 10 && n <= t.n, "sealed: %llu of %llu instructions",
+	      (unsigned long long)n, (unsigned long long)t.n);
+	for (uint64_t i = 0; i < n; i += 1 + rnd(200))
+		CHECK(history_ip_at(g, i, &ip) == 0 && ip == t.ip[i], "sealed: ip at %llu",
+		      (unsigned long long)i);
+	CHECK(n == 0 || (history_ip_at(g, n - 1, &ip) == 0 && ip == t.ip[n - 1]),
+	      "sealed: last ip");
+	check_segments(g, "sealed");
+	history_free(g);
 	ptenc_free(e);
 	synth_truth_free(&t);
 }
@@ -636,6 +675,7 @@ int main(void)
 	test_synthetic(image, 256, 60000, 20, 500);
 	test_synthetic(image, 64, 20000, 10, 200);
 	test_corruption(image);
+	test_sealed(image);
 	test_program(dir ? dir : "tests/programs");
 	pt_image_free(image);
 	pt_iscache_free(isc);
