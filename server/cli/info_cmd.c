@@ -80,6 +80,51 @@ static void put_arg(FILE *out, const char *s)
 	fputc('\'', out);
 }
 
+/* The descriptors and session the program started with (META "fd" and
+ * "session", ptrev/start_files.h); nothing for recordings made before. */
+static void start_files_lines(FILE *out, const struct trace_data *td)
+{
+	bool any = false;
+	for (size_t i = 0; i < td->nmeta; i++) {
+		int fd, used = 0;
+		char how[128];
+		const char *v = td->meta_values[i];
+		if (strcmp(td->meta_keys[i], "fd") != 0 ||
+		    sscanf(v, "%d %127s %n", &fd, how, &used) != 2 || !used)
+			continue;
+		if (!any)
+			fputs("open at start:\n", out);
+		any = true;
+		fprintf(out, "  %d: ", fd);
+		put_text(out, v + used);
+		fputs(" (", out);
+		for (const char *c = how; *c; c++)
+			if (*c == ',')
+				fputs(", ", out);
+			else
+				fputc(*c, out);
+		fputs(")\n", out);
+	}
+	const char *s = trace_meta(td, "session");
+	char group[16], session[16], fg[8];
+	int at = 0;
+	if (!s || sscanf(s, "group=%15s session=%15s foreground=%7s terminal=%n", group, session,
+			 fg, &at) != 3 || !at)
+		return;
+	bool gl = strcmp(group, "leader") == 0, sl = strcmp(session, "leader") == 0;
+	fprintf(out, "session: %s, ", sl && gl ? "leader of its session and process group"
+				      : gl ? "leader of its process group"
+					   : "in another process's group");
+	if (strcmp(s + at, "none") == 0) {
+		fputs("no controlling terminal\n", out);
+		return;
+	}
+	fputs("terminal ", out);
+	put_text(out, s + at);
+	fprintf(out, " (its group %s)\n",
+		strcmp(fg, "yes") == 0 ? "in the foreground" : "in the background");
+}
+
 static void meta_line(FILE *out, const struct trace_data *td, const char *label,
 		      const char *key)
 {
@@ -239,6 +284,7 @@ void trace_info_print(FILE *out, const char *path, const struct trace_data *td)
 	arguments_line(out, td);
 	meta_line(out, td, "pid", "pid");
 	meta_line(out, td, "cwd", "cwd");
+	start_files_lines(out, td);
 	cpu_line(out, td);
 	meta_line(out, td, "start time", "start_time");
 	const char *started = trace_meta(td, "started");

@@ -165,6 +165,13 @@ int record_main(int argc, char **argv)
 		return 2;
 	}
 	child_pid = inf.pid;
+	/* The program runs in a process group of its own; on ptrev's
+	 * terminal it gets the terminal, as a shell gives it to what it runs
+	 * (serve does the same): a program that reads it or sets its modes
+	 * was stopped by SIGTTIN or SIGTTOU, and the recording hung. Ctrl-C
+	 * there reaches the program then, which dies of it or handles it as
+	 * it would natively (recorded either way). */
+	cli_give_terminal(inf.pid);
 	/* The pt backend's program runs freely; the others stop at events. */
 	if (strcmp(backend, "pt") != 0)
 		cpu_bind_tracer_and(inf.pid);

@@ -4,6 +4,7 @@
  * reading and the vDSO patch are the ptrace layer's (ptrev/start_state.h),
  * shared with the replayer. */
 #include "ptrev/record_startup.h"
+#include "ptrev/start_files.h"
 #include "ptrev/start_state.h"
 
 #include <elf.h>
@@ -130,6 +131,9 @@ int record_startup_meta_to(record_meta_fn put, void *ctx, pid_t pid)
 		close(fd);
 	if (inherited_state(put, ctx, pid) < 0)
 		rc = -1;
+	/* For the user only (ptrev info): a replay does not need them, so
+	 * what cannot be read there is no warning about replays. */
+	(void)start_files_meta(put, ctx, pid);
 	return rc;
 }
 
