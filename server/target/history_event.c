@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ptrev/materialise.h"
 #include "ptrev/materialise_job.h"
@@ -66,6 +67,33 @@ void history_event_close(struct history_event *he)
 	he->made_ok = false;
 }
 
+/* Wait for the background job, saying how far it is after 2 s and then
+ * every 10 s: a history of tens of millions of instructions takes
+ * minutes, and one line at the start left the user to guess whether ptrev
+ * still worked. (gdb shows ptrev's stderr when it started ptrev through a
+ * pipe; over TCP the lines are on ptrev's own terminal.) */
+static void wait_with_progress(struct materialise_job *j)
+{
+	double next = 2.0;
+	for (;;) {
+		struct materialise_job_status js;
+		materialise_job_status(j, &js);
+		if (js.done)
+			return;
+		if (js.seconds >= next) {
+			/* Events, not a percentage: how many instructions lie
+			 * between them is what is being found out. */
+			fprintf(stderr, "ptrev: still making the history: %llu of %llu events replayed, "
+				"%.1f million instructions, %.0f s so far\n",
+				(unsigned long long)js.events, (unsigned long long)js.events_total,
+				(double)js.instructions / 1e6, js.seconds);
+			next = js.seconds + 10.0;
+		}
+		struct timespec ts = {0, 100000000};
+		nanosleep(&ts, NULL);
+	}
+}
+
 struct timeline *history_event_make(struct history_event *he, char *err, size_t errlen)
 {
 	struct materialise_stats st;
@@ -81,6 +109,7 @@ struct timeline *history_event_make(struct history_event *he, char *err, size_t 
 		else if (!js.failed)
 			fprintf(stderr, "ptrev: the history of this event recording was made in the "
 				"background\n");
+		wait_with_progress(he->job);
 		rc = materialise_job_finish(he->job, &he->made, &st, err, errlen);
 		he->job = NULL;
 	} else {

@@ -6,7 +6,8 @@ is; once it says the history was made, the first reverse move takes it
 (ptrev says so, not that it is making it) and shows the state a history
 made at that move (PTREV_BACKGROUND_HISTORY=0, the oracle) shows; an sw
 recording and a live program answer `monitor history` too. A session
-that ends while the history is still being made (a loop of ~10^8
+that waits for a history of some seconds hears how far it is every few
+seconds. A session that ends while the history is still being made (a loop of ~10^8
 instructions) stops it: gdb and ptrev end at once, and no replay process
 is left behind.
 
@@ -89,6 +90,20 @@ def main():
                           capture_output=True, text=True, timeout=120)
     check('No recording: start ptrev serve with --record or -o FILE.' in live.stdout + live.stderr,
           'monitor history on a live program says there is no recording')
+
+    # A first move that waits for a history of some seconds: ptrev says
+    # how far it is while gdb waits, not only when it starts.
+    loop = os.path.join(progdir, 'rec_loop')
+    mid_trace = os.path.join(work, 'mid.ptrev')
+    r = subprocess.run([ptrev, 'record', '--backend', 'event', '--force', '-o', mid_trace,
+                        '--', loop, '100000'], capture_output=True, text=True, timeout=300)
+    out = gdb(ptrev, mid_trace, loop, 'reverse-stepi\nmonitor why\n')
+    check(r.returncode == 0 and
+          re.search(r'^ptrev: still making the history: \d+ of \d+ events replayed, '
+                    r'[\d.]+ million instructions, \d+ s so far$', out, re.M) and
+          'Every register and all memory are available here.' in out,
+          'a first move waiting for the history hears how far it is (%s)'
+          % re.findall(r'^ptrev: .*history.*$', out, re.M))
 
     # A session that ends long before the history could be made.
     loop = os.path.join(work, 'bg_rec_loop')
