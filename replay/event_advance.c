@@ -256,6 +256,8 @@ int erp_advance(struct erp *e, struct erp_thread *t, bool to_point)
 	if (t->at_entry) {
 		if (to_point)
 			return 0;
+		if (stepping(e) && e->obs->ready && e->obs->ready(e, t) < 0)
+			return -1;
 		struct user_regs_struct entry;
 		if (erp_get_regs(e, t, &entry) < 0)
 			return -1;

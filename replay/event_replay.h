@@ -58,6 +58,10 @@ struct erp_thread {
 	bool ended;           /* ...and of its end */
 	bool gone;            /* exited (or the process ended) */
 	uint64_t insns;       /* instructions completed (stepped runs only) */
+	/* rcx and r11 before its last syscall instruction (stepped runs):
+	 * the instruction overwrites both, so a thread held at the entry
+	 * of its syscall can still be shown as it stood before it. */
+	uint64_t presys_rcx, presys_r11;
 	/* Looking for the STATE point that is its event next: since when
 	 * (search_for == next + 1), how often it stood at the point's PC,
 	 * its user time and instructions when the search began
@@ -92,6 +96,10 @@ struct erp_observer {
 	/* One run of the recorded order ended: the thread executed its
 	 * instructions first .. first + count - 1 in it. */
 	int (*run)(struct erp *e, struct erp_thread *t, uint64_t first, uint64_t count);
+	/* Optional: t is about to complete an instruction (to step or run
+	 * one, or to finish the syscall it stands in); every event before it,
+	 * a signal's delivery too, is done. */
+	int (*ready)(struct erp *e, struct erp_thread *t);
 	void *ctx;
 };
 

@@ -285,6 +285,8 @@ int erp_step_to_stop(struct erp *e, struct erp_thread *t, const struct trace_sta
 		return -1;
 	for (;;) {
 		uint64_t ip = out->regs.rip;
+		if (e->obs->ready && e->obs->ready(e, t) < 0)
+			return -1;
 		if (st && ip == pc) {
 			int m = erp_at_state(e, t, st, &out->regs);
 			if (m < 0)
@@ -303,6 +305,10 @@ int erp_step_to_stop(struct erp *e, struct erp_thread *t, const struct trace_sta
 			if (erp_classify(e, ip, &info) < 0)
 				return -1;
 			/* Never step into a syscall: stop at its entry. */
+			if (info.kind == INSN_SYSCALL) {
+				t->presys_rcx = out->regs.rcx;
+				t->presys_r11 = out->regs.r11;
+			}
 			if (erp_resume(e, t, info.kind == INSN_SYSCALL ? PTRACE_SYSCALL
 								   : PTRACE_SINGLESTEP, 0, &ws) < 0)
 				return -1;

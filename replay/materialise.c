@@ -312,7 +312,8 @@ int materialise(const struct trace_data *ev, struct trace_writer *w,
 		atomic_store(&progress->events_total, events_in(ev));
 	const char *psb = trace_meta(ev, "psb_period");
 	m.psb_period = psb ? (uint32_t)strtoul(psb, NULL, 10) : PTENC_DEFAULT_PSB_PERIOD;
-	struct erp_observer obs = {on_start, on_insn, on_interrupt, on_event, on_end, on_run, &m};
+	struct erp_observer obs = {.start = on_start, .insn = on_insn, .interrupt = on_interrupt,
+				   .event = on_event, .end = on_end, .run = on_run, .ctx = &m};
 	struct erp e;
 	int rc = erp_replay_all(&e, ev, &obs, false, progress ? &progress->stop : NULL);
 	if (rc < 0)

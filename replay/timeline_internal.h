@@ -59,6 +59,14 @@ struct timeline {
 	uint64_t replay_pos;   /*   replay_state is 1 (-1: unavailable there) */
 	int replay_state;
 	char state_why[512];   /* why, where replay_state is -1 or creation failed */
+
+	/* A history made from an event recording (events: that recording)
+	 * with threads in a global order: the whole program held at gpos
+	 * (event_hold.h) instead, valid where hold_state is 1 at hold_gpos. */
+	const struct trace_data *events;
+	struct event_hold *hold;
+	uint64_t hold_gpos;
+	int hold_state;
 };
 
 /* ---- timeline_threads.c ---- */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "event_hold.h"
 #include "ptrev/replayer.h"
 
 bool tl_ensure_replayer(struct timeline *tl)
@@ -43,12 +44,70 @@ bool tl_ensure_replayer(struct timeline *tl)
 	return tl->replayer != NULL;
 }
 
+void timeline_set_events(struct timeline *tl, const struct trace_data *events)
+{
+	tl->events = events;
+}
+
 void tl_state_free(struct timeline *tl)
 {
+	event_hold_free(tl->hold);
+	tl->hold = NULL;
+	tl->hold_state = 0;
 	replayer_free(tl->replayer);
 	tl->replayer = NULL;
 	tl->replayer_failed = false;
 	tl->replay_state = 0;
+}
+
+/* Several threads of an event recording's history in one order: the state
+ * where the program stands is the event replay held at the global
+ * position (event_hold.h). */
+static bool by_hold(const struct timeline *tl)
+{
+	return tl->events && tl->global && tl->nthreads > 1;
+}
+
+/* Is the held replay where the history says? Every thread the history
+ * places at a known PC must stand there: a replay that went elsewhere
+ * shows nothing rather than another position's state. */
+static bool hold_agrees(struct timeline *tl, char *why, size_t len)
+{
+	for (size_t i = 0; i < tl->nthreads; i++) {
+		struct tl_thread *t = &tl->threads[i];
+		struct amd64_regfile rf;
+		uint64_t pc;
+		if (!tl_thread_exists(tl, t) || !tl_thread_in_past(t) || !tl_pc(tl, t, &pc))
+			continue;
+		if (event_hold_registers(tl->hold, t->tid, &rf) != 0 || rf.gpr.rip != pc) {
+			snprintf(why, len, "the re-execution did not reach this position (thread %d "
+				 "stands at %#llx, the history says %#llx)", (int)t->tid,
+				 (unsigned long long)rf.gpr.rip, (unsigned long long)pc);
+			return false;
+		}
+	}
+	return true;
+}
+
+static bool full_state_held(struct timeline *tl)
+{
+	char why[512];
+	if (tl->hold_state != 0 && tl->hold_gpos == tl->gpos)
+		return tl->hold_state == 1;
+	event_hold_free(tl->hold);
+	tl->hold_gpos = tl->gpos;
+	tl->hold = event_hold_at(tl->events, tl->gpos, why, sizeof why);
+	if (tl->hold && hold_agrees(tl, why, sizeof why)) {
+		tl->hold_state = 1;
+		return true;
+	}
+	event_hold_free(tl->hold);
+	tl->hold = NULL;
+	tl->hold_state = -1;
+	snprintf(tl->state_why, sizeof tl->state_why, "%s", why);
+	fprintf(stderr, "ptrev: state at global instruction %llu unavailable: %s\n",
+		(unsigned long long)tl->gpos, why);
+	return false;
 }
 
 /* Bring the replayer to t's position. True when the full state there is
@@ -56,6 +115,8 @@ void tl_state_free(struct timeline *tl)
 static bool full_state(struct timeline *tl, struct tl_thread *t)
 {
 	char why[512];
+	if (by_hold(tl))
+		return full_state_held(tl);
 	if (tl->replay_state != 0 && tl->replay_tid == t->tid && tl->replay_pos == t->pos)
 		return tl->replay_state == 1;
 	if (!tl_ensure_replayer(tl)) {
@@ -86,7 +147,11 @@ enum timeline_state timeline_registers(struct timeline *tl, pid_t tid, struct am
 {
 	struct tl_thread *t = tl_thread_or_first(tl, tid);
 	memset(rf, 0, sizeof *rf);
-	if (full_state(tl, t)) {
+	if (full_state(tl, t) && tl->hold) {
+		if (event_hold_registers(tl->hold, t->tid, rf) == 0)
+			return TIMELINE_STATE_FULL;
+		memset(rf, 0, sizeof *rf);
+	} else if (full_state(tl, t)) {
 		size_t n = sizeof rf->xsave;
 		if (replayer_get_regs(tl->replayer, &rf->gpr) == 0 &&
 		    replayer_get_xstate(tl->replayer, rf->xsave, &n) == 0) {
@@ -112,7 +177,8 @@ ssize_t timeline_read_memory(struct timeline *tl, pid_t tid, uint64_t addr, void
 {
 	struct tl_thread *t = tl_thread_or_first(tl, tid);
 	if (full_state(tl, t))
-		return replayer_read_mem(tl->replayer, addr, buf, len);
+		return tl->hold ? event_hold_read(tl->hold, addr, buf, len)
+				: replayer_read_mem(tl->replayer, addr, buf, len);
 	size_t got = code_memory_read(tl->mem, addr, buf, len);
 	return got ? (ssize_t)got : -1;
 }

@@ -38,6 +38,11 @@ struct timeline;
  * live process at the end. Every thread stands at the end of its history.
  * NULL with a message in err. */
 struct timeline *timeline_open(const struct trace_data *td, bool saved, char *err, size_t errlen);
+/* td is the history made from the event recording events (borrowed: it
+ * must outlive tl): with several threads in a global order, the full state
+ * at a position comes from re-executing events to there, every thread at
+ * once (the replayer re-executes one thread only). */
+void timeline_set_events(struct timeline *tl, const struct trace_data *events);
 /* Kills the replay processes, frees everything. NULL is fine. */
 void timeline_close(struct timeline *tl);
 /* Index what a live recording added since the last call; threads at the

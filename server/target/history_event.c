@@ -122,8 +122,10 @@ struct timeline *history_event_make(struct history_event *he, char *err, size_t 
 	he->made_ok = true;
 	materialise_say_made(&st);
 	struct timeline *tl = timeline_open(&he->made, true, err, errlen);
-	if (tl)
+	if (tl) {
+		timeline_set_events(tl, he->ev);
 		timeline_to_end(tl);
+	}
 	return tl;
 }
 

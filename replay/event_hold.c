@@ -1,0 +1,170 @@
+/* The state of a multi-threaded event recording at a history position, by
+ * stepping its event replay from the start to there: see event_hold.h. */
+#include "event_hold.h"
+
+#include <elf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "event_replay.h"
+
+struct event_hold {
+	struct erp e;
+	uint64_t want;  /* hold before this global instruction */
+	uint64_t done;  /* instructions completed, all threads */
+	bool due;       /* done == want: hold before the next one */
+	bool held;
+};
+
+/* The stepper runs a block and the branch after it (at most
+ * BLOCK_MAX_INSNS + 1 instructions) natively before it reports them; this
+ * close to the position, single steps, so that the replay stops exactly
+ * there. */
+#define CLOSE (BLOCK_MAX_INSNS + 8)
+
+static void near(struct event_hold *h)
+{
+	if (h->want - h->done <= CLOSE)
+		h->e.step_mode = ERP_STEP_INSN;
+}
+
+static int on_start(struct erp *e, struct erp_thread *t, uint64_t ip)
+{
+	(void)t;
+	(void)ip;
+	near((struct event_hold *)e);
+	return 0;
+}
+
+static int on_insn(struct erp *e, struct erp_thread *t, uint64_t ip, const struct insn_info *info,
+		   uint64_t next)
+{
+	struct event_hold *h = (struct event_hold *)e;
+	/* Counted as erp_report_insn counts: a REP iteration that leaves the
+	 * instruction unfinished is not one. */
+	if (info->kind == INSN_OTHER && next == ip)
+		return 0;
+	if (h->due)
+		return erp_fail(e, "the re-execution of thread %d went past the position",
+				(int)t->rec_tid);
+	h->done++;
+	near(h);
+	h->due = h->done == h->want;
+	return 0;
+}
+
+/* Held not right after instruction want - 1 but when the next one is
+ * about to run: a signal delivered in between (the history places the
+ * position at the handler's first instruction) is done by then. */
+static int on_ready(struct erp *e, struct erp_thread *t)
+{
+	struct event_hold *h = (struct event_hold *)e;
+	(void)t;
+	if (!h->due)
+		return 0;
+	h->held = true;
+	snprintf(e->why, sizeof e->why, "held");
+	return -1; /* unwinds the replay, its process left as it stands */
+}
+
+static int on_nothing(struct erp *e, struct erp_thread *t, uint64_t ip)
+{
+	(void)e;
+	(void)t;
+	(void)ip;
+	return 0;
+}
+
+static int on_event(struct erp *e, struct erp_thread *t, size_t k)
+{
+	(void)e;
+	(void)t;
+	(void)k;
+	return 0;
+}
+
+static int on_run(struct erp *e, struct erp_thread *t, uint64_t first, uint64_t count)
+{
+	(void)e;
+	(void)t;
+	(void)first;
+	(void)count;
+	return 0;
+}
+
+static const struct erp_observer hold_observer = {
+	.start = on_start,
+	.insn = on_insn,
+	.interrupt = on_nothing,
+	.event = on_event,
+	.end = on_nothing,
+	.run = on_run,
+	.ready = on_ready,
+};
+
+struct event_hold *event_hold_at(const struct trace_data *ev, uint64_t gpos, char *why,
+				 size_t whylen)
+{
+	struct event_hold *h = calloc(1, sizeof *h);
+	if (!h) {
+		snprintf(why, whylen, "out of memory");
+		return NULL;
+	}
+	/* erp_replay_all clears e alone; the observer finds h through it
+	 * (e is h's first member). */
+	h->want = gpos;
+	h->due = gpos == 0;
+	int rc = erp_replay_all(&h->e, ev, &hold_observer, false, NULL);
+	if (!h->held) {
+		snprintf(why, whylen, "%s", rc < 0 ? h->e.why
+				   : "the re-execution ended before that position");
+		event_hold_free(h);
+		return NULL;
+	}
+	return h;
+}
+
+void event_hold_free(struct event_hold *h)
+{
+	if (!h)
+		return;
+	erp_free(&h->e);
+	free(h);
+}
+
+int event_hold_registers(struct event_hold *h, pid_t rec_tid, struct amd64_regfile *rf)
+{
+	struct erp_thread *t = erp_thread_rec(&h->e, rec_tid);
+	memset(rf, 0, sizeof *rf);
+	if (!t || !t->tid || t->gone || h->e.exited ||
+	    ptrace(PTRACE_GETREGS, t->tid, NULL, &rf->gpr) < 0)
+		return -1;
+	if (t->at_entry) {
+		/* Its run ended at the entry of a syscall, which completes in
+		 * its next run: the history places it before the syscall
+		 * instruction. */
+		rf->gpr.rip -= 2; /* syscall is 2 bytes */
+		rf->gpr.rax = rf->gpr.orig_rax;
+		rf->gpr.orig_rax = (unsigned long long)-1; /* not in a syscall */
+		rf->gpr.rcx = t->presys_rcx;
+		rf->gpr.r11 = t->presys_r11;
+	}
+	struct iovec iov = {rf->xsave, sizeof rf->xsave};
+	if (ptrace(PTRACE_GETREGSET, t->tid, (void *)NT_X86_XSTATE, &iov) < 0)
+		return -1;
+	rf->xsave_len = iov.iov_len;
+	rf->xcr0 = amd64_xcr0_from_xsave(rf->xsave, rf->xsave_len);
+	return 0;
+}
+
+ssize_t event_hold_read(struct event_hold *h, uint64_t addr, void *buf, size_t len)
+{
+	if (h->e.exited || h->e.memfd < 0)
+		return -1;
+	ssize_t n = pread(h->e.memfd, buf, len, (off_t)addr);
+	return n > 0 ? n : -1;
+}

@@ -1,0 +1,43 @@
+/* Private to replay/: the full state of a multi-threaded event recording
+ * at one position of its history, every thread at once.
+ *
+ * Why: the replayer (replayer.h) re-executes one thread and keeps forked
+ * checkpoints, which a process of several threads cannot have (fork copies
+ * only the calling thread). The event replay (event_replay.h) re-executes
+ * every thread in the recorded order, and the history of an event
+ * recording was made by stepping exactly that replay (materialise.c): its
+ * global order of instructions is the order in which the replay completes
+ * them. So stepping the replay again from the start and stopping after
+ * its gpos-th instruction leaves the whole program where the history's
+ * global position gpos is: every thread's registers, all memory.
+ *
+ * What it costs: a re-execution from the start, stepped (some 200,000
+ * instructions a second here), for every new position; nothing is kept
+ * between positions. A thread held at the entry of a syscall (its run
+ * ended there; the syscall completes when it runs next) is shown as it
+ * stood before the syscall instruction, as the history places it. */
+#ifndef PTREV_EVENT_HOLD_H
+#define PTREV_EVENT_HOLD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ptrev/amd64_regs.h"
+#include "ptrev/trace_file.h"
+
+struct event_hold;
+
+/* Re-execute the event recording ev (borrowed) and hold it before global
+ * instruction gpos. NULL with why when the replay failed or ended first. */
+struct event_hold *event_hold_at(const struct trace_data *ev, uint64_t gpos, char *why,
+				 size_t whylen);
+void event_hold_free(struct event_hold *h);
+
+/* Thread rec_tid's registers (general and XSAVE) there: 0, or -1 when it
+ * does not exist there. */
+int event_hold_registers(struct event_hold *h, pid_t rec_tid, struct amd64_regfile *rf);
+/* Memory there: bytes read, -1 when none. */
+ssize_t event_hold_read(struct event_hold *h, uint64_t addr, void *buf, size_t len);
+
+#endif
