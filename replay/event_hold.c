@@ -106,19 +106,49 @@ static const struct erp_observer hold_observer = {
 	.ready = on_ready,
 };
 
-struct event_hold *event_hold_at(const struct trace_data *ev, uint64_t gpos, char *why,
-				 size_t whylen)
+/* How many runs of ev's order can run natively before gpos, and how many
+ * instructions they hold (*done). A run of the event order that ran no
+ * instruction has no run in made's; the others match made's in order, by
+ * thread. Two runs are kept in hand: a thread's runs in a row, one of
+ * them empty, could be matched one off (a wrong count the check of every
+ * thread's PC against the history would catch). */
+static size_t native_prefix(const struct trace_data *ev, const struct trace_data *made,
+			    uint64_t gpos, uint64_t *done)
+{
+	size_t j = 0, i = 0, keep = 2;
+	uint64_t *before = calloc(ev->nsched + 1, sizeof *before);
+	uint64_t cum = 0;
+	if (!before)
+		return *done = 0;
+	for (; i < ev->nsched; i++) {
+		before[i] = cum;
+		if (j < made->nsched && made->sched[j].tid == ev->sched[i].tid) {
+			if (cum + made->sched[j].count > gpos)
+				break; /* run i holds the position */
+			cum += made->sched[j].count;
+			j++;
+		}
+	}
+	size_t n = i > keep ? i - keep : 0;
+	*done = before[n];
+	free(before);
+	return n;
+}
+
+struct event_hold *event_hold_at(const struct trace_data *ev, const struct trace_data *made,
+				 uint64_t gpos, char *why, size_t whylen)
 {
 	struct event_hold *h = calloc(1, sizeof *h);
 	if (!h) {
 		snprintf(why, whylen, "out of memory");
 		return NULL;
 	}
-	/* erp_replay_all clears e alone; the observer finds h through it
+	/* erp_replay_from clears e alone; the observer finds h through it
 	 * (e is h's first member). */
+	size_t native = native_prefix(ev, made, gpos, &h->done);
 	h->want = gpos;
-	h->due = gpos == 0;
-	int rc = erp_replay_all(&h->e, ev, &hold_observer, false, NULL);
+	h->due = gpos == h->done;
+	int rc = erp_replay_from(&h->e, ev, &hold_observer, native);
 	if (!h->held) {
 		snprintf(why, whylen, "%s", rc < 0 ? h->e.why
 				   : "the re-execution ended before that position");

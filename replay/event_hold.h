@@ -11,9 +11,13 @@
  * its gpos-th instruction leaves the whole program where the history's
  * global position gpos is: every thread's registers, all memory.
  *
- * What it costs: a re-execution from the start, stepped (some 200,000
- * instructions a second here), for every new position; nothing is kept
- * between positions. A thread held at the entry of a syscall (its run
+ * What it costs: a re-execution from the start for every new position
+ * (nothing is kept between positions): natively (near the program's own
+ * speed between its events) up to a few runs of the recorded order before
+ * the position, stepped from there (some 200,000 instructions a second
+ * here). Which run holds the position comes from the history's own thread
+ * order (made: SCHED runs counted in instructions, one per run of the
+ * event order that ran any), matched to the event order by thread. A thread held at the entry of a syscall (its run
  * ended there; the syscall completes when it runs next) is shown as it
  * stood before the syscall instruction, as the history places it. */
 #ifndef PTREV_EVENT_HOLD_H
@@ -29,9 +33,10 @@
 struct event_hold;
 
 /* Re-execute the event recording ev (borrowed) and hold it before global
- * instruction gpos. NULL with why when the replay failed or ended first. */
-struct event_hold *event_hold_at(const struct trace_data *ev, uint64_t gpos, char *why,
-				 size_t whylen);
+ * instruction gpos of the history made, made from it. NULL with why when
+ * the replay failed or ended first. */
+struct event_hold *event_hold_at(const struct trace_data *ev, const struct trace_data *made,
+				 uint64_t gpos, char *why, size_t whylen);
 void event_hold_free(struct event_hold *h);
 
 /* Thread rec_tid's registers (general and XSAVE) there: 0, or -1 when it

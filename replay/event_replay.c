@@ -103,14 +103,8 @@ static int all_of_one_thread(struct erp *e)
 	return t->nev ? one_run(e, t, 0, t->nev) : 0;
 }
 
-int erp_replay_all(struct erp *e, const struct trace_data *td, const struct erp_observer *obs,
-		   bool hold_at_end, const atomic_bool *stop)
+static int replay(struct erp *e, const struct trace_data *td, const struct erp_observer *obs)
 {
-	memset(e, 0, sizeof *e);
-	e->memfd = -1;
-	e->obs = obs;
-	e->hold_at_end = hold_at_end;
-	e->stop = stop;
 	if (erp_index(e, td) < 0 || erp_launch(e) < 0)
 		return -1;
 	int rc = 0;
@@ -118,6 +112,10 @@ int erp_replay_all(struct erp *e, const struct trace_data *td, const struct erp_
 		rc = all_of_one_thread(e);
 	for (size_t i = 0; rc == 0 && i < td->nsched; i++) {
 		const struct trace_sched_run *run = &td->sched[i];
+		/* Stepping begins with the first run past the native ones;
+		 * each thread is started (the observer told where it stands)
+		 * when it first runs stepped. */
+		e->obs = i < e->native_runs ? NULL : obs;
 		struct erp_thread *t = erp_thread_rec(e, run->tid);
 		if (!t)
 			rc = erp_fail(e, "the thread order names thread %d, which has no events",
@@ -130,6 +128,27 @@ int erp_replay_all(struct erp *e, const struct trace_data *td, const struct erp_
 	for (size_t i = 0; rc == 0 && i < e->nthreads; i++)
 		rc = erp_end_here(e, &e->threads[i]);
 	return rc;
+}
+
+int erp_replay_all(struct erp *e, const struct trace_data *td, const struct erp_observer *obs,
+		   bool hold_at_end, const atomic_bool *stop)
+{
+	memset(e, 0, sizeof *e);
+	e->memfd = -1;
+	e->obs = obs;
+	e->hold_at_end = hold_at_end;
+	e->stop = stop;
+	return replay(e, td, obs);
+}
+
+int erp_replay_from(struct erp *e, const struct trace_data *td, const struct erp_observer *obs,
+		    size_t native_runs)
+{
+	memset(e, 0, sizeof *e);
+	e->memfd = -1;
+	e->obs = obs;
+	e->native_runs = native_runs;
+	return replay(e, td, obs);
 }
 
 void erp_free(struct erp *e)

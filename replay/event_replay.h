@@ -125,6 +125,10 @@ struct erp {
 	enum { ERP_STEP_UNSET, ERP_STEP_BLOCK, ERP_STEP_INSN } step_mode;
 	struct bstep *bstep;
 	uint64_t stops;       /* ptrace stops handled */
+	/* The first native_runs runs of the recorded order run natively
+	 * whatever obs is (a replay held at a position steps only the runs
+	 * near it). */
+	size_t native_runs;
 	/* Set by another thread (a background materialisation's owner): give
 	 * up at the next stop. NULL: never. */
 	const atomic_bool *stop;
@@ -213,6 +217,9 @@ int erp_end_here(struct erp *e, struct erp_thread *t);
  * native); hold_at_end and stop: see struct erp. 0, or -1 with e->why. */
 int erp_replay_all(struct erp *e, const struct trace_data *td, const struct erp_observer *obs,
 		   bool hold_at_end, const atomic_bool *stop);
+/* The same with its first native_runs runs native. */
+int erp_replay_from(struct erp *e, const struct trace_data *td, const struct erp_observer *obs,
+		    size_t native_runs);
 void erp_free(struct erp *e);
 
 #endif

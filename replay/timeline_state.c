@@ -96,7 +96,7 @@ static bool full_state_held(struct timeline *tl)
 		return tl->hold_state == 1;
 	event_hold_free(tl->hold);
 	tl->hold_gpos = tl->gpos;
-	tl->hold = event_hold_at(tl->events, tl->gpos, why, sizeof why);
+	tl->hold = event_hold_at(tl->events, tl->td, tl->gpos, why, sizeof why);
 	if (tl->hold && hold_agrees(tl, why, sizeof why)) {
 		tl->hold_state = 1;
 		return true;
