@@ -1,6 +1,7 @@
 /* The descriptors and session a recorded program started with, as META
  * records: see include/ptrev/start_files.h. */
 #include "ptrev/start_files.h"
+#include "ptrev/start_state.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -21,19 +22,31 @@ static bool is_terminal(dev_t rdev)
 	return (ma >= 136 && ma <= 143) || ma == 4 || (ma == 5 && mi <= 1);
 }
 
+/* /proc/PID/NAME as a string, to free(); NULL when it cannot be read. */
+static char *proc_text(pid_t pid, const char *name)
+{
+	size_t len = 0;
+	uint8_t *raw = start_state_read_proc(pid, name, &len);
+	char *text = raw ? realloc(raw, len + 1) : NULL;
+	if (!text) {
+		free(raw);
+		return NULL;
+	}
+	text[len] = '\0';
+	return text;
+}
+
 /* The flags of pid's descriptor fd, from fdinfo ("flags:\t0100002",
  * octal); -1 when it cannot be read. */
 static long fd_flags(pid_t pid, int fd)
 {
-	char path[64], buf[512];
-	snprintf(path, sizeof path, "/proc/%d/fdinfo/%d", (int)pid, fd);
-	FILE *f = fopen(path, "re");
-	size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
-	if (f)
-		fclose(f);
-	buf[n] = '\0';
-	const char *at = strstr(buf, "flags:");
-	return at ? strtol(at + 6, NULL, 8) : -1;
+	char name[32];
+	snprintf(name, sizeof name, "fdinfo/%d", fd);
+	char *text = proc_text(pid, name);
+	const char *at = text ? strstr(text, "flags:") : NULL;
+	long fl = at ? strtol(at + 6, NULL, 8) : -1;
+	free(text);
+	return fl;
 }
 
 static int compare_ints(const void *a, const void *b)
@@ -105,18 +118,13 @@ static int put_fds(record_meta_fn put, void *ctx, pid_t pid, dev_t tty, char *tt
 
 int start_files_meta(record_meta_fn put, void *ctx, pid_t pid)
 {
-	char path[64], buf[1024];
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	FILE *f = fopen(path, "re");
-	size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
-	if (f)
-		fclose(f);
-	buf[n] = '\0';
+	char *stat = proc_text(pid, "stat");
 	/* After the command name in parentheses: state, ppid, pgrp,
 	 * session, tty_nr, tpgid. */
-	const char *p = strrchr(buf, ')');
+	const char *p = stat ? strrchr(stat, ')') : NULL;
 	int pgrp, sid, tty_nr, tpgid;
 	bool have = p && sscanf(p + 1, " %*c %*d %d %d %d %d", &pgrp, &sid, &tty_nr, &tpgid) == 4;
+	free(stat);
 	dev_t tty = have && tty_nr ? makedev(((unsigned)tty_nr >> 8) & 0xfff,
 					     ((unsigned)tty_nr & 0xff) |
 						     (((unsigned)tty_nr >> 12) & 0xfff00))

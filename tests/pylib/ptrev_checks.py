@@ -1,7 +1,9 @@
 """What the end-to-end Python tests share: a line per check (ok/FAIL and
-what was checked), the number of failures as the exit status, and a free
-loopback port for a server to listen on."""
+what was checked), the number of failures as the exit status, a free
+loopback port for a server to listen on, and `ptrev record` run as the
+tests run it."""
 import socket
+import subprocess
 
 FAILURES = []
 
@@ -16,6 +18,14 @@ def finish():
     """The summary line and the test's exit status."""
     print('%d failure(s)' % len(FAILURES))
     return 1 if FAILURES else 0
+
+
+def record(ptrev, backend, trace, argv, timeout=300, **kw):
+    """`ptrev record --backend BACKEND --force -o TRACE -- ARGV...`, its
+    output captured as text (subprocess.run's keywords pass through)."""
+    kw.setdefault('capture_output', True)
+    return subprocess.run([ptrev, 'record', '--backend', backend, '--force', '-o', trace, '--']
+                          + list(argv), text=True, timeout=timeout, **kw)
 
 
 def free_port():

@@ -21,7 +21,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'pylib'))
-from ptrev_checks import check, finish  # noqa: E402
+from ptrev_checks import check, finish, record  # noqa: E402
 
 # gdb's Python polls `monitor history` until the background is done.
 WAIT_MADE = '''python
@@ -58,8 +58,7 @@ def main():
     os.makedirs(work, exist_ok=True)
     prog = os.path.join(progdir, 'e2e_basic')
     trace = os.path.join(work, 'basic.ptrev')
-    r = subprocess.run([ptrev, 'record', '--backend', 'event', '--force', '-o', trace, '--',
-                        prog], capture_output=True, text=True, timeout=300)
+    r = record(ptrev, 'event', trace, [prog])
     check(r.returncode == 0, 'e2e_basic recorded with the event backend')
 
     bg = gdb(ptrev, trace, prog, WAIT_MADE + STATE)
@@ -79,8 +78,7 @@ def main():
 
     # A recording with its history (sw), and a live program, say so.
     sw_trace = os.path.join(work, 'basic-sw.ptrev')
-    subprocess.run([ptrev, 'record', '--backend', 'sw', '--force', '-o', sw_trace, '--', prog],
-                   capture_output=True, text=True, timeout=300)
+    record(ptrev, 'sw', sw_trace, [prog])
     out = gdb(ptrev, sw_trace, prog, 'monitor history\n')
     check('This recording holds its history (it was recorded, not made from events).' in out,
           'monitor history on an sw recording: %s'
@@ -95,8 +93,7 @@ def main():
     # how far it is while gdb waits, not only when it starts.
     loop = os.path.join(progdir, 'rec_loop')
     mid_trace = os.path.join(work, 'mid.ptrev')
-    r = subprocess.run([ptrev, 'record', '--backend', 'event', '--force', '-o', mid_trace,
-                        '--', loop, '100000'], capture_output=True, text=True, timeout=300)
+    r = record(ptrev, 'event', mid_trace, [loop, '100000'])
     out = gdb(ptrev, mid_trace, loop, 'reverse-stepi\nmonitor why\n')
     check(r.returncode == 0 and
           re.search(r'^ptrev: still making the history: \d+ of \d+ events replayed, '
@@ -109,8 +106,7 @@ def main():
     loop = os.path.join(work, 'bg_rec_loop')
     shutil.copy(os.path.join(progdir, 'rec_loop'), loop)
     long_trace = os.path.join(work, 'loop.ptrev')
-    r = subprocess.run([ptrev, 'record', '--backend', 'event', '--force', '-o', long_trace,
-                        '--', loop, '3000000'], capture_output=True, text=True, timeout=300)
+    r = record(ptrev, 'event', long_trace, [loop, '3000000'])
     check(r.returncode == 0, 'a loop of about 10^8 instructions recorded')
     out = gdb(ptrev, long_trace, loop, 'monitor history\n')
     check('is being made in the background' in out,

@@ -46,6 +46,17 @@ def wait_recording_started(ptrev, recorder, trace):
         time.sleep(0.01)
 
 
+def end_state(ptrev, trace, prog, variable):
+    """gdb on the replay of trace, one instruction back from its end:
+    VARIABLE's value ($1) and rsp, what full state shows."""
+    g = subprocess.run(['gdb', '-nx', '-batch', '-ex', 'set remotetimeout 60',
+                        '-ex', 'target remote | %s replay --stdio %s' % (ptrev, trace),
+                        '-ex', 'reverse-stepi', '-ex', 'print ' + variable,
+                        '-ex', 'info registers rsp', prog],
+                       capture_output=True, text=True, timeout=300)
+    return g.stdout + g.stderr
+
+
 def no_syscall_yet(ptrev, progdir, work):
     """A sw recording killed before its program made any syscall (what a
     loaded machine makes of ld.so): its PT has no disable, and the replay
@@ -66,12 +77,7 @@ def no_syscall_yet(ptrev, progdir, work):
           re.search(r'^psb packets: 1$', info, re.M),
           'sw, killed in a program that made no syscall yet: the file says so (%s)'
           % re.findall(r'^(?:syscalls|status|trace bytes|psb packets):.*$', info, re.M))
-    g = subprocess.run(['gdb', '-nx', '-batch', '-ex', 'set remotetimeout 60',
-                        '-ex', 'target remote | %s replay --stdio %s' % (ptrev, trace),
-                        '-ex', 'reverse-stepi', '-ex', 'print done',
-                        '-ex', 'info registers rsp', prog],
-                       capture_output=True, text=True, timeout=300)
-    out = g.stdout + g.stderr
+    out = end_state(ptrev, trace, prog, 'done')
     m = re.search(r'^\$1 = (\d+)$', out, re.M)
     check(m is not None and int(m.group(1)) > 0 and re.search(r'^rsp\s+0x[0-9a-f]+', out, re.M),
           'sw, killed before the first syscall: the replay has full state at its end '
@@ -98,12 +104,7 @@ def main():
             if info.returncode != 0 or 'status: incomplete' not in info.stdout:
                 bad.append((t, 'info', info.stderr.strip()[-100:]))
                 continue
-            g = subprocess.run(['gdb', '-nx', '-batch', '-ex', 'set remotetimeout 60',
-                                '-ex', 'target remote | %s replay --stdio %s' % (ptrev, trace),
-                                '-ex', 'reverse-stepi', '-ex', 'print spins',
-                                '-ex', 'info registers rsp', prog],
-                               capture_output=True, text=True, timeout=300)
-            out = g.stdout + g.stderr
+            out = end_state(ptrev, trace, prog, 'spins')
             if not re.search(r'^\$1 = \d+$', out, re.M) or \
                     not re.search(r'^rsp\s+0x[0-9a-f]+', out, re.M):
                 bad.append((t, 'replay', re.findall(r'^\$1 = .*$|^rsp.*$|.*unavailable.*',

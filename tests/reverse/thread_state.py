@@ -28,7 +28,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'pylib'))
-from ptrev_checks import check, finish  # noqa: E402
+from ptrev_checks import check, finish, record  # noqa: E402
 
 FUNCS = {'a': 'bump_a', 'b': 'bump_b', 's': 'bump_s'}
 
@@ -38,8 +38,7 @@ def main():
     os.makedirs(work, exist_ok=True)
     prog = os.path.join(progdir, 'rev_threads')
     trace = os.path.join(work, 'threads-event.ptrev')
-    r = subprocess.run([ptrev, 'record', '--backend', 'event', '--force', '-o', trace, '--',
-                        prog], capture_output=True, text=True, timeout=300)
+    r = record(ptrev, 'event', trace, [prog])
     m = re.search(r'^order ([abs]+)$', r.stdout, re.M)
     check(r.returncode == 0 and m is not None, 'rev_threads recorded (%r)' % r.stdout[-200:])
     if not m:
@@ -108,8 +107,7 @@ def main():
           % (cnt.group(1) if cnt else fwd[-300:]))
 
     sw = os.path.join(work, 'threads-sw.ptrev')
-    subprocess.run([ptrev, 'record', '--backend', 'sw', '--force', '-o', sw, '--', prog],
-                   capture_output=True, text=True, timeout=600)
+    record(ptrev, 'sw', sw, [prog], timeout=600)
     g = subprocess.run(['gdb', '-nx', '-batch', '-ex', 'target remote | %s replay --stdio %s'
                         % (ptrev, sw), '-ex', 'break bump_a', '-ex', 'reverse-continue',
                         '-ex', 'monitor why', prog], capture_output=True, text=True, timeout=300)
