@@ -306,6 +306,19 @@ int erp_end_here(struct erp *e, struct erp_thread *t)
 		    e->obs->run(e, t, t->insns - 1, 1) < 0)
 			return -1;
 	}
+	if (t->in_unrecorded && !t->gone && !e->exited) {
+		/* At the entry of a syscall the log does not hold (it never
+		 * returned): the instruction is not one of its history, the
+		 * thread stands on it. Ending there (not "inside a syscall", ip
+		 * 0, which made the PT end with an asynchronous stop at address
+		 * 0) keeps the instructions before it decodable: the history
+		 * lost the last block of every thread blocked in a syscall at a
+		 * recording's end, so a multi-threaded program that crashed had
+		 * no global order. */
+		if (erp_get_regs(e, t, &regs) < 0)
+			return -1;
+		return e->obs->end(e, t, regs.rip - 2);
+	}
 	if (t->at_entry || t->in_unrecorded || t->gone || e->exited)
 		return e->obs->end(e, t, 0);
 	if (erp_get_regs(e, t, &regs) < 0)

@@ -69,6 +69,7 @@ static int one_run(struct erp *e, struct erp_thread *t, uint64_t pos, uint64_t c
 	if (start_thread(e, t) < 0)
 		return -1;
 	uint64_t first = t->insns;
+	e->running = t;
 	/* The syscall its previous run ended at completes now. */
 	if (t->at_entry && t->next + 1 == pos && erp_advance(e, t, false) < 0)
 		return -1;
@@ -87,6 +88,7 @@ static int one_run(struct erp *e, struct erp_thread *t, uint64_t pos, uint64_t c
 		if (rc < 0)
 			return -1;
 	}
+	e->running = NULL;
 	if (e->obs && e->obs->run(e, t, first, t->insns - first) < 0)
 		return -1;
 	return 0;

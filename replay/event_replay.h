@@ -129,6 +129,10 @@ struct erp {
 	 * whatever obs is (a replay held at a position steps only the runs
 	 * near it). */
 	size_t native_runs;
+	/* The thread whose run of the recorded order is being replayed
+	 * (NULL between runs): what another thread reports meanwhile (its
+	 * end, when the program ends in this run) comes after this run. */
+	struct erp_thread *running;
 	/* Set by another thread (a background materialisation's owner): give
 	 * up at the next stop. NULL: never. */
 	const atomic_bool *stop;

@@ -26,6 +26,11 @@ struct mat {
 	uint32_t psb_period;
 	struct trace_sched_run *runs;
 	size_t nruns, cap;
+	/* Runs other threads made during the current run (their last
+	 * instruction, reported when the program ended in it): they follow
+	 * it, in the order the instructions were reported. */
+	struct trace_sched_run *later;
+	size_t nlater, later_cap;
 	struct materialise_progress *progress; /* NULL: nobody asks */
 	uint64_t unreported;                   /* instructions since it was told */
 };
@@ -105,11 +110,8 @@ static int on_end(struct erp *e, struct erp_thread *t, uint64_t ip)
 	return ptenc_end(x->enc, ip) < 0 ? enc_fail(e, t) : 0;
 }
 
-static int on_run(struct erp *e, struct erp_thread *t, uint64_t first, uint64_t count)
+static int add_run(struct erp *e, struct mat *m, struct trace_sched_run run)
 {
-	struct mat *m = e->obs->ctx;
-	if (!count)
-		return 0;
 	if (m->nruns == m->cap) {
 		size_t cap = m->cap ? 2 * m->cap : 64;
 		struct trace_sched_run *grown = realloc(m->runs, cap * sizeof *grown);
@@ -118,7 +120,34 @@ static int on_run(struct erp *e, struct erp_thread *t, uint64_t first, uint64_t 
 		m->runs = grown;
 		m->cap = cap;
 	}
-	m->runs[m->nruns++] = (struct trace_sched_run){t->rec_tid, first, count};
+	m->runs[m->nruns++] = run;
+	return 0;
+}
+
+static int on_run(struct erp *e, struct erp_thread *t, uint64_t first, uint64_t count)
+{
+	struct mat *m = e->obs->ctx;
+	struct trace_sched_run run = {t->rec_tid, first, count};
+	if (e->running && e->running != t) {
+		if (!count)
+			return 0;
+		if (m->nlater == m->later_cap) {
+			size_t cap = m->later_cap ? 2 * m->later_cap : 8;
+			struct trace_sched_run *grown = realloc(m->later, cap * sizeof *grown);
+			if (!grown)
+				return erp_fail(e, "out of memory");
+			m->later = grown;
+			m->later_cap = cap;
+		}
+		m->later[m->nlater++] = run;
+		return 0;
+	}
+	if (count && add_run(e, m, run) < 0)
+		return -1;
+	for (size_t i = 0; i < m->nlater; i++)
+		if (add_run(e, m, m->later[i]) < 0)
+			return -1;
+	m->nlater = 0;
 	return 0;
 }
 
@@ -338,6 +367,7 @@ int materialise(const struct trace_data *ev, struct trace_writer *w,
 	}
 	free(m.threads);
 	free(m.runs);
+	free(m.later);
 	return rc;
 }
 

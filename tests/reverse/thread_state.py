@@ -33,6 +33,43 @@ from ptrev_checks import check, finish, record  # noqa: E402
 FUNCS = {'a': 'bump_a', 'b': 'bump_b', 's': 'bump_s'}
 
 
+def crashed(ptrev, progdir, work):
+    """A multi-threaded program that crashes while its main thread waits
+    in a syscall that never returns: the history of that thread ended with
+    a stop at address 0 and lost its last block, so the thread order did
+    not cover the histories (`each thread moves alone`) and the past had
+    no full state."""
+    prog = os.path.join(progdir, 'thread_crash')
+    trace = os.path.join(work, 'crash-event.ptrev')
+    r = record(ptrev, 'event', trace, [prog])
+    check(r.returncode == 139, 'thread_crash recorded, killed by SIGSEGV (%d)' % r.returncode)
+    g = subprocess.run(['gdb', '-nx', '-batch', '-ex', 'set pagination off',
+                        '-ex', 'target remote | %s replay --stdio %s' % (ptrev, trace),
+                        '-ex', 'break finished', '-ex', 'reverse-continue',
+                        '-ex', 'echo @first\\n', '-ex', 'print id', '-ex', 'print shared[id]',
+                        '-ex', 'thread apply all bt', '-ex', 'monitor why',
+                        '-ex', 'reverse-continue', '-ex', 'echo @second\\n',
+                        '-ex', 'print id', '-ex', 'print shared[id]', '-ex', 'monitor why', prog],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+    out = g.stdout
+    parts = re.split(r'^@(first|second)$', out, flags=re.M)
+    got = {parts[i]: parts[i + 1] for i in range(1, len(parts) - 1, 2)}
+    ids = []
+    for name in ('first', 'second'):
+        part = got.get(name, '')
+        vals = re.findall(r'^\$\d+ = (\d+)$', part, re.M)
+        ok = len(vals) >= 2 and vals[1] == '499500' and \
+            'Every register and all memory are available here.' in part and \
+            not re.search(r'<unavailable>|not enough registers', part)
+        ids.append(vals[0] if vals else None)
+        check(ok, 'crash: at the %s finished() back from the end, shared[id] is 499500 with '
+              'full state in every thread (%s)' % (name, vals or part[-400:]))
+    check(sorted(ids) == ['0', '1'] and 'moves alone' not in out,
+          'crash: both workers\' finished() met going back, in one order for the program '
+          '(%s%s)' % (ids, ' ; ' + re.findall(r'.*moves alone.*', out)[0]
+                      if 'moves alone' in out else ''))
+
+
 def main():
     ptrev, progdir, work = sys.argv[1:4]
     os.makedirs(work, exist_ok=True)
@@ -105,6 +142,8 @@ def main():
           cnt is not None and int(cnt.group(1)) == 1,
           'event: continue from the first bump stops at the second with counter 1 (%s)'
           % (cnt.group(1) if cnt else fwd[-300:]))
+
+    crashed(ptrev, progdir, work)
 
     sw = os.path.join(work, 'threads-sw.ptrev')
     record(ptrev, 'sw', sw, [prog], timeout=600)
