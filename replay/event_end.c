@@ -3,14 +3,10 @@
  * program's end. */
 #include "ptrev/event_end.h"
 
-#include <elf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ptrace.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
-#include <unistd.h>
 
 #include "event_replay.h"
 
@@ -71,10 +67,7 @@ static bool ends_program_here(const struct erp *e, const struct erp_thread *t)
 int event_end_registers(struct event_end *ee, pid_t tid, struct amd64_regfile *rf)
 {
 	struct erp_thread *t = erp_thread_rec(&ee->e, tid);
-	memset(rf, 0, sizeof *rf);
-	if (!t || !t->tid || t->gone || ee->e.exited)
-		return -1;
-	if (ptrace(PTRACE_GETREGS, t->tid, NULL, &rf->gpr) < 0)
+	if (erp_regfile(&ee->e, t, rf) < 0)
 		return -1;
 	int before = 0;
 	if (t->at_entry && ends_program_here(&ee->e, t)) {
@@ -94,18 +87,10 @@ int event_end_registers(struct event_end *ee, pid_t tid, struct amd64_regfile *r
 		 * program's. */
 		rf->gpr.rax = rf->gpr.orig_rax;
 	}
-	struct iovec iov = {rf->xsave, sizeof rf->xsave};
-	if (ptrace(PTRACE_GETREGSET, t->tid, (void *)NT_X86_XSTATE, &iov) < 0)
-		return -1;
-	rf->xsave_len = iov.iov_len;
-	rf->xcr0 = amd64_xcr0_from_xsave(rf->xsave, rf->xsave_len);
 	return before;
 }
 
 ssize_t event_end_read(struct event_end *ee, uint64_t addr, void *buf, size_t len)
 {
-	if (ee->e.exited || ee->e.memfd < 0)
-		return -1;
-	ssize_t n = pread(ee->e.memfd, buf, len, (off_t)addr);
-	return n > 0 ? n : -1;
+	return erp_read_mem(&ee->e, addr, buf, len);
 }

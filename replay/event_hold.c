@@ -2,13 +2,9 @@
  * stepping its event replay from the start to there: see event_hold.h. */
 #include "event_hold.h"
 
-#include <elf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ptrace.h>
-#include <sys/uio.h>
-#include <unistd.h>
 
 #include "event_replay.h"
 
@@ -169,9 +165,7 @@ void event_hold_free(struct event_hold *h)
 int event_hold_registers(struct event_hold *h, pid_t rec_tid, struct amd64_regfile *rf)
 {
 	struct erp_thread *t = erp_thread_rec(&h->e, rec_tid);
-	memset(rf, 0, sizeof *rf);
-	if (!t || !t->tid || t->gone || h->e.exited ||
-	    ptrace(PTRACE_GETREGS, t->tid, NULL, &rf->gpr) < 0)
+	if (erp_regfile(&h->e, t, rf) < 0)
 		return -1;
 	if (t->at_entry) {
 		/* Its run ended at the entry of a syscall, which completes in
@@ -183,18 +177,10 @@ int event_hold_registers(struct event_hold *h, pid_t rec_tid, struct amd64_regfi
 		rf->gpr.rcx = t->presys_rcx;
 		rf->gpr.r11 = t->presys_r11;
 	}
-	struct iovec iov = {rf->xsave, sizeof rf->xsave};
-	if (ptrace(PTRACE_GETREGSET, t->tid, (void *)NT_X86_XSTATE, &iov) < 0)
-		return -1;
-	rf->xsave_len = iov.iov_len;
-	rf->xcr0 = amd64_xcr0_from_xsave(rf->xsave, rf->xsave_len);
 	return 0;
 }
 
 ssize_t event_hold_read(struct event_hold *h, uint64_t addr, void *buf, size_t len)
 {
-	if (h->e.exited || h->e.memfd < 0)
-		return -1;
-	ssize_t n = pread(h->e.memfd, buf, len, (off_t)addr);
-	return n > 0 ? n : -1;
+	return erp_read_mem(&h->e, addr, buf, len);
 }

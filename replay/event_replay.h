@@ -28,6 +28,7 @@
 
 #include <signal.h>
 
+#include "ptrev/amd64_regfile.h"
 #include "ptrev/block_cache.h"
 #include "ptrev/block_step.h"
 #include "ptrev/insn_class.h"
@@ -158,6 +159,11 @@ int erp_launch(struct erp *e);
 void erp_kill(struct erp *e);
 void erp_reap(struct erp *e);
 int erp_get_regs(struct erp *e, struct erp_thread *t, struct user_regs_struct *regs);
+/* A stopped replay shown to gdb (held at the end or at a position): t's
+ * general registers and XSAVE area as they are, 0; -1 when t does not
+ * exist there. Its memory: bytes read, -1 when none. */
+int erp_regfile(struct erp *e, struct erp_thread *t, struct amd64_regfile *rf);
+ssize_t erp_read_mem(struct erp *e, uint64_t addr, void *buf, size_t len);
 int erp_set_regs(struct erp *e, struct erp_thread *t, const struct user_regs_struct *regs);
 /* Resume t with req (PTRACE_SYSCALL, PTRACE_SINGLESTEP, ...) and wait for
  * its next stop (a new thread's first stop, exits of others, are taken in

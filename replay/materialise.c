@@ -110,17 +110,19 @@ static int on_end(struct erp *e, struct erp_thread *t, uint64_t ip)
 	return ptenc_end(x->enc, ip) < 0 ? enc_fail(e, t) : 0;
 }
 
-static int add_run(struct erp *e, struct mat *m, struct trace_sched_run run)
+/* Append run to the array *v (*n used of *cap). */
+static int push_run(struct erp *e, struct trace_sched_run **v, size_t *n, size_t *cap,
+		    struct trace_sched_run run)
 {
-	if (m->nruns == m->cap) {
-		size_t cap = m->cap ? 2 * m->cap : 64;
-		struct trace_sched_run *grown = realloc(m->runs, cap * sizeof *grown);
+	if (*n == *cap) {
+		size_t grow = *cap ? 2 * *cap : 64;
+		struct trace_sched_run *grown = realloc(*v, grow * sizeof *grown);
 		if (!grown)
 			return erp_fail(e, "out of memory");
-		m->runs = grown;
-		m->cap = cap;
+		*v = grown;
+		*cap = grow;
 	}
-	m->runs[m->nruns++] = run;
+	(*v)[(*n)++] = run;
 	return 0;
 }
 
@@ -128,24 +130,12 @@ static int on_run(struct erp *e, struct erp_thread *t, uint64_t first, uint64_t 
 {
 	struct mat *m = e->obs->ctx;
 	struct trace_sched_run run = {t->rec_tid, first, count};
-	if (e->running && e->running != t) {
-		if (!count)
-			return 0;
-		if (m->nlater == m->later_cap) {
-			size_t cap = m->later_cap ? 2 * m->later_cap : 8;
-			struct trace_sched_run *grown = realloc(m->later, cap * sizeof *grown);
-			if (!grown)
-				return erp_fail(e, "out of memory");
-			m->later = grown;
-			m->later_cap = cap;
-		}
-		m->later[m->nlater++] = run;
-		return 0;
-	}
-	if (count && add_run(e, m, run) < 0)
+	if (e->running && e->running != t)
+		return count ? push_run(e, &m->later, &m->nlater, &m->later_cap, run) : 0;
+	if (count && push_run(e, &m->runs, &m->nruns, &m->cap, run) < 0)
 		return -1;
 	for (size_t i = 0; i < m->nlater; i++)
-		if (add_run(e, m, m->later[i]) < 0)
+		if (push_run(e, &m->runs, &m->nruns, &m->cap, m->later[i]) < 0)
 			return -1;
 	m->nlater = 0;
 	return 0;

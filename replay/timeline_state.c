@@ -147,11 +147,12 @@ enum timeline_state timeline_registers(struct timeline *tl, pid_t tid, struct am
 {
 	struct tl_thread *t = tl_thread_or_first(tl, tid);
 	memset(rf, 0, sizeof *rf);
-	if (full_state(tl, t) && tl->hold) {
+	bool full = full_state(tl, t);
+	if (full && tl->hold) {
 		if (event_hold_registers(tl->hold, t->tid, rf) == 0)
 			return TIMELINE_STATE_FULL;
 		memset(rf, 0, sizeof *rf);
-	} else if (full_state(tl, t)) {
+	} else if (full) {
 		size_t n = sizeof rf->xsave;
 		if (replayer_get_regs(tl->replayer, &rf->gpr) == 0 &&
 		    replayer_get_xstate(tl->replayer, rf->xsave, &n) == 0) {
