@@ -94,3 +94,31 @@ ssize_t event_end_read(struct event_end *ee, uint64_t addr, void *buf, size_t le
 {
 	return erp_read_mem(&ee->e, addr, buf, len);
 }
+
+/* What one native stop costs here besides the program's own run (two
+ * ptrace stops bound to one CPU: bench/stop_cost). */
+#define STOP_COST_NS 20000
+
+size_t event_end_tail_from(const struct event_end *ee, uint64_t budget_ns)
+{
+	if (ee->e.nthreads != 1)
+		return 0;
+	const struct erp_thread *t = &ee->e.threads[0];
+	uint64_t ran = 0;
+	size_t k = t->nev;
+	while (k > 1) {
+		uint64_t ns = t->ev[k - 1].native_ns;
+		ran += ns > STOP_COST_NS ? ns - STOP_COST_NS : 0;
+		k--;
+		if (ran >= budget_ns)
+			break;
+	}
+	return k > 1 ? k : 0;
+}
+
+size_t event_end_tail_of(const struct event_end *ee, size_t n)
+{
+	if (ee->e.nthreads != 1 || n == 0 || n >= ee->e.threads[0].nev)
+		return 0;
+	return ee->e.threads[0].nev - n;
+}

@@ -86,7 +86,7 @@ static int place(struct erp *e, pid_t rec_tid, uint64_t pos, enum erp_kind kind,
 	if (t->ev[pos].rec)
 		return erp_fail(e, "thread %d: two events numbered %llu", (int)rec_tid,
 				(unsigned long long)pos);
-	t->ev[pos] = (struct erp_event){kind, rec};
+	t->ev[pos] = (struct erp_event){.kind = kind, .rec = rec};
 	return 0;
 }
 

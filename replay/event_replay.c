@@ -78,6 +78,17 @@ static int one_run(struct erp *e, struct erp_thread *t, uint64_t pos, uint64_t c
 				(int)t->rec_tid, (unsigned long long)pos, t->next);
 	for (uint64_t k = pos; k < pos + count && !t->gone; k++) {
 		bool last = k + 1 == pos + count;
+		if (e->tail_from && k == e->tail_from && t == &e->threads[0]) {
+			/* The tail begins: t stands after event k - 1. */
+			if (e->hold_at_tail) {
+				e->held_at_tail = true;
+				return 1;
+			}
+			e->obs = e->tail_obs;
+			e->native_runs = 0;
+			if (start_thread(e, t) < 0)
+				return -1;
+		}
 		if (e->exited)
 			return erp_fail(e, "the program ended before thread %d's event %llu",
 					(int)t->rec_tid, (unsigned long long)k);
@@ -107,7 +118,11 @@ static int all_of_one_thread(struct erp *e)
 
 static int replay(struct erp *e, const struct trace_data *td, const struct erp_observer *obs)
 {
-	if (erp_index(e, td) < 0 || erp_launch(e) < 0)
+	if (erp_index(e, td) < 0)
+		return -1;
+	if (e->tail_from && e->nthreads != 1)
+		return erp_fail(e, "a tail of a multi-threaded recording");
+	if (erp_launch(e) < 0)
 		return -1;
 	int rc = 0;
 	if (td->nsched == 0)
@@ -117,7 +132,8 @@ static int replay(struct erp *e, const struct trace_data *td, const struct erp_o
 		/* Stepping begins with the first run past the native ones;
 		 * each thread is started (the observer told where it stands)
 		 * when it first runs stepped. */
-		e->obs = i < e->native_runs ? NULL : obs;
+		e->obs = i < e->native_runs || (e->tail_from && !e->threads[0].started) ? NULL
+										       : obs;
 		struct erp_thread *t = erp_thread_rec(e, run->tid);
 		if (!t)
 			rc = erp_fail(e, "the thread order names thread %d, which has no events",
@@ -125,6 +141,10 @@ static int replay(struct erp *e, const struct trace_data *td, const struct erp_o
 		else
 			rc = one_run(e, t, run->pos, run->count);
 	}
+	if (rc == 1)
+		return 0; /* held where its tail begins */
+	if (rc == 0 && e->hold_at_tail)
+		return erp_fail(e, "the recording has no event %zu", e->tail_from);
 	/* Threads still standing when the recording ended: their histories
 	 * end where they are. */
 	for (size_t i = 0; rc == 0 && i < e->nthreads; i++)
@@ -151,6 +171,47 @@ int erp_replay_from(struct erp *e, const struct trace_data *td, const struct erp
 	e->obs = obs;
 	e->native_runs = native_runs;
 	return replay(e, td, obs);
+}
+
+/* A tail of the program's one thread (replay() refuses more threads: a
+ * tail would cut their global order). */
+static int tail_setup(struct erp *e, size_t from)
+{
+	e->tail_from = from;
+	if (from == 0)
+		return erp_fail(e, "a tail begins after an event");
+	return 0;
+}
+
+int erp_replay_tail(struct erp *e, const struct trace_data *td, const struct erp_observer *obs,
+		    size_t from, const atomic_bool *stop)
+{
+	memset(e, 0, sizeof *e);
+	e->memfd = -1;
+	e->tail_obs = obs;
+	e->stop = stop;
+	if (tail_setup(e, from) < 0)
+		return -1;
+	return replay(e, td, obs);
+}
+
+int erp_replay_until(struct erp *e, const struct trace_data *td, size_t from)
+{
+	memset(e, 0, sizeof *e);
+	e->memfd = -1;
+	e->hold_at_tail = true;
+	if (tail_setup(e, from) < 0)
+		return -1;
+	return replay(e, td, NULL);
+}
+
+void erp_release(struct erp *e, pid_t *pid, int *memfd)
+{
+	*pid = e->pid;
+	*memfd = e->memfd;
+	e->pid = 0;
+	e->memfd = -1;
+	e->exited = true;
 }
 
 void erp_free(struct erp *e)

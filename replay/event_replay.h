@@ -40,6 +40,10 @@ enum erp_kind { ERP_SYSCALL, ERP_RDTSC, ERP_SIGNAL, ERP_STATE };
 struct erp_event {
 	enum erp_kind kind;
 	const void *rec;      /* the trace_syscall / _rdtsc / _signal / _state */
+	/* Wall time the thread ran natively from its previous event to this
+	 * one in this replay (0: stepped, or not reached): how long the
+	 * stretch is, for choosing a tail to make first (event_end.h). */
+	uint64_t native_ns;
 };
 
 struct erp_thread {
@@ -137,6 +141,14 @@ struct erp {
 	/* Set by another thread (a background materialisation's owner): give
 	 * up at the next stop. NULL: never. */
 	const atomic_bool *stop;
+	/* A replay of a tail (single-threaded recordings): the thread's
+	 * events before tail_from run natively; there, standing after event
+	 * tail_from - 1, it either starts stepping with tail_obs (the tail's
+	 * history: materialise.h) or, hold_at_tail, stops (held_at_tail set:
+	 * the replayer's start for that history). 0: no tail. */
+	size_t tail_from;
+	const struct erp_observer *tail_obs;
+	bool hold_at_tail, held_at_tail;
 	bool exited;          /* the replay process is gone */
 	char why[512];
 };
@@ -230,6 +242,16 @@ int erp_replay_all(struct erp *e, const struct trace_data *td, const struct erp_
 /* The same with its first native_runs runs native. */
 int erp_replay_from(struct erp *e, const struct trace_data *td, const struct erp_observer *obs,
 		    size_t native_runs);
+/* Replay td (one thread) natively up to its event `from`, stepping
+ * with obs from there to the end (the history of the tail). */
+int erp_replay_tail(struct erp *e, const struct trace_data *td, const struct erp_observer *obs,
+		    size_t from, const atomic_bool *stop);
+/* Replay td (one thread) natively until it stands after its event
+ * from - 1, and hold it there. 0, or -1 with e->why. */
+int erp_replay_until(struct erp *e, const struct trace_data *td, size_t from);
+/* Hand the held replay process over (its pid and /proc/PID/mem): erp_free
+ * then leaves it alive. */
+void erp_release(struct erp *e, pid_t *pid, int *memfd);
 void erp_free(struct erp *e);
 
 #endif

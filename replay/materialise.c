@@ -32,6 +32,8 @@ struct mat {
 	struct trace_sched_run *later;
 	size_t nlater, later_cap;
 	struct materialise_progress *progress; /* NULL: nobody asks */
+	size_t from;       /* a tail: the one thread's first event in it
+	                      (its history starts after event from - 1) */
 	uint64_t unreported;                   /* instructions since it was told */
 };
 
@@ -183,8 +185,8 @@ static uint64_t at_event(const struct conv *c, pid_t tid, uint64_t k)
 static uint64_t after_events(const struct conv *c, pid_t tid, uint64_t n)
 {
 	struct erp_thread *t = erp_thread_rec(c->e, tid);
-	if (!t || n == 0)
-		return 0;
+	if (!t || n <= c->m->from)
+		return 0; /* before the history began: there from its start */
 	uint64_t p = at_event(c, tid, n - 1);
 	bool insn = n - 1 < t->nev &&
 		    (t->ev[n - 1].kind == ERP_SYSCALL || t->ev[n - 1].kind == ERP_RDTSC);
@@ -195,10 +197,16 @@ static uint64_t after_events(const struct conv *c, pid_t tid, uint64_t n)
  * events do: a recorder stopped before it wrote the rest)? Only what it
  * got to is in the history; a syscall it stands at the entry of counts
  * (its instruction ran, as in a recording that ends in it). */
-static bool reached(const struct conv *c, pid_t tid, uint64_t k)
+static bool happened(const struct conv *c, pid_t tid, uint64_t k)
 {
 	struct erp_thread *t = erp_thread_rec(c->e, tid);
 	return t && t->tid && (k < t->next || (k == t->next && t->at_entry));
+}
+
+/* ...and is it in the history (not before a tail's start)? */
+static bool reached(const struct conv *c, pid_t tid, uint64_t k)
+{
+	return k >= c->m->from && happened(c, tid, k);
 }
 
 static bool created(const struct conv *c, pid_t tid)
@@ -226,6 +234,11 @@ static int write_all(const struct conv *c, const struct trace_data *ev, struct t
 		r = trace_write_meta(w, ev->meta_keys[i], ev->meta_values[i]);
 	if (r == 0)
 		r = trace_write_meta(w, "materialised", "1");
+	if (r == 0 && c->m->from) {
+		char from[32];
+		snprintf(from, sizeof from, "%zu", c->m->from);
+		r = trace_write_meta(w, "history_from", from);
+	}
 	for (size_t i = 0; i < ev->nthreads && r == 0; i++) {
 		struct trace_thread th = ev->threads[i];
 		if (!created(c, th.tid) || (th.exited && !erp_thread_rec(c->e, th.tid)->gone))
@@ -243,14 +256,14 @@ static int write_all(const struct conv *c, const struct trace_data *ev, struct t
 		r = trace_write_file(w, &ev->files[i]);
 	for (size_t i = 0; i < ev->nmmaps && r == 0; i++) {
 		struct trace_mmap mm = ev->mmaps[i];
-		if (mm.tid && mm.pos && !reached(c, mm.tid, mm.pos - 1))
+		if (mm.tid && mm.pos && !happened(c, mm.tid, mm.pos - 1))
 			continue;
 		mm.pos = mm.tid ? after_events(c, mm.tid, mm.pos) : 0;
 		r = trace_write_mmap(w, &mm);
 	}
 	for (size_t i = 0; i < ev->nmunmaps && r == 0; i++) {
 		struct trace_munmap mu = ev->munmaps[i];
-		if (mu.tid && mu.pos && !reached(c, mu.tid, mu.pos - 1))
+		if (mu.tid && mu.pos && !happened(c, mu.tid, mu.pos - 1))
 			continue;
 		mu.pos = mu.tid ? after_events(c, mu.tid, mu.pos) : 0;
 		r = trace_write_munmap(w, &mu);
@@ -321,12 +334,13 @@ static uint64_t events_in(const struct trace_data *ev)
 	return ev->nsyscalls + ev->nsignals + ev->nrdtsc + ev->nstates;
 }
 
-int materialise(const struct trace_data *ev, struct trace_writer *w,
+/* The history from the one thread's event `from` on (0: all of it). */
+static int make(const struct trace_data *ev, size_t from, struct trace_writer *w,
 		struct materialise_stats *st, struct materialise_progress *progress, char *err,
 		size_t errlen)
 {
 	uint64_t t0 = now_ns();
-	struct mat m = {.progress = progress};
+	struct mat m = {.progress = progress, .from = from};
 	if (progress)
 		atomic_store(&progress->events_total, events_in(ev));
 	const char *psb = trace_meta(ev, "psb_period");
@@ -334,7 +348,9 @@ int materialise(const struct trace_data *ev, struct trace_writer *w,
 	struct erp_observer obs = {.start = on_start, .insn = on_insn, .interrupt = on_interrupt,
 				   .event = on_event, .end = on_end, .run = on_run, .ctx = &m};
 	struct erp e;
-	int rc = erp_replay_all(&e, ev, &obs, false, progress ? &progress->stop : NULL);
+	const atomic_bool *stop = progress ? &progress->stop : NULL;
+	int rc = from ? erp_replay_tail(&e, ev, &obs, from, stop)
+		      : erp_replay_all(&e, ev, &obs, false, stop);
 	if (rc < 0)
 		snprintf(err, errlen, "%s", e.why);
 	if (rc == 0 && write_all(&(struct conv){&e, &m}, ev, w) < 0) {
@@ -361,15 +377,22 @@ int materialise(const struct trace_data *ev, struct trace_writer *w,
 	return rc;
 }
 
-int materialise_to_memory(const struct trace_data *ev, struct trace_data *out,
-			  struct materialise_stats *st, struct materialise_progress *progress,
-			  char *err, size_t errlen)
+int materialise(const struct trace_data *ev, struct trace_writer *w,
+		struct materialise_stats *st, struct materialise_progress *progress, char *err,
+		size_t errlen)
+{
+	return make(ev, 0, w, st, progress, err, errlen);
+}
+
+static int to_memory(const struct trace_data *ev, size_t from, struct trace_data *out,
+		     struct materialise_stats *st, struct materialise_progress *progress,
+		     char *err, size_t errlen)
 {
 	memset(out, 0, sizeof *out);
 	struct trace_writer *w = trace_writer_open_memory(err, errlen);
 	if (!w)
 		return -1;
-	int rc = trace_writer_keep(w, out) < 0 ? -1 : materialise(ev, w, st, progress, err, errlen);
+	int rc = trace_writer_keep(w, out) < 0 ? -1 : make(ev, from, w, st, progress, err, errlen);
 	if (rc < 0 && !err[0])
 		snprintf(err, errlen, "out of memory");
 	trace_writer_keep(w, NULL);
@@ -377,4 +400,23 @@ int materialise_to_memory(const struct trace_data *ev, struct trace_data *out,
 	if (rc < 0)
 		trace_data_free(out);
 	return rc;
+}
+
+int materialise_to_memory(const struct trace_data *ev, struct trace_data *out,
+			  struct materialise_stats *st, struct materialise_progress *progress,
+			  char *err, size_t errlen)
+{
+	return to_memory(ev, 0, out, st, progress, err, errlen);
+}
+
+int materialise_tail_to_memory(const struct trace_data *ev, size_t from, struct trace_data *out,
+			       struct materialise_stats *st, char *err, size_t errlen)
+{
+	return to_memory(ev, from, out, st, NULL, err, errlen);
+}
+
+size_t materialise_tail_from(const struct trace_data *td)
+{
+	const char *v = trace_meta(td, "history_from");
+	return v ? (size_t)strtoull(v, NULL, 10) : 0;
 }

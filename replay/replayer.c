@@ -2,6 +2,8 @@
  * follows, seeking with checkpoints, reading the state. */
 #include "replayer_internal.h"
 
+#include "ptrev/materialise.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +50,11 @@ int replayer_sync(struct replayer *r)
 	return indexed(r);
 }
 
+void replayer_set_events(struct replayer *r, const struct trace_data *events)
+{
+	r->events = events;
+}
+
 int replayer_seal(struct replayer *r)
 {
 	if (history_seal(r->h) < 0)
@@ -87,6 +94,7 @@ struct replayer *replayer_new(const struct trace_data *td, char *err, size_t err
 	r->tid = tids[0];
 	const char *backend = trace_meta(td, "backend");
 	r->stepped_recording = backend && strcmp(backend, "sw") == 0;
+	r->tail_from = materialise_tail_from(td);
 	if (ntids > 1) {
 		r->unsupported = true;
 		snprintf(r->why_all, sizeof r->why_all,

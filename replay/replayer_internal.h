@@ -57,6 +57,11 @@ struct replayer {
 	size_t indexed_sys, indexed_sig, indexed_tsc; /* td counts indexed */
 
 	struct relaunch start;          /* the recorded start state */
+	/* A history that begins after the program's start (a tail: META
+	 * history_from): position 0 is reached by replaying the event
+	 * recording natively to that event (replayer_set_events). */
+	size_t tail_from;
+	const struct trace_data *events;
 	bool vdso_hidden;               /* META vdso=hidden: hide it too */
 	uint64_t vdso_first;            /* first vDSO call, UINT64_MAX: none */
 	uint64_t vdso_searched;         /* history searched up to here */

@@ -3,6 +3,8 @@
  * where the history starts. */
 #include "replayer_internal.h"
 
+#include "event_replay.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,9 +19,25 @@ int rp_launch_base(struct replayer *r)
 {
 	if (!r->start.path && rp_start_state(r) < 0)
 		return -1;
-	if (relaunch_start(&r->start, r->vdso_hidden, &r->base.pid, &r->base.memfd, r->why,
-			   sizeof r->why) < 0)
+	if (r->tail_from) {
+		/* A tail's start: the event recording replayed natively to
+		 * where its history begins, held there. */
+		struct erp e;
+		if (!r->events)
+			return rp_fail(r, "this history begins after the program's start and its "
+				       "event recording is not at hand");
+		int rc = erp_replay_until(&e, r->events, r->tail_from);
+		if (rc == 0)
+			erp_release(&e, &r->base.pid, &r->base.memfd);
+		else
+			rp_fail(r, "replaying up to where this history begins: %s", e.why);
+		erp_free(&e);
+		if (rc < 0)
+			return -1;
+	} else if (relaunch_start(&r->start, r->vdso_hidden, &r->base.pid, &r->base.memfd, r->why,
+				  sizeof r->why) < 0) {
 		return -1;
+	}
 	r->base.pos = 0;
 	r->stats.launches++;
 	struct user_regs_struct regs;

@@ -152,6 +152,12 @@ pid_t timeline_to_end(struct timeline *tl)
 	return tl_to_end(tl)->tid;
 }
 
+void timeline_move_to(struct timeline *tl, pid_t tid, uint64_t pos)
+{
+	struct tl_thread *t = tl_thread_or_first(tl, tid);
+	tl_move(tl, t, pos < tl_count(t) ? pos : tl_count(t));
+}
+
 uint64_t timeline_insn_total(const struct timeline *tl)
 {
 	uint64_t n = 0;

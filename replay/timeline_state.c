@@ -33,6 +33,8 @@ bool tl_ensure_replayer(struct timeline *tl)
 			snprintf(tl->state_why, sizeof tl->state_why, "out of memory");
 			return false;
 		}
+		if (tl->events)
+			replayer_set_events(tl->replayer, tl->events);
 		if (replayer_warning(tl->replayer))
 			fprintf(stderr, "ptrev: %s\n", replayer_warning(tl->replayer));
 	}

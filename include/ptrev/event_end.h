@@ -32,4 +32,15 @@ int event_end_registers(struct event_end *ee, pid_t tid, struct amd64_regfile *r
 /* Memory at the end. Bytes read, or -1. */
 ssize_t event_end_read(struct event_end *ee, uint64_t addr, void *buf, size_t len);
 
+/* Where a tail of the history that takes about budget_ns of the
+ * program's own native run time begins: the event of its one thread
+ * after which it starts (materialise_tail), at least the last stretch.
+ * 0 when there is no tail to make (more than one thread, or the tail
+ * would be all of it). From the wall time this replay ran each stretch
+ * natively, less a ptrace stop's cost each: an estimate, good enough to
+ * choose how much to step first. */
+size_t event_end_tail_from(const struct event_end *ee, uint64_t budget_ns);
+/* The same for a tail of the last n events (tests). */
+size_t event_end_tail_of(const struct event_end *ee, size_t n);
+
 #endif

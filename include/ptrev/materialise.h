@@ -59,4 +59,18 @@ int materialise_to_memory(const struct trace_data *ev, struct trace_data *out,
 			  struct materialise_stats *st, struct materialise_progress *progress,
 			  char *err, size_t errlen);
 
+/* The history of a tail only (single-threaded recordings): the program
+ * replayed natively up to its thread's event `from` (after event from - 1,
+ * where a stretch begins) and stepped from there to the end. The result
+ * is a recording whose history starts there (META history_from = from:
+ * its positions count from there; mappings made before are there from its
+ * start; events before it are left out). A replayer shows its state with
+ * the event recording beside it (replayer_set_events). Made first, so
+ * that the end of a long recording can be stepped back through at once
+ * (server/target/history_event.c). */
+int materialise_tail_to_memory(const struct trace_data *ev, size_t from, struct trace_data *out,
+			       struct materialise_stats *st, char *err, size_t errlen);
+/* A made history's META history_from (0: it starts at the program's start). */
+size_t materialise_tail_from(const struct trace_data *td);
+
 #endif

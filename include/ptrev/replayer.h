@@ -71,6 +71,11 @@ struct replayer;
  * image cannot be built). */
 struct replayer *replayer_new(const struct trace_data *td, char *err, size_t errlen);
 
+/* td is the history of a tail of the event recording events (META
+ * history_from: materialise.h): its position 0 is reached by replaying
+ * events natively (borrowed: it must outlive the replayer). */
+void replayer_set_events(struct replayer *r, const struct trace_data *events);
+
 /* A live recording grew (new PT bytes and events in td): index them. The
  * arrays of td may have been reallocated. Returns 0, -1 out of memory. */
 int replayer_sync(struct replayer *r);

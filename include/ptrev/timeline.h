@@ -83,6 +83,9 @@ bool timeline_at_end(const struct timeline *tl, pid_t tid);
  * a fatal signal killed, else the one that ran last, else the first. A
  * thread that ended in a syscall (exit) stands on it, so it has a PC. */
 pid_t timeline_to_end(struct timeline *tl);
+/* Stand at tid's position pos (clamped to its count; with a global order
+ * the whole program moves there). */
+void timeline_move_to(struct timeline *tl, pid_t tid, uint64_t pos);
 /* Instructions recorded, all threads. */
 uint64_t timeline_insn_total(const struct timeline *tl);
 

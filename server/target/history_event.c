@@ -65,6 +65,9 @@ void history_event_close(struct history_event *he)
 	if (he->made_ok)
 		trace_data_free(&he->made);
 	he->made_ok = false;
+	if (he->tail_ok)
+		trace_data_free(&he->tail);
+	he->tail_ok = false;
 }
 
 /* Wait for the background job, saying how far it is after 2 s and then
@@ -94,39 +97,117 @@ static void wait_with_progress(struct materialise_job *j)
 	}
 }
 
-struct timeline *history_event_make(struct history_event *he, char *err, size_t errlen)
+/* The whole history: the background's (waited for), or made now. */
+static int make_whole(struct history_event *he, struct materialise_stats *st, char *err,
+		      size_t errlen)
 {
-	struct materialise_stats st;
-	int rc;
-	if (he->job) {
-		struct materialise_job_status js;
-		materialise_job_status(he->job, &js);
-		if (!js.done)
-			fprintf(stderr, "ptrev: making the history of this event recording (re-executing "
-				"it block by block; begun in the background %.1f s ago, %llu of %llu "
-				"events replayed)...\n", js.seconds, (unsigned long long)js.events,
-				(unsigned long long)js.events_total);
-		else if (!js.failed)
-			fprintf(stderr, "ptrev: the history of this event recording was made in the "
-				"background\n");
-		wait_with_progress(he->job);
-		rc = materialise_job_finish(he->job, &he->made, &st, err, errlen);
-		he->job = NULL;
-	} else {
+	if (!he->job) {
 		fprintf(stderr, "ptrev: making the history of this event recording (re-executing it "
 			"block by block)...\n");
-		rc = materialise_to_memory(he->ev, &he->made, &st, NULL, err, errlen);
+		return materialise_to_memory(he->ev, &he->made, st, NULL, err, errlen);
 	}
-	if (rc != 0)
-		return NULL;
-	he->made_ok = true;
-	materialise_say_made(&st);
-	struct timeline *tl = timeline_open(&he->made, true, err, errlen);
+	struct materialise_job_status js;
+	materialise_job_status(he->job, &js);
+	if (!js.done)
+		fprintf(stderr, "ptrev: making the %shistory of this event recording (re-executing "
+			"it block by block; begun in the background %.1f s ago, %llu of %llu "
+			"events replayed)...\n", he->tail_ok ? "whole " : "", js.seconds,
+			(unsigned long long)js.events, (unsigned long long)js.events_total);
+	else if (!js.failed)
+		fprintf(stderr, "ptrev: the %shistory of this event recording was made in the "
+			"background\n", he->tail_ok ? "whole " : "");
+	wait_with_progress(he->job);
+	int rc = materialise_job_finish(he->job, &he->made, st, err, errlen);
+	he->job = NULL;
+	return rc;
+}
+
+/* Is the background's whole history ready? */
+static bool whole_ready(struct history_event *he)
+{
+	struct materialise_job_status js;
+	if (!he->job)
+		return false;
+	materialise_job_status(he->job, &js);
+	return js.done && !js.failed;
+}
+
+/* Where a tail to make first begins (0: none). PTREV_TAIL_EVENTS=N: the
+ * last N events (tests); else about 100 µs of the program's own run. */
+static size_t tail_from(struct history_event *he)
+{
+	const char *v = getenv("PTREV_TAIL_HISTORY");
+	if (v && strcmp(v, "0") == 0)
+		return 0;
+	const char *n = getenv("PTREV_TAIL_EVENTS");
+	if (n && *n)
+		return event_end_tail_of(he->end, (size_t)strtoul(n, NULL, 10));
+	return event_end_tail_from(he->end, 100000);
+}
+
+/* Make a tail's history (he->tail). 0; 1 when there is none to make;
+ * -1 with err. */
+static int make_tail(struct history_event *he, char *err, size_t errlen)
+{
+	size_t from = he->tail_ok ? 0 : tail_from(he);
+	struct materialise_stats st;
+	if (from == 0)
+		return 1;
+	if (materialise_tail_to_memory(he->ev, from, &he->tail, &st, err, errlen) < 0)
+		return -1;
+	he->tail_ok = true;
+	he->tail_events = he->ev->nsyscalls + he->ev->nsignals + he->ev->nrdtsc +
+			  he->ev->nstates - from;
+	he->tail_seconds = (double)st.ns / 1e9;
+	fprintf(stderr, "ptrev: made the history of the last %zu event%s first: %llu "
+		"instructions in %.1f s (the whole history is made %s; going back further waits "
+		"for it)\n", he->tail_events, he->tail_events == 1 ? "" : "s",
+		(unsigned long long)st.instructions, he->tail_seconds,
+		he->job ? "in the background" : "when needed");
+	return 0;
+}
+
+struct timeline *history_event_make(struct history_event *he, bool whole, char *err,
+				    size_t errlen)
+{
+	struct materialise_stats st;
+	const struct trace_data *td;
+	int rc = 1;
+	if (!he->made_ok && !whole && !whole_ready(he)) {
+		rc = make_tail(he, err, errlen);
+		if (rc < 0) {
+			fprintf(stderr, "ptrev: cannot make the history of the recording's tail "
+				"first (%s): making the whole history\n", err);
+			err[0] = 0;
+		}
+	}
+	if (rc == 0) {
+		td = &he->tail;
+	} else {
+		if (!he->made_ok) {
+			if (make_whole(he, &st, err, errlen) != 0)
+				return NULL;
+			he->made_ok = true;
+			materialise_say_made(&st);
+		}
+		td = &he->made;
+	}
+	struct timeline *tl = timeline_open(td, true, err, errlen);
 	if (tl) {
 		timeline_set_events(tl, he->ev);
 		timeline_to_end(tl);
 	}
 	return tl;
+}
+
+const struct trace_data *history_event_data(const struct history_event *he)
+{
+	return he->made_ok ? &he->made : &he->tail;
+}
+
+bool history_event_tail_only(const struct history_event *he)
+{
+	return he->tail_ok && !he->made_ok;
 }
 
 void history_event_progress(struct history_event *he, struct strbuf *out)
@@ -136,16 +217,21 @@ void history_event_progress(struct history_event *he, struct strbuf *out)
 		strbuf_puts(out, "The history of this event recording is made.\n");
 		return;
 	}
+	if (he->tail_ok)
+		strbuf_printf(out, "The history of its last %zu event%s is made (in %.1f s); "
+			      "going back further needs the whole history. ", he->tail_events,
+			      he->tail_events == 1 ? "" : "s", he->tail_seconds);
 	if (!he->job) {
-		strbuf_puts(out, "The history of this event recording is not made yet: the first "
-			    "reverse or forward command makes it.\n");
+		strbuf_puts(out, he->tail_ok ? "The whole history is made when needed.\n"
+			    : "The history of this event recording is not made yet: the first "
+			      "reverse or forward command makes it.\n");
 		return;
 	}
 	materialise_job_status(he->job, &js);
 	if (!js.done)
-		strbuf_printf(out, "The history of this event recording is being made in the "
+		strbuf_printf(out, "The %shistory of this event recording is being made in the "
 			      "background: %llu of %llu events replayed, %llu instructions, in %.1f s "
-			      "so far.\n", (unsigned long long)js.events,
+			      "so far.\n", he->tail_ok ? "whole " : "", (unsigned long long)js.events,
 			      (unsigned long long)js.events_total,
 			      (unsigned long long)js.instructions, js.seconds);
 	else if (js.failed)

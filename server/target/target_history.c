@@ -53,12 +53,39 @@ static bool have_history(struct history_target *h)
 		return true;
 	if (!h->ev)
 		return false;
-	h->tl = history_event_make(h->ev, err, sizeof err);
+	h->tl = history_event_make(h->ev, false, err, sizeof err);
 	if (!h->tl) {
 		fprintf(stderr, "ptrev: cannot make the history of this recording: %s\n", err);
 		return false;
 	}
-	h->td = &h->ev->made;
+	h->td = history_event_data(h->ev);
+	return true;
+}
+
+/* The whole history where only a tail's is made (going back past the
+ * tail, instruction numbers for the user, saving): the same position,
+ * counted from the end, in the whole one. */
+static bool whole_history(struct history_target *h, pid_t tid)
+{
+	char err[512];
+	if (!have_history(h))
+		return false;
+	if (!h->ev || !history_event_tail_only(h->ev))
+		return true;
+	tid = timeline_thread_or_first(h->tl, tid);
+	struct timeline_where w;
+	timeline_where(h->tl, tid, &w);
+	uint64_t back = w.count - w.pos;
+	struct timeline *tl = history_event_make(h->ev, true, err, sizeof err);
+	if (!tl) {
+		fprintf(stderr, "ptrev: cannot make the whole history of this recording: %s\n", err);
+		return false;
+	}
+	timeline_where(tl, tid, &w);
+	timeline_move_to(tl, tid, w.count >= back ? w.count - back : 0);
+	timeline_close(h->tl);
+	h->tl = tl;
+	h->td = history_event_data(h->ev);
 	return true;
 }
 
@@ -209,6 +236,12 @@ static int history_resume(struct target *t, const struct target_resume *r)
 		tid = timeline_thread_or_first(h->tl, tid);
 		rc = timeline_reverse(h->tl, tid, r->reverse_tid <= 0, r->actions[0].kind == 's',
 				      tid == pre, stops, &ts);
+		/* The start of a tail's history is not the program's: go on
+		 * from there in the whole one. */
+		if (rc == 0 && ts.kind == TIMELINE_BEGIN && h->ev &&
+		    history_event_tail_only(h->ev) && whole_history(h, tid))
+			rc = timeline_reverse(h->tl, tid, r->reverse_tid <= 0,
+					      r->actions[0].kind == 's', tid == pre, stops, &ts);
 	} else {
 		pid_t tid = forward_thread(r);
 		if (!timeline_has_thread(h->tl, tid))
@@ -410,6 +443,14 @@ static bool history_monitor(struct target *t, pid_t current, const char *cmd, co
 	if (!h->tl && (strcmp(cmd, "when") == 0 || strcmp(cmd, "checkpoints") == 0)) {
 		strbuf_puts(out, "At the end of the recording. ");
 		history_event_progress(h->ev, out);
+		return true;
+	}
+	/* Instruction numbers and saved files are the whole history's. */
+	if (h->tl && h->ev && history_event_tail_only(h->ev) &&
+	    (strcmp(cmd, "when") == 0 || strcmp(cmd, "checkpoints") == 0 ||
+	     strcmp(cmd, "save") == 0) && !whole_history(h, current)) {
+		strbuf_puts(out, "The whole history of this recording could not be made (ptrev's "
+			    "stderr says why).\n");
 		return true;
 	}
 	if (strcmp(cmd, "history") == 0 && !*arg) {

@@ -78,8 +78,15 @@ void history_save(const struct trace_data *td, const struct trace_end *end, cons
 struct history_event {
 	const struct trace_data *ev; /* the event recording (borrowed) */
 	struct event_end *end;       /* its state at the end */
-	struct trace_data made;      /* its history, once made */
+	struct trace_data made;      /* its whole history, once made */
 	bool made_ok;
+	/* The history of its last stretches only, made first when the whole
+	 * one is not ready (materialise_tail_to_memory); tail_events of them,
+	 * made in tail_seconds. */
+	struct trace_data tail;
+	bool tail_ok;
+	size_t tail_events;
+	double tail_seconds;
 	pid_t last;                  /* the thread that ended it */
 	/* Its history being made in the background from the start (NULL:
 	 * not, PTREV_BACKGROUND_HISTORY=0, or taken). */
@@ -89,9 +96,16 @@ struct history_event {
 int history_event_open(struct history_event *he, const struct trace_data *ev, char *err,
 		       size_t errlen);
 void history_event_close(struct history_event *he);
-/* Make the history now (or wait for the background's); the timeline over
- * it, at its end. NULL with err. */
-struct timeline *history_event_make(struct history_event *he, char *err, size_t errlen);
+/* The timeline over its history, at its end: the whole history (made
+ * now, or the background's waited for), or, unless whole, the history of
+ * a tail when the whole one is not ready and a tail can be made (a
+ * single-threaded program; PTREV_TAIL_HISTORY=0: never). NULL with err. */
+struct timeline *history_event_make(struct history_event *he, bool whole, char *err,
+				    size_t errlen);
+/* The recording the last timeline made is over. */
+const struct trace_data *history_event_data(const struct history_event *he);
+/* Is only a tail made? */
+bool history_event_tail_only(const struct history_event *he);
 /* A line on how far its history is made (`monitor history`). */
 void history_event_progress(struct history_event *he, struct strbuf *out);
 /* tid when it exists at the end, else one that does. */

@@ -69,7 +69,8 @@ def main():
     check('the history of this event recording was made in the background' in bg and
           'making the history' not in bg,
           'the first move took the history made in the background')
-    fg = gdb(ptrev, trace, prog, STATE, env=dict(os.environ, PTREV_BACKGROUND_HISTORY='0'))
+    fg = gdb(ptrev, trace, prog, STATE, env=dict(os.environ, PTREV_BACKGROUND_HISTORY='0',
+                                                  PTREV_TAIL_HISTORY='0'))
     check('making the history of this event recording (re-executing it block by block)...'
           in fg, 'PTREV_BACKGROUND_HISTORY=0 makes it at the first move')
     check(state_lines(bg) == state_lines(fg) and '$1 = 17' in state_lines(bg),
@@ -94,7 +95,8 @@ def main():
     loop = os.path.join(progdir, 'rec_loop')
     mid_trace = os.path.join(work, 'mid.ptrev')
     r = record(ptrev, 'event', mid_trace, [loop, '100000'])
-    out = gdb(ptrev, mid_trace, loop, 'reverse-stepi\nmonitor why\n')
+    out = gdb(ptrev, mid_trace, loop, 'reverse-stepi\nmonitor why\n',
+              env=dict(os.environ, PTREV_TAIL_HISTORY='0'))
     check(r.returncode == 0 and
           re.search(r'^ptrev: still making the history: \d+ of \d+ events replayed, '
                     r'[\d.]+ million instructions, \d+ s so far$', out, re.M) and

@@ -199,6 +199,9 @@ def normalise(text):
     m = re.search(r'process (\d+)', text)
     if m:
         pid = int(m.group(1))
+        # info registers pads the hex column to its width: pids of
+        # different lengths (they wrap at pid_max) align differently.
+        text = re.sub(r'0x0*%x\b +' % pid, 'PIDHEX ', text)
         text = re.sub(r'0x0*%x\b' % pid, 'PIDHEX', text)
         text = re.sub(r'\b%d\b' % pid, 'PID', text)
     out = []

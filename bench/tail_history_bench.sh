@@ -1,0 +1,75 @@
+#!/bin/bash
+# How long the first reverse moves at the end of a long event recording
+# take now that the history of its tail is made first (issue 11's latency
+# goals: connect + bt at the end, reverse-stepi, each <= 2 s on a
+# recording of >= 10^8 instructions), and the first reverse-stepi against
+# the whole history made at that move (PTREV_TAIL_HISTORY=0
+# PTREV_BACKGROUND_HISTORY=0) on a shorter recording of the same program,
+# in the same script (not a timed test).
+#
+#   bench/tail_history_bench.sh PTREV TAIL_WORK [ROUNDS] [ITERATIONS] [SHORT_ROUNDS]
+#
+# TAIL_WORK is tests/programs/tail_work: ROUNDS rounds (default 400) of
+# ITERATIONS loop iterations (default 50,000; about 5 instructions each),
+# each ended by a write. The short recording has SHORT_ROUNDS rounds
+# (default 12), whose whole history ptrev makes; its instruction count
+# gives the long one's (rounds are alike).
+set -euo pipefail
+
+ptrev=${1:?usage: tail_history_bench.sh PTREV TAIL_WORK [ROUNDS] [ITERATIONS] [SHORT_ROUNDS]}
+prog=${2:?usage: tail_history_bench.sh PTREV TAIL_WORK [ROUNDS] [ITERATIONS] [SHORT_ROUNDS]}
+rounds=${3:-400}
+iters=${4:-50000}
+short=${5:-12}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cp "$prog" "$tmp/tail_work"
+
+# session TRACE: seconds of each step, measured inside gdb.
+session() {
+	cat >"$tmp/s.gdb" <<GDB
+set pagination off
+set remotetimeout 900
+python
+import time
+def timed(what, cmd):
+    t0 = time.time()
+    said = gdb.execute(cmd, to_string=True)
+    print('T %s %.3f' % (what, time.time() - t0))
+    return said
+said = timed('connect+bt', 'target remote | $ptrev replay --stdio $1')
+said += timed('connect+bt', 'bt')
+said += timed('reverse-stepi', 'reverse-stepi')
+said += timed('reverse-stepi-again', 'reverse-stepi')
+said += timed('reverse-next', 'reverse-next')
+print('\\n'.join('M ' + l for l in said.splitlines() if 'history' in l and 'ptrev:' in l))
+end
+GDB
+	gdb -nx -batch -x "$tmp/s.gdb" "$tmp/tail_work" 2>&1
+}
+
+sum() { awk -v k="$1" '$1 == "T" && $2 == k { s += $3 } END { printf "%.3f", s }'; }
+
+"$ptrev" record --backend event --force -o "$tmp/short.ptrev" -- "$tmp/tail_work" "$short" \
+	"$iters" >/dev/null
+"$ptrev" record --backend event --force -o "$tmp/long.ptrev" -- "$tmp/tail_work" "$rounds" \
+	"$iters" >/dev/null
+
+whole=$(PTREV_TAIL_HISTORY=0 PTREV_BACKGROUND_HISTORY=0 session "$tmp/short.ptrev")
+tail_short=$(session "$tmp/short.ptrev")
+tail_long=$(session "$tmp/long.ptrev")
+made=$(sed -n 's/.*history made: \([0-9]*\) instructions.*/\1/p' <<<"$whole" | head -1)
+long_insns=$(awk -v m="${made:-0}" -v s="$short" -v r="$rounds" 'BEGIN { printf "%.3g", m / s * r }')
+
+w=$(sum reverse-stepi <<<"$whole")
+t=$(sum reverse-stepi <<<"$tail_short")
+echo "tail_work, $iters iterations a round:"
+echo "  $short rounds (${made:-?} instructions), first reverse-stepi:"
+echo "    whole history made at the move: $w s"
+echo "    tail made first:                $t s"
+echo "    ratio tail/whole: $(awk -v a="$t" -v b="$w" 'BEGIN { printf "%.3f", b > 0 ? a / b : 0 }')"
+echo "  $rounds rounds (about $long_insns instructions), tail made first:"
+for k in connect+bt reverse-stepi reverse-stepi-again reverse-next; do
+	printf '    %-20s %s s\n' "$k" "$(sum "$k" <<<"$tail_long")"
+done
+sed -n 's/^M ptrev: /    ptrev: /p' <<<"$tail_long"

@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""The end of an event recording is stepped back through before its whole
+history is made (issue 11: materialisation newest first): the first move
+makes the history of the recording's last stretches only (a tail,
+re-executed natively up to where it begins and stepped from there) and
+the replayer shows full state there from the same native re-execution;
+going back past the tail's start waits for the whole history and goes on
+from the same position in it.
+
+The oracle is the same session on the whole history made at the first
+move (PTREV_TAIL_HISTORY=0 PTREV_BACKGROUND_HISTORY=0): every register,
+variable, backtrace and breakpoint hit must be the same, and so must the
+instruction numbers `monitor when` gives once the whole history is there.
+A tail of a fixed two events (PTREV_TAIL_EVENTS) makes the crossing
+certain; the default tail (about 100 us of the program's run) must agree
+too. A multi-threaded recording makes no tail.
+
+usage: tail_history.py PTREV PROGRAM_DIR WORK_DIR
+"""
+import os
+import re
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'pylib'))
+from ptrev_checks import check, finish, record  # noqa: E402
+
+# At the end; back through the tail (the last two rounds' round_done lie
+# in it); on past its start (the third); forwards again.
+SESSION = '''info registers
+bt
+reverse-stepi 3
+info registers rip rsp rbp rax
+break round_done
+reverse-continue
+print round
+print acc
+bt
+reverse-continue
+print round
+info registers
+reverse-continue
+print round
+print acc
+print total
+bt
+monitor when
+reverse-stepi 7
+info registers
+continue
+print round
+print total
+'''
+
+
+def gdb(ptrev, trace, prog, body, env):
+    script = trace + '.gdb'
+    with open(script, 'w') as f:
+        f.write('set pagination off\nset remotetimeout 120\n'
+                'target remote | %s replay --stdio %s\n%s' % (ptrev, trace, body))
+    g = subprocess.run(['gdb', '-nx', '-batch', '-x', script, prog], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True, timeout=600,
+                       env=dict(os.environ, **env))
+    return g.stdout
+
+
+def state(out):
+    """What gdb showed, without ptrev's own lines about making history."""
+    return [ln for ln in out.splitlines() if not ln.startswith('ptrev: ')]
+
+
+def main():
+    ptrev, progdir, work = sys.argv[1:4]
+    os.makedirs(work, exist_ok=True)
+    prog = os.path.join(progdir, 'tail_work')
+    trace = os.path.join(work, 'tail.ptrev')
+    r = record(ptrev, 'event', trace, [prog])
+    check(r.returncode == 0 and 'round 5:' in r.stdout, 'tail_work recorded (%s)' % r.stdout[-80:])
+
+    whole = gdb(ptrev, trace, prog, SESSION,
+                {'PTREV_TAIL_HISTORY': '0', 'PTREV_BACKGROUND_HISTORY': '0'})
+    check('making the history of this event recording (re-executing it block by block)...'
+          in whole and 'made the history of the last' not in whole,
+          'the oracle makes the whole history at the first move')
+    rounds = re.findall(r'^\$\d+ = (\d+)$', whole, re.M)
+    check(len(rounds) >= 4 and rounds[0] == '5' and '4' in rounds and '3' in rounds,
+          'the oracle stops in round_done of rounds 5, 4 and 3 (%s)' % rounds)
+    check('Current instruction:' in whole and
+          re.findall(r'^(\w+) +<unavailable>', whole, re.M) == ['rcx', 'r11'],
+          'the oracle has full state everywhere (but rcx and r11 before exit_group: %s)'
+          % re.findall(r'^(\w+) +<unavailable>', whole, re.M))
+
+    tail = gdb(ptrev, trace, prog, 'monitor history\n' + SESSION, {'PTREV_TAIL_EVENTS': '2'})
+    check('ptrev: made the history of the last 2 events first:' in tail,
+          'the first move makes the history of the last two events first (%s)'
+          % re.findall(r'^ptrev: .*', tail, re.M))
+    check(re.search(r'ptrev: making the (whole )?history of this event recording|'
+                    r'ptrev: the whole history of this event recording was made', tail),
+          'going back past the tail takes the whole history (%s)'
+          % re.findall(r'^ptrev: .*', tail, re.M))
+    told = [ln for ln in state(tail) if not ln.startswith('The history of')]
+    check(state(whole) == told,
+          'every register, variable, backtrace, hit and instruction number as on the whole '
+          'history\n' + '\n'.join('%s | %s' % (a, b) for a, b in zip(state(whole), told)
+                                  if a != b)[:3000])
+
+    auto = gdb(ptrev, trace, prog, SESSION, {})
+    check(state(auto) == state(whole),
+          'with the tail ptrev chooses itself, the same again (%s)'
+          % re.findall(r'^ptrev: .*', auto, re.M))
+
+    # More than one thread: no tail (the global order would be cut).
+    threads = os.path.join(progdir, 'e2e_threads')
+    ttrace = os.path.join(work, 'threads.ptrev')
+    r = record(ptrev, 'event', ttrace, [threads])
+    out = gdb(ptrev, ttrace, threads, 'reverse-stepi\ninfo registers rip\n',
+              {'PTREV_TAIL_EVENTS': '2'})
+    check(r.returncode == 0 and 'made the history of the last' not in out and
+          re.search(r'^rip ', out, re.M) and 'cannot make the history' not in out,
+          'a multi-threaded recording makes its whole history (%s)'
+          % re.findall(r'^ptrev: .*', out, re.M))
+    return finish()
+
+
+if __name__ == '__main__':
+    sys.exit(main())
