@@ -67,7 +67,7 @@ echo "tail_work, $iters iterations a round:"
 echo "  $short rounds (${made:-?} instructions), first reverse-stepi:"
 echo "    whole history made at the move: $w s"
 echo "    tail made first:                $t s"
-echo "    ratio tail/whole: $(awk -v a="$t" -v b="$w" 'BEGIN { printf "%.3f", b > 0 ? a / b : 0 }')"
+echo "    ratio tail/whole: $(awk -v a="$t" -v b="$w" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }')"
 echo "  $rounds rounds (about $long_insns instructions), tail made first:"
 for k in connect+bt reverse-stepi reverse-stepi-again reverse-next; do
 	printf '    %-20s %s s\n' "$k" "$(sum "$k" <<<"$tail_long")"
