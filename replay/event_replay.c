@@ -152,57 +152,43 @@ static int replay(struct erp *e, const struct trace_data *td, const struct erp_o
 	return rc;
 }
 
+/* Start a replay set up as `how` says (its fields of struct erp that
+ * say how a replay goes; the rest is zero). */
+static int replay_as(struct erp *e, const struct trace_data *td, const struct erp_observer *obs,
+		     const struct erp *how)
+{
+	*e = *how;
+	e->memfd = -1;
+	if ((e->tail_obs || e->hold_at_tail) && e->tail_from == 0)
+		return erp_fail(e, "a tail begins after an event");
+	return replay(e, td, obs);
+}
+
 int erp_replay_all(struct erp *e, const struct trace_data *td, const struct erp_observer *obs,
 		   bool hold_at_end, const atomic_bool *stop)
 {
-	memset(e, 0, sizeof *e);
-	e->memfd = -1;
-	e->obs = obs;
-	e->hold_at_end = hold_at_end;
-	e->stop = stop;
-	return replay(e, td, obs);
+	return replay_as(e, td, obs,
+			 &(struct erp){.obs = obs, .hold_at_end = hold_at_end, .stop = stop});
 }
 
 int erp_replay_from(struct erp *e, const struct trace_data *td, const struct erp_observer *obs,
 		    size_t native_runs)
 {
-	memset(e, 0, sizeof *e);
-	e->memfd = -1;
-	e->obs = obs;
-	e->native_runs = native_runs;
-	return replay(e, td, obs);
+	return replay_as(e, td, obs, &(struct erp){.obs = obs, .native_runs = native_runs});
 }
 
 /* A tail of the program's one thread (replay() refuses more threads: a
  * tail would cut their global order). */
-static int tail_setup(struct erp *e, size_t from)
-{
-	e->tail_from = from;
-	if (from == 0)
-		return erp_fail(e, "a tail begins after an event");
-	return 0;
-}
-
 int erp_replay_tail(struct erp *e, const struct trace_data *td, const struct erp_observer *obs,
 		    size_t from, const atomic_bool *stop)
 {
-	memset(e, 0, sizeof *e);
-	e->memfd = -1;
-	e->tail_obs = obs;
-	e->stop = stop;
-	if (tail_setup(e, from) < 0)
-		return -1;
-	return replay(e, td, obs);
+	return replay_as(e, td, obs,
+			 &(struct erp){.tail_obs = obs, .tail_from = from, .stop = stop});
 }
 
 int erp_replay_until(struct erp *e, const struct trace_data *td, size_t from)
 {
-	memset(e, 0, sizeof *e);
-	e->memfd = -1;
-	e->hold_at_tail = true;
-	if (tail_setup(e, from) < 0)
-		return -1;
-	return replay(e, td, NULL);
+	return replay_as(e, td, NULL, &(struct erp){.hold_at_tail = true, .tail_from = from});
 }
 
 void erp_release(struct erp *e, pid_t *pid, int *memfd)
