@@ -115,6 +115,19 @@ def main():
           'with the tail ptrev chooses itself, the same again (%s)'
           % re.findall(r'^ptrev: .*', auto, re.M))
 
+    # A recording saved from a tail's session holds the whole history.
+    saved = os.path.join(work, 'saved.ptrev')
+    if os.path.exists(saved):
+        os.unlink(saved)
+    out = gdb(ptrev, trace, prog, 'reverse-stepi\nmonitor save %s\n' % saved,
+              {'PTREV_TAIL_EVENTS': '2', 'PTREV_BACKGROUND_HISTORY': '0'})
+    total = re.search(r'^Current instruction: \d+ of (\d+)', whole, re.M)
+    info = subprocess.run([ptrev, 'info', saved], capture_output=True, text=True).stdout
+    check('made the history of the last 2 events first' in out and total and
+          re.search(r'^instructions: %s$' % total.group(1), info, re.M),
+          'monitor save in a tail\'s session saves the whole history (%s)'
+          % re.findall(r'^instructions: .*', info, re.M))
+
     # More than one thread: no tail (the global order would be cut).
     threads = os.path.join(progdir, 'e2e_threads')
     ttrace = os.path.join(work, 'threads.ptrev')
