@@ -328,8 +328,7 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Every event of every thread of ev: what progress counts up to. */
-static uint64_t events_in(const struct trace_data *ev)
+size_t materialise_event_count(const struct trace_data *ev)
 {
 	return ev->nsyscalls + ev->nsignals + ev->nrdtsc + ev->nstates;
 }
@@ -342,7 +341,7 @@ static int make(const struct trace_data *ev, size_t from, struct trace_writer *w
 	uint64_t t0 = now_ns();
 	struct mat m = {.progress = progress, .from = from};
 	if (progress)
-		atomic_store(&progress->events_total, events_in(ev));
+		atomic_store(&progress->events_total, materialise_event_count(ev));
 	const char *psb = trace_meta(ev, "psb_period");
 	m.psb_period = psb ? (uint32_t)strtoul(psb, NULL, 10) : PTENC_DEFAULT_PSB_PERIOD;
 	struct erp_observer obs = {.start = on_start, .insn = on_insn, .interrupt = on_interrupt,

@@ -41,6 +41,9 @@ struct materialise_progress {
  * it took; whether it ends before the program did. */
 void materialise_say_made(const struct materialise_stats *st);
 
+/* Every event of every thread of ev (what progress counts up to). */
+size_t materialise_event_count(const struct trace_data *ev);
+
 /* Is td an event recording whose positions still count events (its
  * history not made yet)? */
 bool materialise_needed(const struct trace_data *td);

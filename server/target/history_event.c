@@ -156,8 +156,7 @@ static int make_tail(struct history_event *he, char *err, size_t errlen)
 	if (materialise_tail_to_memory(he->ev, from, &he->tail, &st, err, errlen) < 0)
 		return -1;
 	he->tail_ok = true;
-	he->tail_events = he->ev->nsyscalls + he->ev->nsignals + he->ev->nrdtsc +
-			  he->ev->nstates - from;
+	he->tail_events = materialise_event_count(he->ev) - from; /* one thread */
 	he->tail_seconds = (double)st.ns / 1e9;
 	fprintf(stderr, "ptrev: made the history of the last %zu event%s first: %llu "
 		"instructions in %.1f s (the whole history is made %s; going back further waits "
