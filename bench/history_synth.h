@@ -56,7 +56,7 @@ static inline void synth_code(uint8_t code[SYNTH_SIZE])
 
 static inline struct insn_info synth_insn(uint64_t ip)
 {
-	struct insn_info i = {0, INSN_OTHER, 0};
+	struct insn_info i = {.kind = INSN_OTHER};
 	switch (ip - SYNTH_BASE) {
 	case 0x00: case 0x05: case 0x0a: case 0x40: case 0x80:
 		i.len = 3; break;

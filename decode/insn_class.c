@@ -80,6 +80,8 @@ int insn_classify(const uint8_t *code, size_t n, uint64_t ip,
 	out->len = in.length;
 	out->kind = kind_of(&in);
 	out->target = 0;
+	out->rep = (in.attributes & (ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE |
+				     ZYDIS_ATTRIB_HAS_REPNE)) != 0;
 	switch (out->kind) {
 	case INSN_COND:
 	case INSN_JMP:

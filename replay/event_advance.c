@@ -286,6 +286,15 @@ int erp_advance(struct erp *e, struct erp_thread *t, bool to_point)
 	return erp_fail(e, "unknown event");
 }
 
+int erp_run_to_point(struct erp *e, struct erp_thread *t, const struct trace_state *st)
+{
+	struct erp_stop s;
+	if (to_stop(e, t, st, &s) < 0)
+		return -1;
+	t->search_for = 0; /* the search for event next's own point starts anew */
+	return s.kind == AT_STATE ? 0 : diverged(e, t, "the point where its history begins", &s);
+}
+
 int erp_advance_to_unrecorded(struct erp *e, struct erp_thread *t)
 {
 	struct erp_stop s;

@@ -116,6 +116,41 @@ size_t event_end_tail_from(const struct event_end *ee, uint64_t budget_ns)
 	return k > 1 ? k : 0;
 }
 
+/* Less than this much of a stretch to leave out is not worth a point (one
+ * more native replay of the whole recording to take it, and every replay
+ * of the tail finding it with a breakpoint). */
+#define MIN_SPLIT_NS 200000
+
+uint64_t event_end_tail_split(const struct event_end *ee, size_t from, uint64_t budget_ns)
+{
+	if (ee->e.nthreads != 1 || from == 0)
+		return 0;
+	const struct erp_thread *t = &ee->e.threads[0];
+	if (from >= t->nev)
+		return 0;
+	uint64_t after = 0; /* the tail's stretches after the first */
+	for (size_t k = from + 1; k < t->nev; k++)
+		after += t->ev[k].native_ns > STOP_COST_NS ? t->ev[k].native_ns - STOP_COST_NS : 0;
+	uint64_t first = t->ev[from].native_ns > STOP_COST_NS ? t->ev[from].native_ns - STOP_COST_NS
+							      : 0;
+	if (after >= budget_ns || first < budget_ns - after + MIN_SPLIT_NS)
+		return 0;
+	return first - (budget_ns - after);
+}
+
+int event_end_tail_point(const struct trace_data *td, size_t from, uint64_t after_ns,
+			 struct trace_state *out, char *err, size_t errlen)
+{
+	struct erp e;
+	int rc = erp_replay_until(&e, td, from, NULL);
+	if (rc == 0)
+		rc = erp_take_point(&e, after_ns, out);
+	if (rc < 0)
+		snprintf(err, errlen, "%s", e.why);
+	erp_free(&e);
+	return rc;
+}
+
 size_t event_end_tail_of(const struct event_end *ee, size_t n)
 {
 	if (ee->e.nthreads != 1 || n == 0 || n >= ee->e.threads[0].nev)

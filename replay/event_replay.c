@@ -79,7 +79,10 @@ static int one_run(struct erp *e, struct erp_thread *t, uint64_t pos, uint64_t c
 	for (uint64_t k = pos; k < pos + count && !t->gone; k++) {
 		bool last = k + 1 == pos + count;
 		if (e->tail_from && k == e->tail_from && t == &e->threads[0]) {
-			/* The tail begins: t stands after event k - 1. */
+			/* The tail begins: t stands after event k - 1, or at
+			 * its point inside the stretch that follows. */
+			if (e->tail_point && erp_run_to_point(e, t, e->tail_point) < 0)
+				return -1;
 			if (e->hold_at_tail) {
 				e->held_at_tail = true;
 				return 1;
@@ -180,15 +183,19 @@ int erp_replay_from(struct erp *e, const struct trace_data *td, const struct erp
 /* A tail of the program's one thread (replay() refuses more threads: a
  * tail would cut their global order). */
 int erp_replay_tail(struct erp *e, const struct trace_data *td, const struct erp_observer *obs,
-		    size_t from, const atomic_bool *stop)
+		    size_t from, const struct trace_state *point, const atomic_bool *stop)
 {
 	return replay_as(e, td, obs,
-			 &(struct erp){.tail_obs = obs, .tail_from = from, .stop = stop});
+			 &(struct erp){.tail_obs = obs, .tail_from = from, .tail_point = point,
+				       .stop = stop});
 }
 
-int erp_replay_until(struct erp *e, const struct trace_data *td, size_t from)
+int erp_replay_until(struct erp *e, const struct trace_data *td, size_t from,
+		     const struct trace_state *point)
 {
-	return replay_as(e, td, NULL, &(struct erp){.hold_at_tail = true, .tail_from = from});
+	return replay_as(e, td, NULL,
+			 &(struct erp){.hold_at_tail = true, .tail_from = from,
+				       .tail_point = point});
 }
 
 void erp_release(struct erp *e, pid_t *pid, int *memfd)

@@ -147,6 +147,10 @@ struct erp {
 	 * history: materialise.h) or, hold_at_tail, stops (held_at_tail set:
 	 * the replayer's start for that history). 0: no tail. */
 	size_t tail_from;
+	/* ...or, where tail_point is set, at that point inside the stretch
+	 * before event tail_from (a STATE record taken by erp_take_point):
+	 * the thread runs natively on to it first. */
+	const struct trace_state *tail_point;
 	const struct erp_observer *tail_obs;
 	bool hold_at_tail, held_at_tail;
 	bool exited;          /* the replay process is gone */
@@ -231,6 +235,10 @@ int erp_advance(struct erp *e, struct erp_thread *t, bool to_point);
 /* Run t on to the entry of a syscall the log does not hold: the one it
  * was in when the recording ended. */
 int erp_advance_to_unrecorded(struct erp *e, struct erp_thread *t);
+/* Run t natively to the point st describes (a STATE record that is not
+ * one of its events: where a tail's history begins, inside the stretch
+ * before its event next). */
+int erp_run_to_point(struct erp *e, struct erp_thread *t, const struct trace_state *st);
 /* The observer hears that t ends where it stands (once). */
 int erp_end_here(struct erp *e, struct erp_thread *t);
 
@@ -245,10 +253,22 @@ int erp_replay_from(struct erp *e, const struct trace_data *td, const struct erp
 /* Replay td (one thread) natively up to its event `from`, stepping
  * with obs from there to the end (the history of the tail). */
 int erp_replay_tail(struct erp *e, const struct trace_data *td, const struct erp_observer *obs,
-		    size_t from, const atomic_bool *stop);
+		    size_t from, const struct trace_state *point, const atomic_bool *stop);
 /* Replay td (one thread) natively until it stands after its event
- * from - 1, and hold it there. 0, or -1 with e->why. */
-int erp_replay_until(struct erp *e, const struct trace_data *td, size_t from);
+ * from - 1 (or, point set, at that point inside the stretch that
+ * follows), and hold it there. 0, or -1 with e->why. */
+int erp_replay_until(struct erp *e, const struct trace_data *td, size_t from,
+		     const struct trace_state *point);
+
+/* ---- event_split.c ---- */
+/* e is held after the one thread's event tail_from - 1 (erp_replay_until
+ * without a point): let the thread run on natively for about after_ns of
+ * wall time, stop it wherever it is and describe that place as a STATE
+ * record (*out, pos tail_from: a point a replay finds again, as the
+ * recorder's are found; state_digest.h). 1 when taken, 0 when the thread
+ * reached its next event first (nothing taken; e is spent either way),
+ * -1 with e->why. */
+int erp_take_point(struct erp *e, uint64_t after_ns, struct trace_state *out);
 /* Hand the held replay process over (its pid and /proc/PID/mem): erp_free
  * then leaves it alive. */
 void erp_release(struct erp *e, pid_t *pid, int *memfd);

@@ -34,6 +34,7 @@ struct mat {
 	struct materialise_progress *progress; /* NULL: nobody asks */
 	size_t from;       /* a tail: the one thread's first event in it
 	                      (its history starts after event from - 1) */
+	const struct trace_state *point; /* ...or at this point before it */
 	uint64_t unreported;                   /* instructions since it was told */
 };
 
@@ -239,6 +240,8 @@ static int write_all(const struct conv *c, const struct trace_data *ev, struct t
 		snprintf(from, sizeof from, "%zu", c->m->from);
 		r = trace_write_meta(w, "history_from", from);
 	}
+	if (r == 0 && c->m->point)
+		r = trace_write_state(w, c->m->point);
 	for (size_t i = 0; i < ev->nthreads && r == 0; i++) {
 		struct trace_thread th = ev->threads[i];
 		if (!created(c, th.tid) || (th.exited && !erp_thread_rec(c->e, th.tid)->gone))
@@ -333,13 +336,15 @@ size_t materialise_event_count(const struct trace_data *ev)
 	return ev->nsyscalls + ev->nsignals + ev->nrdtsc + ev->nstates;
 }
 
-/* The history from the one thread's event `from` on (0: all of it). */
-static int make(const struct trace_data *ev, size_t from, struct trace_writer *w,
+/* The history from the one thread's event `from` on (0: all of it), or
+ * from point in the stretch before it. */
+static int make(const struct trace_data *ev, size_t from, const struct trace_state *point,
+		struct trace_writer *w,
 		struct materialise_stats *st, struct materialise_progress *progress, char *err,
 		size_t errlen)
 {
 	uint64_t t0 = now_ns();
-	struct mat m = {.progress = progress, .from = from};
+	struct mat m = {.progress = progress, .from = from, .point = point};
 	if (progress)
 		atomic_store(&progress->events_total, materialise_event_count(ev));
 	const char *psb = trace_meta(ev, "psb_period");
@@ -348,7 +353,7 @@ static int make(const struct trace_data *ev, size_t from, struct trace_writer *w
 				   .event = on_event, .end = on_end, .run = on_run, .ctx = &m};
 	struct erp e;
 	const atomic_bool *stop = progress ? &progress->stop : NULL;
-	int rc = from ? erp_replay_tail(&e, ev, &obs, from, stop)
+	int rc = from ? erp_replay_tail(&e, ev, &obs, from, point, stop)
 		      : erp_replay_all(&e, ev, &obs, false, stop);
 	if (rc < 0)
 		snprintf(err, errlen, "%s", e.why);
@@ -380,10 +385,11 @@ int materialise(const struct trace_data *ev, struct trace_writer *w,
 		struct materialise_stats *st, struct materialise_progress *progress, char *err,
 		size_t errlen)
 {
-	return make(ev, 0, w, st, progress, err, errlen);
+	return make(ev, 0, NULL, w, st, progress, err, errlen);
 }
 
-static int to_memory(const struct trace_data *ev, size_t from, struct trace_data *out,
+static int to_memory(const struct trace_data *ev, size_t from, const struct trace_state *point,
+		     struct trace_data *out,
 		     struct materialise_stats *st, struct materialise_progress *progress,
 		     char *err, size_t errlen)
 {
@@ -391,7 +397,7 @@ static int to_memory(const struct trace_data *ev, size_t from, struct trace_data
 	struct trace_writer *w = trace_writer_open_memory(err, errlen);
 	if (!w)
 		return -1;
-	int rc = trace_writer_keep(w, out) < 0 ? -1 : make(ev, from, w, st, progress, err, errlen);
+	int rc = trace_writer_keep(w, out) < 0 ? -1 : make(ev, from, point, w, st, progress, err, errlen);
 	if (rc < 0 && !err[0])
 		snprintf(err, errlen, "out of memory");
 	trace_writer_keep(w, NULL);
@@ -405,17 +411,23 @@ int materialise_to_memory(const struct trace_data *ev, struct trace_data *out,
 			  struct materialise_stats *st, struct materialise_progress *progress,
 			  char *err, size_t errlen)
 {
-	return to_memory(ev, 0, out, st, progress, err, errlen);
+	return to_memory(ev, 0, NULL, out, st, progress, err, errlen);
 }
 
-int materialise_tail_to_memory(const struct trace_data *ev, size_t from, struct trace_data *out,
+int materialise_tail_to_memory(const struct trace_data *ev, size_t from,
+			       const struct trace_state *point, struct trace_data *out,
 			       struct materialise_stats *st, char *err, size_t errlen)
 {
-	return to_memory(ev, from, out, st, NULL, err, errlen);
+	return to_memory(ev, from, point, out, st, NULL, err, errlen);
 }
 
 size_t materialise_tail_from(const struct trace_data *td)
 {
 	const char *v = trace_meta(td, "history_from");
 	return v ? (size_t)strtoull(v, NULL, 10) : 0;
+}
+
+const struct trace_state *materialise_tail_point(const struct trace_data *td)
+{
+	return materialise_tail_from(td) && td->nstates == 1 ? &td->states[0] : NULL;
 }

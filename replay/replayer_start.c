@@ -4,6 +4,7 @@
 #include "replayer_internal.h"
 
 #include "event_replay.h"
+#include "ptrev/materialise.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -21,12 +22,15 @@ int rp_launch_base(struct replayer *r)
 		return -1;
 	if (r->tail_from) {
 		/* A tail's start: the event recording replayed natively to
-		 * where its history begins, held there. */
+		 * where its history begins (after an event, or at the point
+		 * the history holds inside the stretch after it), held
+		 * there. */
 		struct erp e;
 		if (!r->events)
 			return rp_fail(r, "this history begins after the program's start and its "
 				       "event recording is not at hand");
-		int rc = erp_replay_until(&e, r->events, r->tail_from);
+		int rc = erp_replay_until(&e, r->events, r->tail_from,
+					  materialise_tail_point(r->td));
 		if (rc == 0)
 			erp_release(&e, &r->base.pid, &r->base.memfd);
 		else

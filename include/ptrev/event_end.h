@@ -42,5 +42,19 @@ ssize_t event_end_read(struct event_end *ee, uint64_t addr, void *buf, size_t le
 size_t event_end_tail_from(const struct event_end *ee, uint64_t budget_ns);
 /* The same for a tail of the last n events (tests). */
 size_t event_end_tail_of(const struct event_end *ee, size_t n);
+/* A tail's first stretch (the one before its event from) may alone run
+ * far longer than budget_ns (a computation before the program's exit:
+ * milliseconds, millions of instructions to step). How much of that
+ * stretch's native run to leave out, so that the tail holds about
+ * budget_ns in all: 0 when not worth it (less than 0.2 ms). */
+uint64_t event_end_tail_split(const struct event_end *ee, size_t from, uint64_t budget_ns);
+/* Take the point where such a tail begins: td (an event recording of
+ * one thread) replayed natively to its event from - 1, then on for about
+ * after_ns, and the thread's place there described as a STATE record
+ * (pos from; replay/event_split.c says why any such place can be found
+ * again). 1 taken, 0 when the stretch ended first (no point: use the
+ * whole stretch), -1 with err. */
+int event_end_tail_point(const struct trace_data *td, size_t from, uint64_t after_ns,
+			 struct trace_state *out, char *err, size_t errlen);
 
 #endif

@@ -14,6 +14,7 @@
 #ifndef PTREV_INSN_CLASS_H
 #define PTREV_INSN_CLASS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,6 +35,11 @@ struct insn_info {
 	uint8_t len;           /* 1..15 */
 	enum insn_kind kind;
 	uint64_t target;       /* INSN_COND/JMP/CALL: the branch target; else 0 */
+	/* A string instruction with an effective REP/REPE/REPNE prefix: it
+	 * can be interrupted between iterations, rip still on it (a state
+	 * there is not one a breakpoint on the instruction can find again:
+	 * the CPU sets RF to resume it without a second hit). */
+	bool rep;
 };
 
 /* Classify the instruction at ip whose bytes start at code (n bytes are

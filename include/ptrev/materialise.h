@@ -71,9 +71,16 @@ int materialise_to_memory(const struct trace_data *ev, struct trace_data *out,
  * the event recording beside it (replayer_set_events). Made first, so
  * that the end of a long recording can be stepped back through at once
  * (server/target/history_event.c). */
-int materialise_tail_to_memory(const struct trace_data *ev, size_t from, struct trace_data *out,
+/* point (NULL: none) is where the tail begins inside the stretch before
+ * event from (event_end_tail_point): the thread is run natively on to it
+ * and stepped from there; the result holds it as its one STATE record. */
+int materialise_tail_to_memory(const struct trace_data *ev, size_t from,
+			       const struct trace_state *point, struct trace_data *out,
 			       struct materialise_stats *st, char *err, size_t errlen);
 /* A made history's META history_from (0: it starts at the program's start). */
 size_t materialise_tail_from(const struct trace_data *td);
+/* ...and the point inside the stretch before that event where it starts
+ * (its one STATE record), or NULL: right after event history_from - 1. */
+const struct trace_state *materialise_tail_point(const struct trace_data *td);
 
 #endif

@@ -132,35 +132,81 @@ static bool whole_ready(struct history_event *he)
 	return js.done && !js.failed;
 }
 
-/* Where a tail to make first begins (0: none). PTREV_TAIL_EVENTS=N: the
- * last N events (tests); else about 100 µs of the program's own run. */
-static size_t tail_from(struct history_event *he)
+/* How much of the program's own run a tail holds: PTREV_TAIL_US
+ * microseconds (tests, benchmarks), else 100 us. */
+static uint64_t tail_budget_ns(void)
 {
+	const char *v = getenv("PTREV_TAIL_US");
+	return v && *v ? strtoull(v, NULL, 10) * 1000ull : 100000ull;
+}
+
+/* Where a tail to make first begins (0: none). PTREV_TAIL_EVENTS=N: the
+ * last N events, whole stretches (tests); else about tail_budget_ns of
+ * the program's own run, *split set to how much of its first stretch to
+ * leave out (event_end_tail_split; PTREV_TAIL_SPLIT=0: none, for the
+ * benchmark). */
+static size_t tail_from(struct history_event *he, uint64_t *split)
+{
+	*split = 0;
 	const char *v = getenv("PTREV_TAIL_HISTORY");
 	if (v && strcmp(v, "0") == 0)
 		return 0;
 	const char *n = getenv("PTREV_TAIL_EVENTS");
 	if (n && *n)
 		return event_end_tail_of(he->end, (size_t)strtoul(n, NULL, 10));
-	return event_end_tail_from(he->end, 100000);
+	size_t from = event_end_tail_from(he->end, tail_budget_ns());
+	const char *sp = getenv("PTREV_TAIL_SPLIT");
+	if (from && !(sp && strcmp(sp, "0") == 0))
+		*split = event_end_tail_split(he->end, from, tail_budget_ns());
+	return from;
+}
+
+/* The point inside the tail's first stretch where its history begins,
+ * about split ns into the stretch (*point). The stretch's native time is
+ * an estimate from one run (this machine's runs of one stretch differ by
+ * a third), and the thread may reach its event before the timer stops it:
+ * then once more at 3/4 of the time, at 1/2, at 1/4. 1 taken, 0 none (the
+ * whole stretch is made). */
+static int tail_point(struct history_event *he, size_t from, uint64_t split,
+		      struct trace_state *point)
+{
+	static const unsigned quarters[] = {4, 3, 2, 1};
+	char err[512];
+	for (size_t i = 0; i < sizeof quarters / sizeof quarters[0]; i++) {
+		int rc = event_end_tail_point(he->ev, from, split / 4 * quarters[i], point, err,
+					      sizeof err);
+		if (rc > 0)
+			return 1;
+		if (rc < 0) {
+			fprintf(stderr, "ptrev: cannot begin the tail's history inside a stretch "
+				"(%s): it begins after an event\n", err);
+			return 0;
+		}
+	}
+	return 0;
 }
 
 /* Make a tail's history (he->tail). 0; 1 when there is none to make;
  * -1 with err. */
 static int make_tail(struct history_event *he, char *err, size_t errlen)
 {
-	size_t from = he->tail_ok ? 0 : tail_from(he);
+	uint64_t split;
+	size_t from = he->tail_ok ? 0 : tail_from(he, &split);
 	struct materialise_stats st;
+	struct trace_state point;
 	if (from == 0)
 		return 1;
-	if (materialise_tail_to_memory(he->ev, from, &he->tail, &st, err, errlen) < 0)
+	he->tail_split = split >= 4 && tail_point(he, from, split, &point);
+	if (materialise_tail_to_memory(he->ev, from, he->tail_split ? &point : NULL, &he->tail, &st,
+				       err, errlen) < 0)
 		return -1;
 	he->tail_ok = true;
 	he->tail_events = materialise_event_count(he->ev) - from; /* one thread */
 	he->tail_seconds = (double)st.ns / 1e9;
-	fprintf(stderr, "ptrev: made the history of the last %zu event%s first: %llu "
+	fprintf(stderr, "ptrev: made the history of the last %zu event%s%s first: %llu "
 		"instructions in %.1f s (the whole history is made %s; going back further waits "
 		"for it)\n", he->tail_events, he->tail_events == 1 ? "" : "s",
+		he->tail_split ? " and of the end of the stretch before" : "",
 		(unsigned long long)st.instructions, he->tail_seconds,
 		he->job ? "in the background" : "when needed");
 	return 0;
@@ -217,9 +263,11 @@ void history_event_progress(struct history_event *he, struct strbuf *out)
 		return;
 	}
 	if (he->tail_ok)
-		strbuf_printf(out, "The history of its last %zu event%s is made (in %.1f s); "
+		strbuf_printf(out, "The history of its last %zu event%s%s is made (in %.1f s); "
 			      "going back further needs the whole history. ", he->tail_events,
-			      he->tail_events == 1 ? "" : "s", he->tail_seconds);
+			      he->tail_events == 1 ? "" : "s",
+			      he->tail_split ? " and of the end of the stretch before" : "",
+			      he->tail_seconds);
 	if (!he->job) {
 		strbuf_puts(out, he->tail_ok ? "The whole history is made when needed.\n"
 			    : "The history of this event recording is not made yet: the first "

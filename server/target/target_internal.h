@@ -86,6 +86,7 @@ struct history_event {
 	struct trace_data tail;
 	bool tail_ok;
 	size_t tail_events;
+	bool tail_split;      /* ...and part of the stretch before them */
 	double tail_seconds;
 	pid_t last;                  /* the thread that ended it */
 	/* Its history being made in the background from the start (NULL:

@@ -13,7 +13,10 @@ variable, backtrace and breakpoint hit must be the same, and so must the
 instruction numbers `monitor when` gives once the whole history is there.
 A tail of a fixed two events (PTREV_TAIL_EVENTS) makes the crossing
 certain; the default tail (about 100 us of the program's run) must agree
-too. The whole history is made only when needed in these sessions
+too. A tail of 50 us begins inside the last round's computation, one
+stretch of about a millisecond, at a point found again by its state
+(replay/event_split.c): the same again there. The whole history is made
+only when needed in these sessions
 (PTREV_BACKGROUND_HISTORY=0): one made in the background may be ready
 before the first move, and then no tail is made. A multi-threaded
 recording makes no tail.
@@ -52,6 +55,29 @@ reverse-stepi 7
 info registers
 continue
 print round
+print total
+'''
+
+# The same through a tail that begins inside a stretch: at the end, back
+# into round 1's round_done (in the tail), on to round 0's (past its
+# start), forwards again.
+SPLIT_SESSION = '''info registers
+reverse-stepi 3
+info registers
+bt
+break round_done
+reverse-continue
+print round
+print acc
+info registers
+reverse-continue
+print round
+print acc
+bt
+monitor when
+reverse-stepi 5
+info registers
+continue
 print total
 '''
 
@@ -114,6 +140,34 @@ def main():
     check('ptrev: made the history of the last' in auto and state(auto) == state(whole),
           'with the tail ptrev chooses itself, the same again (%s)'
           % re.findall(r'^ptrev: .*', auto, re.M))
+
+    # A tail that begins inside a stretch: 20 us of the last round's
+    # computation, one stretch of 0.3-0.5 ms natively here (a tail begins
+    # inside a stretch that runs at least 0.2 ms longer than the tail
+    # should hold). The program's exit status is its total's low bit.
+    strace = os.path.join(work, 'split.ptrev')
+    r = record(ptrev, 'event', strace, [prog, '2', '300000'])
+    check(r.returncode in (0, 1) and 'round 1:' in r.stdout, 'tail_work 2 300000 recorded')
+    swhole = gdb(ptrev, strace, prog, SPLIT_SESSION,
+                 {'PTREV_TAIL_HISTORY': '0', 'PTREV_BACKGROUND_HISTORY': '0'})
+    srounds = re.findall(r'^\$\d+ = (\d+)$', swhole, re.M)
+    check(srounds[:1] == ['1'] and '0' in srounds and
+          re.findall(r'^(\w+) +<unavailable>', swhole, re.M) == ['rcx', 'r11'],
+          'the oracle stops in round_done of rounds 1 and 0, full state everywhere but rcx and '
+          'r11 before exit_group (%s)' % srounds)
+    split = gdb(ptrev, strace, prog, 'monitor history\n' + SPLIT_SESSION,
+                {'PTREV_TAIL_US': '20', 'PTREV_BACKGROUND_HISTORY': '0'})
+    made = re.search(r'^ptrev: made the history of the last 2 events and of the end of the '
+                     r'stretch before first: (\d+) instructions', split, re.M)
+    total = re.search(r'^Current instruction: \d+ of (\d+)', swhole, re.M)
+    check(made and total and int(made.group(1)) < int(total.group(1)) // 2,
+          'the tail begins inside the last round\'s stretch, less than the round (%s, '
+          'of %s)' % (re.findall(r'^ptrev: .*', split, re.M), total and total.group(1)))
+    told = [ln for ln in state(split) if not ln.startswith('The history of')]
+    check(state(swhole) == told,
+          'through a tail that begins inside a stretch, every register, variable, backtrace, '
+          'hit and instruction number as on the whole history\n'
+          + '\n'.join('%s | %s' % (a, b) for a, b in zip(state(swhole), told) if a != b)[:3000])
 
     # A recording saved from a tail's session holds the whole history.
     saved = os.path.join(work, 'saved.ptrev')

@@ -168,6 +168,28 @@ int main(void)
 			failures++;
 		}
 	}
+	/* REP string instructions are told apart from other F2/F3 uses. */
+	{
+		static const struct {
+			const char *hex, *what;
+			bool rep;
+		} reps[] = {
+			{"f3a4", "rep movsb", true},       {"f348ab", "rep stosq", true},
+			{"f3a6", "repe cmpsb", true},      {"f2ae", "repne scasb", true},
+			{"a4", "movsb", false},            {"f3c3", "rep ret", false},
+			{"f30fb8c1", "popcnt eax, ecx", false}, {"f2e800000000", "bnd call", false},
+			{"f30f1efa", "endbr64", false},    {"90", "nop", false},
+		};
+		for (size_t i = 0; i < sizeof reps / sizeof reps[0]; i++) {
+			uint8_t code[16];
+			size_t n = unhex(reps[i].hex, code, sizeof code);
+			if (insn_classify(code, n, IP, &info) != 0 || info.rep != reps[i].rep) {
+				printf("FAIL %s: rep %d, expected %d\n", reps[i].what, info.rep,
+				       reps[i].rep);
+				failures++;
+			}
+		}
+	}
 	if (failures) {
 		printf("%d failure(s)\n", failures);
 		return 1;

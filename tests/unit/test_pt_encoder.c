@@ -77,7 +77,7 @@ static const uint8_t *data_of(struct ptenc *e, size_t *len)
 
 static struct insn_info ki(enum insn_kind kind, unsigned len, uint64_t target)
 {
-	struct insn_info i = {(uint8_t)len, kind, target};
+	struct insn_info i = {.len = (uint8_t)len, .kind = kind, .target = target};
 	return i;
 }
 

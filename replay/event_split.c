@@ -1,0 +1,195 @@
+/* Event replay: a point inside a long stretch, where a tail's history can
+ * begin (event_replay.h, erp_take_point). A tail is made of whole
+ * stretches between events, and the last one alone may run for
+ * milliseconds (a program's computation before its exit: millions of
+ * instructions, tens of seconds to step). Here the stretch is run
+ * natively and the thread stopped wherever it is after about the wanted
+ * time; that place is described as the recorder describes a thread it
+ * stopped (state_digest.h), and every replay that needs it finds it again
+ * the same way: with a hardware breakpoint at its PC, the first hit whose
+ * state matches. Sound for the same reasons (the stretch is
+ * deterministic: no syscall, signal or rdtsc in it), and better placed
+ * than the recorder's points: the place is described from a replay and
+ * found in replays of the same kind. Where the timer lands does not
+ * matter; only that it is found again. */
+#include "event_replay.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ptrev/ptrace_wait.h"
+#include "ptrev/state_digest.h"
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Let t run on (to its next syscall at most), no signal given. */
+static int resume(struct erp *e, struct erp_thread *t)
+{
+	if (ptrace(PTRACE_SYSCALL, t->tid, NULL, NULL) < 0)
+		return erp_fail(e, "replay thread %d: %s", (int)t->tid, strerror(errno));
+	return 0;
+}
+
+/* Wait for t's next stop: 1 when it is signal sig (a SIGSTOP must be the
+ * one we sent; a SIGTRAP a single step's), 0 another, -1. */
+static int stopped_by(struct erp *e, struct erp_thread *t, int sig, struct user_regs_struct *regs)
+{
+	int ws;
+	if (ptrace_wait_task(t->tid, &ws) < 0)
+		return erp_fail(e, "replay thread %d: %s", (int)t->tid, strerror(errno));
+	if (erp_count_stop(e) < 0)
+		return -1;
+	if (!WIFSTOPPED(ws) || WSTOPSIG(ws) != sig)
+		return 0;
+	siginfo_t si;
+	memset(&si, 0, sizeof si);
+	ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &si);
+	if (sig == SIGSTOP && (si.si_code != SI_TKILL || si.si_pid != getpid()))
+		return 0;
+	if (sig == SIGTRAP && (si.si_code == SI_KERNEL || si.si_code <= 0))
+		return 0;
+	return erp_get_regs(e, t, regs) < 0 ? -1 : 1;
+}
+
+/* Every replay that begins at the point traps at each execution of its
+ * PC from the stretch's start on (state_digest.h): where the timer
+ * stopped the thread in a hot loop that is one trap every few
+ * instructions, hundreds of thousands of them, seconds, worse than
+ * stepping the whole stretch. So the point is moved on from there to a
+ * cold PC: the thread is single-stepped WINDOW instructions, counting how
+ * often each PC comes, then on (at most WINDOW more) to the first PC
+ * that came at most `most` times (a PC that did not come counts once):
+ * a PC that rare in the window comes about most / WINDOW of the
+ * stretch's instructions, and `most` is chosen so that this is at most
+ * MAX_HITS traps over the stretch so far (its instructions estimated
+ * from its native run time at NATIVE_INSNS_PER_NS, a generous rate). A
+ * REP string instruction is never the point: stopped between two of its
+ * iterations the thread is in a state a breakpoint on the instruction
+ * cannot find again (the CPU resumes it with RF set). */
+#define WINDOW 4000
+#define MAX_HITS 5000
+#define NATIVE_INSNS_PER_NS 3
+
+struct pc_counts {
+	uint64_t pc[2 * WINDOW];
+	uint32_t n[2 * WINDOW];
+};
+
+static uint32_t *count_of(struct pc_counts *c, uint64_t pc, bool add)
+{
+	size_t i = (size_t)((pc * 0x9e3779b97f4a7c15ull) >> 40) % (2 * WINDOW);
+	while (c->n[i] && c->pc[i] != pc)
+		i = (i + 1) % (2 * WINDOW);
+	if (!c->n[i] && !add)
+		return NULL;
+	c->pc[i] = pc;
+	return &c->n[i];
+}
+
+/* One instruction stepped (not a syscall's: the stretch ends there). 1
+ * stepped, 0 the stretch ended (a syscall next, or a signal came: rdtsc's
+ * trap is an event), -1. */
+static int step(struct erp *e, struct erp_thread *t, struct user_regs_struct *regs)
+{
+	struct insn_info info;
+	if (erp_classify(e, regs->rip, &info) < 0)
+		return -1;
+	if (insn_kind_enters_kernel(info.kind))
+		return 0;
+	if (ptrace(PTRACE_SINGLESTEP, t->tid, NULL, NULL) < 0)
+		return erp_fail(e, "replay thread %d: %s", (int)t->tid, strerror(errno));
+	return stopped_by(e, t, SIGTRAP, regs);
+}
+
+/* From regs (where the timer stopped t, about ran_ns into its stretch)
+ * on to a cold PC; 1 there (regs), 0 none found before the stretch's
+ * end, -1. */
+static int to_cold_pc(struct erp *e, struct erp_thread *t, uint64_t ran_ns,
+		      struct user_regs_struct *regs)
+{
+	uint64_t before = ran_ns * NATIVE_INSNS_PER_NS + 1;
+	uint64_t most = (uint64_t)MAX_HITS * WINDOW / before;
+	if (most == 0)
+		return 0; /* no PC is rare enough to tell in a window */
+	struct pc_counts *c = calloc(1, sizeof *c);
+	if (!c)
+		return erp_fail(e, "out of memory");
+	int rc = 1;
+	for (int i = 0; i < WINDOW && rc == 1; i++) {
+		(*count_of(c, regs->rip, true))++;
+		rc = step(e, t, regs);
+	}
+	for (int i = 0; i < WINDOW && rc == 1; i++) {
+		uint32_t *n = count_of(c, regs->rip, false);
+		struct insn_info info;
+		if (erp_classify(e, regs->rip, &info) < 0)
+			rc = -1;
+		else if ((n ? *n : 1) <= most && !info.rep)
+			break;
+		else if (i + 1 == WINDOW)
+			rc = 0;
+		else
+			rc = step(e, t, regs);
+	}
+	free(c);
+	return rc;
+}
+
+int erp_take_point(struct erp *e, uint64_t after_ns, struct trace_state *out)
+{
+	if (!e->held_at_tail || e->nthreads != 1)
+		return erp_fail(e, "no thread is held where a tail begins");
+	struct erp_thread *t = &e->threads[0];
+	struct user_regs_struct regs;
+	uint64_t t0 = now_ns();
+	if (resume(e, t) < 0)
+		return -1;
+	struct timespec ts = {(time_t)(after_ns / 1000000000ull), (long)(after_ns % 1000000000ull)};
+	/* A sleeping thread's timer may fire up to its slack late (50 us by
+	 * default): more than a tail of tens of us holds. */
+	int slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+	prctl(PR_SET_TIMERSLACK, 1, 0, 0, 0);
+	nanosleep(&ts, NULL);
+	if (slack > 0)
+		prctl(PR_SET_TIMERSLACK, (unsigned long)slack, 0, 0, 0);
+	/* If its event came first, this stays pending: the process is not
+	 * used again. */
+	syscall(SYS_tgkill, e->pid, t->tid, SIGSTOP);
+	int rc = stopped_by(e, t, SIGSTOP, &regs);
+	if (rc <= 0)
+		return rc;
+	if ((rc = to_cold_pc(e, t, now_ns() - t0, &regs)) <= 0)
+		return rc;
+	struct state_digest d;
+	char why[256];
+	if (state_digest_take(e->pid, t->tid, e->memfd, &regs, &d, why, sizeof why) < 0)
+		return erp_fail(e, "thread %d: cannot describe where it stands: %s",
+				(int)t->rec_tid, why);
+	memset(out, 0, sizeof *out);
+	out->tid = t->rec_tid;
+	out->pos = e->tail_from;
+	_Static_assert(sizeof regs == sizeof out->regs, "user_regs_struct is 27 words");
+	memcpy(out->regs, &regs, sizeof out->regs);
+	out->vec_hash = d.vec_hash;
+	out->stack_lo = d.stack_lo;
+	out->stack_hi = d.stack_hi;
+	out->stack_hash = d.stack_hash;
+	out->mem_bytes = d.mem_bytes;
+	out->mem_hash = d.mem_hash;
+	out->flags = d.flags & STATE_DIGEST_LIVE_STACKS ? TRACE_STATE_LIVE_STACKS : 0;
+	out->ran_ns = now_ns() - t0 + 1;
+	return 1;
+}
