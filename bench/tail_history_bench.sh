@@ -8,12 +8,18 @@
 # in the same script (not a timed test).
 #
 #   bench/tail_history_bench.sh PTREV TAIL_WORK [ROUNDS] [ITERATIONS] [SHORT_ROUNDS]
+#                               [SPLIT_ITERATIONS]
 #
 # TAIL_WORK is tests/programs/tail_work: ROUNDS rounds (default 400) of
 # ITERATIONS loop iterations (default 50,000; about 5 instructions each),
 # each ended by a write. The short recording has SHORT_ROUNDS rounds
 # (default 12), whose whole history ptrev makes; its instruction count
-# gives the long one's (rounds are alike).
+# gives the long one's (rounds are alike). Last, a tail inside one long
+# stretch: a recording of 2 rounds of SPLIT_ITERATIONS (default
+# 1,000,000), whose last round is one stretch of about a millisecond; its
+# first reverse-stepi with the tail begun inside that stretch (the
+# default) against the tail of the whole stretch (PTREV_TAIL_SPLIT=0).
+# (tail_work's exit status is its total's low bit: not a failure.)
 set -euo pipefail
 
 ptrev=${1:?usage: tail_history_bench.sh PTREV TAIL_WORK [ROUNDS] [ITERATIONS] [SHORT_ROUNDS]}
@@ -21,6 +27,7 @@ prog=${2:?usage: tail_history_bench.sh PTREV TAIL_WORK [ROUNDS] [ITERATIONS] [SH
 rounds=${3:-400}
 iters=${4:-50000}
 short=${5:-12}
+split_iters=${6:-1000000}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cp "$prog" "$tmp/tail_work"
@@ -51,9 +58,11 @@ GDB
 sum() { awk -v k="$1" '$1 == "T" && $2 == k { s += $3 } END { printf "%.3f", s }'; }
 
 "$ptrev" record --backend event --force -o "$tmp/short.ptrev" -- "$tmp/tail_work" "$short" \
-	"$iters" >/dev/null
+	"$iters" >/dev/null || true
 "$ptrev" record --backend event --force -o "$tmp/long.ptrev" -- "$tmp/tail_work" "$rounds" \
-	"$iters" >/dev/null
+	"$iters" >/dev/null || true
+"$ptrev" record --backend event --force -o "$tmp/split.ptrev" -- "$tmp/tail_work" 2 \
+	"$split_iters" >/dev/null || true
 
 whole=$(PTREV_TAIL_HISTORY=0 PTREV_BACKGROUND_HISTORY=0 session "$tmp/short.ptrev")
 tail_short=$(session "$tmp/short.ptrev")
@@ -73,3 +82,13 @@ for k in connect+bt reverse-stepi reverse-stepi-again reverse-next; do
 	printf '    %-20s %s s\n' "$k" "$(sum "$k" <<<"$tail_long")"
 done
 sed -n 's/^M ptrev: /    ptrev: /p' <<<"$tail_long"
+
+unsplit=$(PTREV_TAIL_SPLIT=0 PTREV_BACKGROUND_HISTORY=0 session "$tmp/split.ptrev")
+split=$(PTREV_BACKGROUND_HISTORY=0 session "$tmp/split.ptrev")
+u=$(sum reverse-stepi <<<"$unsplit")
+s=$(sum reverse-stepi <<<"$split")
+echo "  2 rounds of $split_iters iterations, first reverse-stepi:"
+echo "    tail of the whole last stretch:   $u s"
+echo "    tail begun inside it:             $s s"
+echo "    ratio inside/whole stretch: $(awk -v a="$s" -v b="$u" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }')"
+sed -n 's/^M ptrev: /    ptrev: /p' <<<"$unsplit$(printf '\n')$split"

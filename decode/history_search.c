@@ -79,13 +79,19 @@ static bool may_contain(const struct hist_seg *seg, const struct addr_set *s)
 int history_prev_exec(struct history *h, uint64_t n, const uint64_t *addrs,
 		      size_t naddr, uint64_t *found)
 {
+	return history_prev_exec_since(h, 0, n, addrs, naddr, found);
+}
+
+int history_prev_exec_since(struct history *h, uint64_t lo, uint64_t n, const uint64_t *addrs,
+			    size_t naddr, uint64_t *found)
+{
 	struct addr_set set;
 	int rc = 0;
 	long k;
 
 	if (n > h->ninsn)
 		n = h->ninsn;
-	if (n == 0 || naddr == 0)
+	if (n <= lo || naddr == 0)
 		return 0;
 	if (set_init(&set, addrs, naddr) < 0)
 		return -1;
@@ -94,6 +100,8 @@ int history_prev_exec(struct history *h, uint64_t n, const uint64_t *addrs,
 		const uint64_t *ips;
 		uint64_t i;
 
+		if (seg->pub.first_insn + seg->pub.ninsn <= lo)
+			break;
 		if (seg->pub.ninsn == 0 || !may_contain(seg, &set))
 			continue;
 		ips = hist_segment_ips(h, (size_t)k);
@@ -104,7 +112,7 @@ int history_prev_exec(struct history *h, uint64_t n, const uint64_t *addrs,
 		i = n - seg->pub.first_insn;
 		if (i > seg->pub.ninsn)
 			i = seg->pub.ninsn;
-		while (i-- > 0) {
+		while (i-- > 0 && seg->pub.first_insn + i >= lo) {
 			if (set_has(&set, ips[i])) {
 				*found = seg->pub.first_insn + i;
 				rc = 1;

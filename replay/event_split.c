@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #include "ptrev/ptrace_wait.h"
-#include "ptrev/state_digest.h"
+#include "ptrev/state_record.h"
 
 static uint64_t now_ns(void)
 {
@@ -178,18 +178,6 @@ int erp_take_point(struct erp *e, uint64_t after_ns, struct trace_state *out)
 	if (state_digest_take(e->pid, t->tid, e->memfd, &regs, &d, why, sizeof why) < 0)
 		return erp_fail(e, "thread %d: cannot describe where it stands: %s",
 				(int)t->rec_tid, why);
-	memset(out, 0, sizeof *out);
-	out->tid = t->rec_tid;
-	out->pos = e->tail_from;
-	_Static_assert(sizeof regs == sizeof out->regs, "user_regs_struct is 27 words");
-	memcpy(out->regs, &regs, sizeof out->regs);
-	out->vec_hash = d.vec_hash;
-	out->stack_lo = d.stack_lo;
-	out->stack_hi = d.stack_hi;
-	out->stack_hash = d.stack_hash;
-	out->mem_bytes = d.mem_bytes;
-	out->mem_hash = d.mem_hash;
-	out->flags = d.flags & STATE_DIGEST_LIVE_STACKS ? TRACE_STATE_LIVE_STACKS : 0;
-	out->ran_ns = now_ns() - t0 + 1;
+	state_record_fill(out, t->rec_tid, e->tail_from, &regs, &d, now_ns() - t0 + 1);
 	return 1;
 }

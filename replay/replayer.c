@@ -176,7 +176,49 @@ static int pick_start(struct replayer *r, uint64_t pos)
 	return rp_fork(r, best, &r->cur);
 }
 
-/* On the way from cur to pos, leave checkpoints at pos - NEAR * 2^i. */
+/* A run to a position stops at every execution of its instruction's
+ * address on the way (run_far_bp): a checkpoint whose instruction lies in
+ * a hot loop costs a stop per iteration, hundreds of thousands over a
+ * long stretch without events (seconds to a minute: most of the first
+ * seek of a tail whose last stretch is a computation). A mark is kept
+ * where its address recurs rarely enough for at most RP_MARK_HITS stops
+ * from `from` (estimated from the distance to its previous execution,
+ * which a loop repeats), else moved back to the last place tracing
+ * resumed before it (right after a syscall: that address runs once per
+ * syscall), else left out; the checkpoints that reverse steps need most,
+ * near pos, are close together and cheap to reach anyway. */
+#define RP_MARK_HITS 2000
+
+static bool cheap_to_reach(struct replayer *r, uint64_t from, uint64_t m)
+{
+	uint64_t ip, n = m;
+	if (m - from <= RP_MARK_HITS)
+		return true;
+	if (history_ip_at(r->h, m, &ip) < 0)
+		return false;
+	for (int hits = 0; hits < RP_MARK_HITS; hits++) {
+		int rc = history_prev_exec_since(r->h, from, n, &ip, 1, &n);
+		if (rc <= 0)
+			return rc == 0;
+	}
+	return false;
+}
+
+static bool mark_at(struct replayer *r, uint64_t from, uint64_t *m)
+{
+	uint64_t e;
+	if (cheap_to_reach(r, from, *m))
+		return true;
+	if (history_prev_event(r->h, *m, HISTORY_EV_ENABLED, &e) == 1 &&
+	    e > from + RP_NEAR / 2 && cheap_to_reach(r, from, e)) {
+		*m = e;
+		return true;
+	}
+	return false;
+}
+
+/* On the way from cur to pos, leave checkpoints at pos - NEAR * 2^i
+ * (where that is cheap: mark_at). */
 static int run_with_checkpoints(struct replayer *r, uint64_t pos)
 {
 	uint64_t marks[64];
@@ -192,8 +234,11 @@ static int run_with_checkpoints(struct replayer *r, uint64_t pos)
 		const struct rp_proc *near = rp_checkpoint_best(r, marks[n]);
 		if (near && marks[n] - near->pos < RP_NEAR / 2)
 			continue; /* one is close enough already */
+		uint64_t m = marks[n];
+		if (m <= r->cur.pos || !mark_at(r, r->cur.pos, &m))
+			continue;
 		struct rp_proc cp;
-		if (rp_run_to(r, &r->cur, marks[n]) < 0 || rp_fork(r, &r->cur, &cp) < 0)
+		if (rp_run_to(r, &r->cur, m) < 0 || rp_fork(r, &r->cur, &cp) < 0)
 			return -1;
 		rp_checkpoint_add(r, &cp);
 	}

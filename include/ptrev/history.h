@@ -123,6 +123,10 @@ int history_ip_at(struct history *h, uint64_t n, uint64_t *ip);
  * into *found. Returns 1, 0 when there is none, -1 on error (memory). */
 int history_prev_exec(struct history *h, uint64_t n, const uint64_t *addrs,
 		      size_t naddr, uint64_t *found);
+/* The same, looking no further back than instruction lo (0: none found
+ * in lo .. n - 1); the segments before lo are not decoded. */
+int history_prev_exec_since(struct history *h, uint64_t lo, uint64_t n, const uint64_t *addrs,
+			    size_t naddr, uint64_t *found);
 /* The first instruction at or after n whose IP is one of addrs. */
 int history_next_exec(struct history *h, uint64_t n, const uint64_t *addrs,
 		      size_t naddr, uint64_t *found);

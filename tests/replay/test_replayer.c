@@ -720,6 +720,57 @@ static void threads_case(const char *ptrev, const char *dir, const char *work)
 	trace_data_free(&td);
 }
 
+/* A seek across a long loop: the checkpoints left on the way are placed
+ * where reaching them costs few stops (replayer.c, mark_at), not on an
+ * instruction of the loop, which the run to it would stop at on every
+ * iteration (tens of thousands of stops here; the end state must be the
+ * same either way). */
+static void hot_loop_case(const char *ptrev, const char *dir, const char *work)
+{
+	char prog[4096], trace[4096], outf[4096], err[512], why[512] = "";
+	snprintf(prog, sizeof prog, "%s/tail_work", dir);
+	snprintf(trace, sizeof trace, "%s/tail_work.ptrev", work);
+	snprintf(outf, sizeof outf, "%s/tail_work.out", work);
+	/* One round of 100,000 iterations: about 850,000 instructions in
+	 * one stretch without a syscall. Its exit status is its total's low
+	 * bit. */
+	char *pargv[] = { prog, "1", "100000", NULL };
+	int rc = run_record(ptrev, trace, pargv, outf);
+	CHECK(rc == 0 || rc == 1, "record tail_work: %d", rc);
+	struct trace_data td;
+	if (trace_read_file(trace, &td, err, sizeof err) < 0) {
+		CHECK(0, "%s", err);
+		return;
+	}
+	struct replayer *r = replayer_new(&td, err, sizeof err);
+	CHECK(r, "replayer_new: %s", err);
+	if (r) {
+		struct replayer_stats st;
+		uint64_t count = td.end.instructions;
+		CHECK(count > 800000, "tail_work ran %llu instructions", (unsigned long long)count);
+		CHECK(replayer_seek(r, 0, count - 1, why, sizeof why) == 0, "seek to the end: %s",
+		      why);
+		replayer_get_stats(r, &st);
+		CHECK(st.stops < 5000, "a seek across the loop took %llu stops",
+		      (unsigned long long)st.stops);
+		CHECK(st.checkpoints >= 2, "it left %llu checkpoints",
+		      (unsigned long long)st.checkpoints);
+		printf("seek across a loop: %llu stops, %llu checkpoints\n",
+		       (unsigned long long)st.stops, (unsigned long long)st.checkpoints);
+		/* And back: reverse steps at the end still find checkpoints. */
+		uint64_t before = st.insns_run;
+		int ok = 1;
+		for (int i = 1; i <= 10; i++)
+			ok &= replayer_seek(r, 0, count - 1 - (uint64_t)i, why, sizeof why) == 0;
+		replayer_get_stats(r, &st);
+		CHECK(ok && st.insns_run - before < 10 * 2 * 2000ull,
+		      "10 reverse steps at the end: %s, %llu instructions run", ok ? "ok" : why,
+		      (unsigned long long)(st.insns_run - before));
+		replayer_free(r);
+	}
+	trace_data_free(&td);
+}
+
 /* Record NAME, single-step it independently, compare the replayed state at
  * many positions; full: also the checks that need rep_basic's layout
  * (recorded pid, heap contents, reverse steps, a tampered copy). */
@@ -1136,6 +1187,7 @@ int main(int argc, char **argv)
 	vdso_case(ptrev, dir, work);
 	signal_case(ptrev, dir, work);
 	threads_case(ptrev, dir, work);
+	hot_loop_case(ptrev, dir, work);
 	printf("%s (%d failures)\n", failures ? "FAILED" : "ok", failures);
 	return failures ? 1 : 0;
 }

@@ -112,6 +112,16 @@ static void check_searches(struct history *h, const uint64_t *ip, uint64_t n,
 		      what, (unsigned long long)addrs[0],
 		      (unsigned long long)at, rp, (unsigned long long)got, wp,
 		      (unsigned long long)want_p);
+		/* Bounded below: the same answer where it is at or after
+		 * lo, none where it is before. */
+		uint64_t lo = rnd(at + 1), got_lo = ~0ull;
+		int rl = history_prev_exec_since(h, lo, at, addrs, na, &got_lo);
+		int wl = wp && want_p >= lo;
+		CHECK(rl == wl && (!wl || got_lo == want_p),
+		      "%s: prev of %#llx.. in %llu..%llu: %d %llu, want %d %llu", what,
+		      (unsigned long long)addrs[0], (unsigned long long)lo,
+		      (unsigned long long)at, rl, (unsigned long long)got_lo, wl,
+		      (unsigned long long)want_p);
 		got = ~0ull;
 		rn = history_next_exec(h, at, addrs, na, &got);
 		CHECK(rn == wn && (!wn || got == want_n),

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/ptrace.h>
 
-#include "ptrev/state_digest.h"
+#include "ptrev/state_record.h"
 
 int ev_point_write(struct ev_thread *t, const struct user_regs_struct *now)
 {
@@ -18,20 +18,8 @@ int ev_point_write(struct ev_thread *t, const struct user_regs_struct *now)
 	if (state_digest_take(r->pid, t->tid, r->memfd, now, &d, why, sizeof why) < 0)
 		return ev_fail(r, "thread %d: cannot describe where it stands: %s", (int)t->tid, why);
 	struct trace_state st;
-	memset(&st, 0, sizeof st);
-	st.tid = t->tid;
-	st.pos = t->events;
-	_Static_assert(sizeof *now == sizeof st.regs, "user_regs_struct is 27 words");
-	memcpy(st.regs, now, sizeof st.regs);
-	st.vec_hash = d.vec_hash;
-	st.stack_lo = d.stack_lo;
-	st.stack_hi = d.stack_hi;
-	st.stack_hash = d.stack_hash;
-	st.mem_bytes = d.mem_bytes;
-	st.mem_hash = d.mem_hash;
-	st.flags = d.flags & STATE_DIGEST_LIVE_STACKS ? TRACE_STATE_LIVE_STACKS : 0;
 	/* Since its previous event: the replay's bound on looking for it. */
-	st.ran_ns = ev_now_ns() - t->event_ns + 1;
+	state_record_fill(&st, t->tid, t->events, now, &d, ev_now_ns() - t->event_ns + 1);
 	if (trace_write_state(r->w, &st) < 0)
 		return ev_fail(r, "writing a STATE record: %s", trace_writer_error(r->w));
 	ev_event_done(t);
