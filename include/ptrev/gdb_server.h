@@ -76,6 +76,8 @@ struct gdb_server {
 	bool fuzzing;              /* no host side effects (vFile, monitor) */
 	const char *monitor_final; /* qRcmd: an O packet was the reply; this follows
 				    * ("OK", or "E01" for an unknown command) */
+	bool console_open;         /* answering a monitor command or a resume:
+				    * console output (O packets) may come first */
 	/* gdbserver's `monitor set debug` / `set remote-debug` /
 	 * `set debug-format timestamp`: what the session loop logs to stderr. */
 	bool debug;                /* each resume and the stop it ended in */

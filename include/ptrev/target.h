@@ -164,6 +164,12 @@ struct target_ops {
 	 * it stands cannot be shown: true with the reason in out; false when
 	 * it can (a live program; a position the re-execution reaches). */
 	bool (*state_unavailable)(struct target *t, pid_t tid, struct strbuf *out);
+	/* Optional: alive(ctx) is to be called at least every second while
+	 * the target works long inside one request (making an event
+	 * recording's history: minutes), so that the protocol layer can tell
+	 * gdb it is still at work (gdb gives up waiting for a monitor
+	 * command's reply after `remotetimeout`, 2 s). */
+	void (*set_alive)(struct target *t, void (*alive)(void *ctx), void *ctx);
 
 	/* ---- breakpoints and watchpoints (Z numbering) ---- */
 	/* 0, -1 refused, -2 unsupported type. */
@@ -209,6 +215,9 @@ struct target {
 	const struct target_ops *ops;
 	struct target *beneath;
 };
+
+/* The target in t's stack that does long work calls alive (set_alive). */
+void target_set_alive(struct target *t, void (*alive)(void *ctx), void *ctx);
 
 /* ---- making targets ---- */
 /* Launch path (argv, envp as given) as o says (ptrev/inferior.h: its

@@ -11,6 +11,17 @@
 #include "ptrev/gdb_server.h"
 #include "ptrev/hex.h"
 
+/* The target's own monitor commands; console output may be sent meanwhile
+ * (gdb_server_alive). */
+static bool monitor_target(struct gdb_server *s, const char *cmd, const char *arg,
+			   struct strbuf *out)
+{
+	s->console_open = true;
+	bool known = target_monitor(s->target, s->g_tid, cmd, arg, out);
+	s->console_open = false;
+	return known;
+}
+
 static void cmd_help(struct strbuf *out)
 {
 	strbuf_puts(out,
@@ -116,7 +127,7 @@ bool gdb_monitor_packet(struct gdb_server *s, const char *hex)
 		cmd_why(s, &out);
 	} else if (strcmp(cmd, "set") == 0 && cmd_set(s, arg, &out)) {
 		/* done */
-	} else if (cmd[0] == '\0' || !target_monitor(s->target, s->g_tid, cmd, arg, &out)) {
+	} else if (cmd[0] == '\0' || !monitor_target(s, cmd, arg, &out)) {
 		/* gdb prints "Protocol error with Rcmd" for the E reply, as it
 		 * does with gdbserver. */
 		if (cmd[0] == '\0')

@@ -179,7 +179,9 @@ static void run_and_report(struct gdb_server *s, struct target_resume *r)
 	r->current = s->g_tid;
 	r->reverse_tid = s->c_tid;
 	r->stops = &stops;
+	s->console_open = true;
 	int rc = target_resume(s->target, r);
+	s->console_open = false;
 	if (rc != 0) {
 		free(storage);
 		/* Reverse execution without a history: unsupported (empty). */

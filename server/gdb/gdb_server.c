@@ -306,9 +306,25 @@ static void new_connection(struct gdb_server *s, int rfd, int wfd)
 	s->state_note = NULL;
 }
 
+/* The target is still at work inside a request (target_set_alive): an
+ * empty console output packet, where one may come before the reply, so
+ * that gdb, which waits 2 s (remotetimeout) for a monitor command's
+ * reply, does not print "Ignoring packet error, continuing..." while an
+ * event recording's history is made. */
+static void gdb_server_alive(void *ctx)
+{
+	struct gdb_server *s = ctx;
+	if (!s->console_open || s->fuzzing)
+		return;
+	if (s->remote_debug)
+		gdb_debug_log_sent(s, "O", 1);
+	rsp_conn_send(&s->conn, "O", 1);
+}
+
 int gdb_server_run(struct gdb_server *s, int rfd, int wfd)
 {
 	new_connection(s, rfd, wfd);
+	target_set_alive(s->target, gdb_server_alive, s);
 	if (s->wake_pipe[0] < 0 && pipe2(s->wake_pipe, O_CLOEXEC | O_NONBLOCK) == 0) {
 		wake_fd = s->wake_pipe[1];
 		struct sigaction sa;

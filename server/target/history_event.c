@@ -21,8 +21,8 @@
 #include "ptrev/materialise.h"
 #include "ptrev/materialise_job.h"
 
-/* PTREV_BACKGROUND_HISTORY=0 makes the history only when first needed, in
- * the foreground (what the benchmark compares with). */
+/* PTREV_BACKGROUND_HISTORY=0 makes the history only when first needed
+ * (what the benchmark compares with), the request waiting for it. */
 static bool background_wanted(void)
 {
 	const char *v = getenv("PTREV_BACKGROUND_HISTORY");
@@ -75,14 +75,18 @@ void history_event_close(struct history_event *he)
  * minutes, and one line at the start left the user to guess whether ptrev
  * still worked. (gdb shows ptrev's stderr when it started ptrev through a
  * pipe; over TCP the lines are on ptrev's own terminal.) */
-static void wait_with_progress(struct materialise_job *j)
+static void wait_with_progress(struct history_event *he, struct materialise_job *j)
 {
-	double next = 2.0;
+	double next = 2.0, alive = 1.0;
 	for (;;) {
 		struct materialise_job_status js;
 		materialise_job_status(j, &js);
 		if (js.done)
 			return;
+		if (he->alive && js.seconds >= alive) {
+			he->alive(he->alive_ctx);
+			alive = js.seconds + 1.0;
+		}
 		if (js.seconds >= next) {
 			/* Events, not a percentage: how many instructions lie
 			 * between them is what is being found out. */
@@ -104,7 +108,16 @@ static int make_whole(struct history_event *he, struct materialise_stats *st, ch
 	if (!he->job) {
 		fprintf(stderr, "ptrev: making the history of this event recording (re-executing it "
 			"block by block)...\n");
-		return materialise_to_memory(he->ev, &he->made, st, NULL, err, errlen);
+		/* Made by a job of its own all the same where someone waits to
+		 * be told that ptrev is still at work (a monitor command's
+		 * reply: gdb gives up on it after 2 s). */
+		char why[256];
+		struct materialise_job *j = he->alive ? materialise_job_start(he->ev, why, sizeof why)
+						      : NULL;
+		if (!j)
+			return materialise_to_memory(he->ev, &he->made, st, NULL, err, errlen);
+		wait_with_progress(he, j);
+		return materialise_job_finish(j, &he->made, st, err, errlen);
 	}
 	struct materialise_job_status js;
 	materialise_job_status(he->job, &js);
@@ -116,7 +129,7 @@ static int make_whole(struct history_event *he, struct materialise_stats *st, ch
 	else if (!js.failed)
 		fprintf(stderr, "ptrev: the %shistory of this event recording was made in the "
 			"background\n", he->tail_ok ? "whole " : "");
-	wait_with_progress(he->job);
+	wait_with_progress(he, he->job);
 	int rc = materialise_job_finish(he->job, &he->made, st, err, errlen);
 	he->job = NULL;
 	return rc;

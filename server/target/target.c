@@ -229,6 +229,13 @@ bool target_monitor(struct target *t, pid_t current, const char *cmd, const char
 	return t && t->ops->monitor(t, current, cmd, arg, out);
 }
 
+void target_set_alive(struct target *t, void (*alive)(void *ctx), void *ctx)
+{
+	OWNER(t, set_alive);
+	if (t)
+		t->ops->set_alive(t, alive, ctx);
+}
+
 bool target_state_unavailable(struct target *t, pid_t tid, struct strbuf *out)
 {
 	OWNER(t, state_unavailable);

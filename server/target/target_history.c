@@ -471,6 +471,15 @@ static bool history_monitor(struct target *t, pid_t current, const char *cmd, co
 	return true;
 }
 
+static void history_set_alive(struct target *t, void (*alive)(void *ctx), void *ctx)
+{
+	struct history_target *h = hist(t);
+	if (h->ev) {
+		h->ev->alive = alive;
+		h->ev->alive_ctx = ctx;
+	}
+}
+
 static bool history_state_unavailable(struct target *t, pid_t tid, struct strbuf *out)
 {
 	struct history_target *h = hist(t);
@@ -517,6 +526,7 @@ static const struct target_ops history_ops = {
 	.wait = history_wait,
 	.interrupt = history_interrupt,
 	.state_unavailable = history_state_unavailable,
+	.set_alive = history_set_alive,
 	.current_stop = history_current_stop,
 	.fetch_registers = history_fetch_registers,
 	.store_registers = history_store_registers,

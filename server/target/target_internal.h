@@ -87,6 +87,10 @@ struct history_event {
 	bool tail_ok;
 	size_t tail_events;
 	bool tail_split;      /* ...and part of the stretch before them */
+	/* Called every second while a request waits for the history
+	 * (target_set_alive); NULL: nobody asked. */
+	void (*alive)(void *ctx);
+	void *alive_ctx;
 	double tail_seconds;
 	pid_t last;                  /* the thread that ended it */
 	/* Its history being made in the background from the start (NULL:

@@ -82,11 +82,12 @@ print total
 '''
 
 
-def gdb(ptrev, trace, prog, body, env):
+def gdb(ptrev, trace, prog, body, env, timeout=120):
     script = trace + '.gdb'
     with open(script, 'w') as f:
-        f.write('set pagination off\nset remotetimeout 120\n'
-                'target remote | %s replay --stdio %s\n%s' % (ptrev, trace, body))
+        f.write('set pagination off\n%s'
+                'target remote | %s replay --stdio %s\n%s'
+                % ('set remotetimeout %d\n' % timeout if timeout else '', ptrev, trace, body))
     g = subprocess.run(['gdb', '-nx', '-batch', '-x', script, prog], stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, text=True, timeout=600,
                        env=dict(os.environ, **env))
@@ -168,6 +169,19 @@ def main():
           'through a tail that begins inside a stretch, every register, variable, backtrace, '
           'hit and instruction number as on the whole history\n'
           + '\n'.join('%s | %s' % (a, b) for a, b in zip(state(swhole), told) if a != b)[:3000])
+
+    # gdb waits 2 s (remotetimeout) for a monitor command's reply; while
+    # the whole history is made for `monitor when` (seconds), ptrev tells
+    # it that it is still at work, and gdb has no packet error to report.
+    out = gdb(ptrev, trace, prog, 'reverse-stepi\nmonitor when\n',
+              {'PTREV_TAIL_EVENTS': '2', 'PTREV_BACKGROUND_HISTORY': '0'}, timeout=None)
+    made = re.search(r'history made: \d+ instructions in ([\d.]+) s', out)
+    wtotal = re.search(r'^Current instruction: \d+ of (\d+)', whole, re.M)
+    check(made and wtotal and 'Ignoring packet error' not in out and
+          re.search(r'^Current instruction: \d+ of %s ' % wtotal.group(1), out, re.M),
+          'monitor when waiting %s s for the whole history: no packet error in gdb (%s)'
+          % (made and made.group(1), [ln for ln in out.splitlines() if 'ptrev' in ln or
+                                     'packet' in ln]))
 
     # A recording saved from a tail's session holds the whole history.
     saved = os.path.join(work, 'saved.ptrev')
