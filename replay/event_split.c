@@ -114,9 +114,11 @@ static int step(struct erp *e, struct erp_thread *t, struct user_regs_struct *re
 	return stopped_by(e, t, SIGTRAP, regs);
 }
 
-/* From regs (where the timer stopped t, about ran_ns into its stretch)
- * on to a cold PC; 1 there (regs), 0 none found before the stretch's
- * end, -1. */
+/* From regs (where the timer stopped t, about ran_ns into its stretch:
+ * the time it was let run, not the wall time until the stop, which a
+ * loaded machine stretches by milliseconds while the thread waits for
+ * the CPU) on to a cold PC; 1 there (regs), 0 none found before the
+ * stretch's end, -1. */
 static int to_cold_pc(struct erp *e, struct erp_thread *t, uint64_t ran_ns,
 		      struct user_regs_struct *regs)
 {
@@ -171,7 +173,7 @@ int erp_take_point(struct erp *e, uint64_t after_ns, struct trace_state *out)
 	int rc = stopped_by(e, t, SIGSTOP, &regs);
 	if (rc <= 0)
 		return rc;
-	if ((rc = to_cold_pc(e, t, now_ns() - t0, &regs)) <= 0)
+	if ((rc = to_cold_pc(e, t, after_ns, &regs)) <= 0)
 		return rc;
 	struct state_digest d;
 	char why[256];

@@ -696,21 +696,38 @@ static char *startup_meta_case(char *const pargv[], const char *work)
 }
 
 /* More than one thread: refused with the message the server relies on. */
+/* Record dir/NAME with the sw backend (args: its arguments, NULL-ended;
+ * an exit status up to max_status is the program's own), read the
+ * recording into *td (zeroed first: free it in any case) and make a
+ * replayer over it. NULL, the failure counted, when a step fails. */
+static struct replayer *recorded(const char *ptrev, const char *dir, const char *work,
+				 const char *name, char *const args[], int max_status,
+				 struct trace_data *td)
+{
+	char prog[4096], trace[4096], outf[4096], err[512];
+	snprintf(prog, sizeof prog, "%s/%s", dir, name);
+	snprintf(trace, sizeof trace, "%s/%s.ptrev", work, name);
+	snprintf(outf, sizeof outf, "%s/%s.out", work, name);
+	char *pargv[8] = { prog };
+	for (int i = 0; args && args[i] && i < 6; i++)
+		pargv[i + 1] = args[i];
+	memset(td, 0, sizeof *td);
+	int rc = run_record(ptrev, trace, pargv, outf);
+	CHECK(rc >= 0 && rc <= max_status, "record %s: %d", name, rc);
+	if (trace_read_file(trace, td, err, sizeof err) < 0) {
+		CHECK(0, "%s", err);
+		return NULL;
+	}
+	struct replayer *r = replayer_new(td, err, sizeof err);
+	CHECK(r, "replayer_new: %s", err);
+	return r;
+}
+
 static void threads_case(const char *ptrev, const char *dir, const char *work)
 {
-	char prog[4096], trace[4096], outf[4096], err[512], why[512] = "";
-	snprintf(prog, sizeof prog, "%s/rec_threads", dir);
-	snprintf(trace, sizeof trace, "%s/rec_threads.ptrev", work);
-	snprintf(outf, sizeof outf, "%s/rec_threads.out", work);
-	char *pargv[] = { prog, NULL };
-	CHECK(run_record(ptrev, trace, pargv, outf) == 0, "record rec_threads");
+	char why[512] = "";
 	struct trace_data td;
-	if (trace_read_file(trace, &td, err, sizeof err) < 0) {
-		CHECK(0, "%s", err);
-		return;
-	}
-	struct replayer *r = replayer_new(&td, err, sizeof err);
-	CHECK(r, "replayer_new: %s", err);
+	struct replayer *r = recorded(ptrev, dir, work, "rec_threads", NULL, 0, &td);
 	if (r) {
 		CHECK(replayer_seek(r, td.streams[0].tid, 10, why, sizeof why) < 0 &&
 		      strstr(why, "multi-threaded full-state replay is not supported yet"),
@@ -727,23 +744,13 @@ static void threads_case(const char *ptrev, const char *dir, const char *work)
  * same either way). */
 static void hot_loop_case(const char *ptrev, const char *dir, const char *work)
 {
-	char prog[4096], trace[4096], outf[4096], err[512], why[512] = "";
-	snprintf(prog, sizeof prog, "%s/tail_work", dir);
-	snprintf(trace, sizeof trace, "%s/tail_work.ptrev", work);
-	snprintf(outf, sizeof outf, "%s/tail_work.out", work);
+	char why[512] = "";
 	/* One round of 100,000 iterations: about 850,000 instructions in
 	 * one stretch without a syscall. Its exit status is its total's low
 	 * bit. */
-	char *pargv[] = { prog, "1", "100000", NULL };
-	int rc = run_record(ptrev, trace, pargv, outf);
-	CHECK(rc == 0 || rc == 1, "record tail_work: %d", rc);
+	char *args[] = { "1", "100000", NULL };
 	struct trace_data td;
-	if (trace_read_file(trace, &td, err, sizeof err) < 0) {
-		CHECK(0, "%s", err);
-		return;
-	}
-	struct replayer *r = replayer_new(&td, err, sizeof err);
-	CHECK(r, "replayer_new: %s", err);
+	struct replayer *r = recorded(ptrev, dir, work, "tail_work", args, 1, &td);
 	if (r) {
 		struct replayer_stats st;
 		uint64_t count = td.end.instructions;

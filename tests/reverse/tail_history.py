@@ -156,14 +156,23 @@ def main():
           re.findall(r'^(\w+) +<unavailable>', swhole, re.M) == ['rcx', 'r11'],
           'the oracle stops in round_done of rounds 1 and 0, full state everywhere but rcx and '
           'r11 before exit_group (%s)' % srounds)
-    split = gdb(ptrev, strace, prog, 'monitor history\n' + SPLIT_SESSION,
-                {'PTREV_TAIL_US': '20', 'PTREV_BACKGROUND_HISTORY': '0'})
-    made = re.search(r'^ptrev: made the history of the last 2 events and of the end of the '
-                     r'stretch before first: (\d+) instructions', split, re.M)
+    # Where the point lands depends on timing (a timer stops the thread):
+    # on a loaded machine the thread may wait for the CPU while the timer
+    # runs, and the tail then begins early in the stretch or not inside it
+    # at all. Up to three sessions, the first whose tail begins inside
+    # the stretch and holds less than the round.
     total = re.search(r'^Current instruction: \d+ of (\d+)', swhole, re.M)
+    for attempt in range(3):
+        split = gdb(ptrev, strace, prog, 'monitor history\n' + SPLIT_SESSION,
+                    {'PTREV_TAIL_US': '20', 'PTREV_BACKGROUND_HISTORY': '0'})
+        made = re.search(r'^ptrev: made the history of the last 2 events and of the end of '
+                         r'the stretch before first: (\d+) instructions', split, re.M)
+        if made and total and int(made.group(1)) < int(total.group(1)) // 2:
+            break
     check(made and total and int(made.group(1)) < int(total.group(1)) // 2,
           'the tail begins inside the last round\'s stretch, less than the round (%s, '
-          'of %s)' % (re.findall(r'^ptrev: .*', split, re.M), total and total.group(1)))
+          'of %s; %d sessions)' % (re.findall(r'^ptrev: .*', split, re.M),
+                                   total and total.group(1), attempt + 1))
     told = [ln for ln in state(split) if not ln.startswith('The history of')]
     check(state(swhole) == told,
           'through a tail that begins inside a stretch, every register, variable, backtrace, '
