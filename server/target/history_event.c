@@ -112,23 +112,22 @@ static int make_whole(struct history_event *he, struct materialise_stats *st, ch
 		 * be told that ptrev is still at work (a monitor command's
 		 * reply: gdb gives up on it after 2 s). */
 		char why[256];
-		struct materialise_job *j = he->alive ? materialise_job_start(he->ev, why, sizeof why)
-						      : NULL;
-		if (!j)
+		he->job = he->alive ? materialise_job_start(he->ev, why, sizeof why) : NULL;
+		if (!he->job)
 			return materialise_to_memory(he->ev, &he->made, st, NULL, err, errlen);
-		wait_with_progress(he, j);
-		return materialise_job_finish(j, &he->made, st, err, errlen);
+	} else {
+		struct materialise_job_status js;
+		materialise_job_status(he->job, &js);
+		if (!js.done)
+			fprintf(stderr, "ptrev: making the %shistory of this event recording "
+				"(re-executing it block by block; begun in the background %.1f s "
+				"ago, %llu of %llu events replayed)...\n", he->tail_ok ? "whole " : "",
+				js.seconds, (unsigned long long)js.events,
+				(unsigned long long)js.events_total);
+		else if (!js.failed)
+			fprintf(stderr, "ptrev: the %shistory of this event recording was made in the "
+				"background\n", he->tail_ok ? "whole " : "");
 	}
-	struct materialise_job_status js;
-	materialise_job_status(he->job, &js);
-	if (!js.done)
-		fprintf(stderr, "ptrev: making the %shistory of this event recording (re-executing "
-			"it block by block; begun in the background %.1f s ago, %llu of %llu "
-			"events replayed)...\n", he->tail_ok ? "whole " : "", js.seconds,
-			(unsigned long long)js.events, (unsigned long long)js.events_total);
-	else if (!js.failed)
-		fprintf(stderr, "ptrev: the %shistory of this event recording was made in the "
-			"background\n", he->tail_ok ? "whole " : "");
 	wait_with_progress(he, he->job);
 	int rc = materialise_job_finish(he->job, &he->made, st, err, errlen);
 	he->job = NULL;
