@@ -19,6 +19,10 @@
 # 1,000,000), whose last round is one stretch of about a millisecond; its
 # first reverse-stepi with the tail begun inside that stretch (the
 # default) against the tail of the whole stretch (PTREV_TAIL_SPLIT=0).
+# And three reverse-continues to round_done from the end, two of them
+# past the tail's start: the whole history made at the first against the
+# tail that begins with the last hit's stretch (found natively), on the
+# short recording; on the long one with the tail only.
 # (tail_work's exit status is its total's low bit: not a failure.)
 set -euo pipefail
 
@@ -53,6 +57,31 @@ print('\\n'.join('M ' + l for l in said.splitlines() if 'history' in l and 'ptre
 end
 GDB
 	gdb -nx -batch -x "$tmp/s.gdb" "$tmp/tail_work" 2>&1
+}
+
+# session_back TRACE: three reverse-continues to round_done from the end
+# (the first in the tail, the others past its start), timed in gdb.
+session_back() {
+	cat >"$tmp/b.gdb" <<GDB
+set pagination off
+set remotetimeout 900
+python
+import time
+def timed(what, cmd):
+    t0 = time.time()
+    said = gdb.execute(cmd, to_string=True)
+    print('T %s %.3f' % (what, time.time() - t0))
+    return said
+said = timed('connect', 'target remote | $ptrev replay --stdio $1')
+gdb.execute('break round_done', to_string=True)
+for i in range(3):
+    said += timed('reverse-continue', 'reverse-continue')
+said += timed('reverse-continue', 'print round')
+print('\n'.join('M ' + l for l in said.splitlines() if ('history' in l and 'ptrev:' in l)
+                 or l.startswith('\$')))
+end
+GDB
+	gdb -nx -batch -x "$tmp/b.gdb" "$tmp/tail_work" 2>&1
 }
 
 sum() { awk -v k="$1" '$1 == "T" && $2 == k { s += $3 } END { printf "%.3f", s }'; }
@@ -92,3 +121,15 @@ echo "    tail of the whole last stretch:   $u s"
 echo "    tail begun inside it:             $s s"
 echo "    ratio inside/whole stretch: $(awk -v a="$s" -v b="$u" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }')"
 sed -n 's/^M ptrev: /    ptrev: /p' <<<"$unsplit$(printf '\n')$split"
+
+wback=$(PTREV_TAIL_HISTORY=0 PTREV_BACKGROUND_HISTORY=0 session_back "$tmp/short.ptrev")
+tback=$(PTREV_BACKGROUND_HISTORY=0 session_back "$tmp/short.ptrev")
+lback=$(PTREV_BACKGROUND_HISTORY=0 session_back "$tmp/long.ptrev")
+w=$(sum reverse-continue <<<"$wback")
+t=$(sum reverse-continue <<<"$tback")
+echo "  three reverse-continues to round_done from the end (past the tail's start):"
+echo "    $short rounds, whole history made at the first: $w s"
+echo "    $short rounds, tail, then the one from the last hit: $t s"
+echo "    ratio: $(awk -v a="$t" -v b="$w" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }')"
+echo "    $rounds rounds, tail, then the one from the last hit: $(sum reverse-continue <<<"$lback") s"
+sed -n 's/^M ptrev: /    ptrev: /p' <<<"$lback"

@@ -50,7 +50,7 @@ static int run_to_state(struct erp *e, struct erp_thread *t, const struct trace_
 		out->kind = AT_STATE;
 		return 0;
 	}
-	if (inf_dr_write(t->tid, 0, pc) < 0 || inf_dr_write(t->tid, 7, 1) < 0)
+	if (inf_dr_write(t->tid, 0, pc) < 0 || inf_dr_write(t->tid, 7, e->search_dr7 | 1) < 0)
 		return erp_fail(e, "thread %d: no hardware breakpoint for its STATE point",
 				(int)t->rec_tid);
 	for (;;) {
@@ -58,7 +58,7 @@ static int run_to_state(struct erp *e, struct erp_thread *t, const struct trace_
 			return -1;
 		if (WSTOPSIG(ws) != SIGTRAP || erp_get_regs(e, t, &out->regs) < 0 ||
 		    out->regs.rip != pc) {
-			inf_dr_write(t->tid, 7, 0);
+			inf_dr_write(t->tid, 7, e->search_dr7);
 			return erp_fail(e, "replay diverged in thread %d before its event %zu (a STATE "
 					"point at %#llx): %s", (int)t->rec_tid, t->next,
 					(unsigned long long)pc,
@@ -71,7 +71,7 @@ static int run_to_state(struct erp *e, struct erp_thread *t, const struct trace_
 		if (m)
 			break;
 	}
-	inf_dr_write(t->tid, 7, 0);
+	inf_dr_write(t->tid, 7, e->search_dr7);
 	/* Arrived by a hit, RF is set: the recorded thread had none. */
 	out->regs.eflags &= ~0x10000ull;
 	out->kind = AT_STATE;

@@ -99,6 +99,24 @@ ssize_t event_end_read(struct event_end *ee, uint64_t addr, void *buf, size_t le
  * ptrace stops bound to one CPU: bench/stop_cost). */
 #define STOP_COST_NS 20000
 
+/* The program's own run in the stretch before event k of t (the
+ * replay's wall time less the stop's). */
+static uint64_t ran_ns(const struct erp_thread *t, size_t k)
+{
+	uint64_t ns = t->ev[k].native_ns;
+	return ns > STOP_COST_NS ? ns - STOP_COST_NS : 0;
+}
+
+uint64_t event_end_tail_ns(const struct event_end *ee, size_t from)
+{
+	if (ee->e.nthreads != 1)
+		return 0;
+	uint64_t ran = 0;
+	for (size_t k = from; k < ee->e.threads[0].nev; k++)
+		ran += ran_ns(&ee->e.threads[0], k);
+	return ran;
+}
+
 size_t event_end_tail_from(const struct event_end *ee, uint64_t budget_ns)
 {
 	if (ee->e.nthreads != 1)
@@ -107,8 +125,7 @@ size_t event_end_tail_from(const struct event_end *ee, uint64_t budget_ns)
 	uint64_t ran = 0;
 	size_t k = t->nev;
 	while (k > 1) {
-		uint64_t ns = t->ev[k - 1].native_ns;
-		ran += ns > STOP_COST_NS ? ns - STOP_COST_NS : 0;
+		ran += ran_ns(t, k - 1);
 		k--;
 		if (ran >= budget_ns)
 			break;
@@ -128,11 +145,8 @@ uint64_t event_end_tail_split(const struct event_end *ee, size_t from, uint64_t 
 	const struct erp_thread *t = &ee->e.threads[0];
 	if (from >= t->nev)
 		return 0;
-	uint64_t after = 0; /* the tail's stretches after the first */
-	for (size_t k = from + 1; k < t->nev; k++)
-		after += t->ev[k].native_ns > STOP_COST_NS ? t->ev[k].native_ns - STOP_COST_NS : 0;
-	uint64_t first = t->ev[from].native_ns > STOP_COST_NS ? t->ev[from].native_ns - STOP_COST_NS
-							      : 0;
+	uint64_t after = event_end_tail_ns(ee, from + 1); /* its stretches after the first */
+	uint64_t first = ran_ns(t, from);
 	if (after >= budget_ns || first < budget_ns - after + MIN_SPLIT_NS)
 		return 0;
 	return first - (budget_ns - after);

@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <linux/sched.h>
 
+#include "ptrev/debugregs.h"
 #include "ptrev/ptrace_wait.h"
 #include "sys_replay.h"
 
@@ -31,6 +32,45 @@ struct erp_icache {
 	bool valid[ICACHE_SIZE];
 };
 
+/* The breakpoints of a search (event_search.c) in DR1-DR3 of the first
+ * thread, armed once it stands at the program's start (an exec clears
+ * them); DR0 is left to the STATE points (event_advance.c). */
+static int arm_search(struct erp *e, struct erp_thread *t)
+{
+	e->search_dr7 = 0;
+	for (size_t i = 0; i < e->nsearch; i++) {
+		if (inf_dr_write(t->tid, 1 + (int)i, e->search_addr[i]) < 0)
+			return erp_fail(e, "no hardware breakpoint for a search: %s", strerror(errno));
+		e->search_dr7 |= inf_dr7_slot(1 + (int)i, DR_EXEC, 1);
+	}
+	if (inf_dr_write(t->tid, 7, e->search_dr7) < 0)
+		return erp_fail(e, "no hardware breakpoint for a search: %s", strerror(errno));
+	return 0;
+}
+
+/* A search's breakpoint hit t in this stop (a SIGTRAP whose DR6 names
+ * DR1-DR3): counted, in the stretch before t's next event. True when the
+ * stop was that alone, and t is to go on as it was resumed; a hit that
+ * comes with a single step's end or a STATE point's hit (DR0) is counted
+ * and the stop left to the caller. The CPU's RF (set by the kernel on an
+ * instruction breakpoint's trap) lets the instruction run when resumed. */
+static bool search_hit(struct erp *e, struct erp_thread *t, int st)
+{
+	if (!e->nsearch || !WIFSTOPPED(st) || WSTOPSIG(st) != SIGTRAP)
+		return false;
+	uint64_t dr6 = inf_dr_read_dr6(t->tid);
+	if (!(dr6 & 0xe))
+		return false;
+	e->search_hits++;
+	e->search_last = t->next;
+	if (dr6 & 0x4001) { /* BS (a single step's end) or B0 */
+		inf_dr_write(t->tid, 6, dr6 & ~0xeull);
+		return false;
+	}
+	inf_dr_clear_dr6(t->tid);
+	return true;
+}
+
 int erp_launch(struct erp *e)
 {
 	const char *v = trace_meta(e->td, "vdso");
@@ -41,7 +81,7 @@ int erp_launch(struct erp *e)
 	/* The first thread is the one the recording starts with. */
 	struct erp_thread *t = &e->threads[0];
 	t->tid = e->pid;
-	return 0;
+	return e->nsearch ? arm_search(e, t) : 0;
 }
 
 /* Wait until every thread of this replay is reaped. Only its own tids:
@@ -119,10 +159,14 @@ int erp_set_regs(struct erp *e, struct erp_thread *t, const struct user_regs_str
 
 int erp_resume(struct erp *e, struct erp_thread *t, int req, int sig, int *st)
 {
-	if (ptrace(req, t->tid, NULL, (void *)(long)sig) < 0 || ptrace_wait_task(t->tid, st) < 0)
-		return erp_fail(e, "replay thread %d: %s", (int)t->tid, strerror(errno));
-	if (erp_count_stop(e) < 0)
-		return -1;
+	do {
+		if (ptrace(req, t->tid, NULL, (void *)(long)sig) < 0 ||
+		    ptrace_wait_task(t->tid, st) < 0)
+			return erp_fail(e, "replay thread %d: %s", (int)t->tid, strerror(errno));
+		if (erp_count_stop(e) < 0)
+			return -1;
+		sig = 0; /* delivered with the first resume */
+	} while (search_hit(e, t, *st));
 	if (WIFEXITED(*st) || WIFSIGNALED(*st)) {
 		t->gone = true;
 		return erp_fail(e, "the replay of thread %d ended unexpectedly after its event %zu "

@@ -198,6 +198,20 @@ int erp_replay_until(struct erp *e, const struct trace_data *td, size_t from,
 				       .tail_point = point});
 }
 
+int erp_replay_until_searching(struct erp *e, const struct trace_data *td, size_t from,
+			       const struct trace_state *point, const uint64_t *addrs, size_t n)
+{
+	struct erp how = {.hold_at_tail = true, .tail_from = from, .tail_point = point,
+			  .nsearch = n};
+	if (n == 0 || n > sizeof how.search_addr / sizeof how.search_addr[0]) {
+		*e = how;
+		e->memfd = -1;
+		return erp_fail(e, "a search for 1 to 3 breakpoints");
+	}
+	memcpy(how.search_addr, addrs, n * sizeof *addrs);
+	return replay_as(e, td, NULL, &how);
+}
+
 void erp_release(struct erp *e, pid_t *pid, int *memfd)
 {
 	*pid = e->pid;

@@ -153,6 +153,16 @@ struct erp {
 	const struct trace_state *tail_point;
 	const struct erp_observer *tail_obs;
 	bool hold_at_tail, held_at_tail;
+	/* A search for breakpoint hits in a native replay (event_search.c):
+	 * hardware breakpoints at search_addr armed in DR1-DR3 of the first
+	 * thread at launch (DR0 stays the STATE points'), every hit counted
+	 * and passed (erp_resume), the last in the stretch before event
+	 * search_last of its thread. */
+	uint64_t search_addr[3];
+	size_t nsearch;
+	uint64_t search_dr7;     /* DR7's bits for them */
+	uint64_t search_hits;
+	size_t search_last;
 	bool exited;          /* the replay process is gone */
 	char why[512];
 };
@@ -259,6 +269,10 @@ int erp_replay_tail(struct erp *e, const struct trace_data *td, const struct erp
  * follows), and hold it there. 0, or -1 with e->why. */
 int erp_replay_until(struct erp *e, const struct trace_data *td, size_t from,
 		     const struct trace_state *point);
+/* The same with hardware breakpoints at addrs (1-3 of them) whose hits
+ * are counted on the way (search_hits, search_last). */
+int erp_replay_until_searching(struct erp *e, const struct trace_data *td, size_t from,
+			       const struct trace_state *point, const uint64_t *addrs, size_t n);
 
 /* ---- event_split.c ---- */
 /* e is held after the one thread's event tail_from - 1 (erp_replay_until

@@ -40,6 +40,9 @@ ssize_t event_end_read(struct event_end *ee, uint64_t addr, void *buf, size_t le
  * natively, less a ptrace stop's cost each: an estimate, good enough to
  * choose how much to step first. */
 size_t event_end_tail_from(const struct event_end *ee, uint64_t budget_ns);
+/* The program's own native run time in a tail from event from (the
+ * same estimate). */
+uint64_t event_end_tail_ns(const struct event_end *ee, size_t from);
 /* The same for a tail of the last n events (tests). */
 size_t event_end_tail_of(const struct event_end *ee, size_t n);
 /* A tail's first stretch (the one before its event from) may alone run
@@ -56,5 +59,19 @@ uint64_t event_end_tail_split(const struct event_end *ee, size_t from, uint64_t 
  * whole stretch), -1 with err. */
 int event_end_tail_point(const struct trace_data *td, size_t from, uint64_t after_ns,
 			 struct trace_state *out, char *err, size_t errlen);
+
+/* Going back past a tail's start with a reverse-continue: where the last
+ * hit of a breakpoint at one of addrs (1 to EVENT_SEARCH_MAX of them)
+ * before the tail's start came. td (one thread) replayed natively to
+ * where the tail from event from (point: inside the stretch before it)
+ * begins, with hardware breakpoints counting hits on the way
+ * (replay/event_search.c). 1 with *stretch the event number k such that
+ * the last hit came after event k - 1 and before event k (so a tail from
+ * k holds it; k == from: before the point), 0 when none came, -1 with err
+ * (the replay diverged, no hardware breakpoints). */
+#define EVENT_SEARCH_MAX 3
+int event_end_tail_search(const struct trace_data *td, size_t from,
+			  const struct trace_state *point, const uint64_t *addrs, size_t n,
+			  size_t *stretch, char *err, size_t errlen);
 
 #endif

@@ -135,7 +135,7 @@ static int make_whole(struct history_event *he, struct materialise_stats *st, ch
 }
 
 /* Is the background's whole history ready? */
-static bool whole_ready(struct history_event *he)
+bool history_event_whole_ready(struct history_event *he)
 {
 	struct materialise_job_status js;
 	if (!he->job)
@@ -213,15 +213,113 @@ static int make_tail(struct history_event *he, char *err, size_t errlen)
 				       err, errlen) < 0)
 		return -1;
 	he->tail_ok = true;
+	he->tail_budget_ns = tail_budget_ns();
 	he->tail_events = materialise_event_count(he->ev) - from; /* one thread */
 	he->tail_seconds = (double)st.ns / 1e9;
 	fprintf(stderr, "ptrev: made the history of the last %zu event%s%s first: %llu "
-		"instructions in %.1f s (the whole history is made %s; going back further waits "
-		"for it)\n", he->tail_events, he->tail_events == 1 ? "" : "s",
+		"instructions in %.1f s (the whole history is made %s; going back further makes "
+		"a longer tail's)\n", he->tail_events, he->tail_events == 1 ? "" : "s",
 		he->tail_split ? " and of the end of the stretch before" : "",
 		(unsigned long long)st.instructions, he->tail_seconds,
 		he->job ? "in the background" : "when needed");
 	return 0;
+}
+
+/* ---- going back past a tail's start ---- */
+
+/* Where the current tail begins: its first event (after event from - 1),
+ * and the point inside the stretch before it, or NULL. */
+static size_t tail_start(const struct history_event *he, const struct trace_state **point)
+{
+	*point = materialise_tail_point(&he->tail);
+	return materialise_tail_from(&he->tail);
+}
+
+int history_event_search_back(struct history_event *he, const struct stop_set *stops,
+			      size_t *from)
+{
+	uint64_t addrs[EVENT_SEARCH_MAX];
+	size_t n = 0;
+	char err[512];
+	const struct trace_state *point;
+	size_t cur = tail_start(he, &point);
+	if (!he->tail_ok || cur == 0)
+		return -1;
+	for (size_t i = 0; i < stops->n; i++) {
+		const struct stop_point *p = &stops->v[i];
+		if (p->type != 0 && p->type != 1)
+			return -1; /* a watchpoint: not searched for natively yet */
+		bool seen = false;
+		for (size_t j = 0; j < n && !seen; j++)
+			seen = addrs[j] == p->addr;
+		if (seen)
+			continue;
+		if (n == EVENT_SEARCH_MAX)
+			return -1; /* more than the debug registers hold */
+		addrs[n++] = p->addr;
+	}
+	if (n == 0)
+		return 0; /* nothing to stop at: on to the program's start */
+	fprintf(stderr, "ptrev: looking for the last breakpoint hit before the history made "
+		"(a native replay)...\n");
+	int rc = event_end_tail_search(he->ev, cur, point, addrs, n, from, err, sizeof err);
+	/* A tail from there must begin before this one (a later hit would be
+	 * a replay that diverged): else a longer tail, not a loop. */
+	if (rc > 0 && (*from > cur || (*from == cur && !point))) {
+		snprintf(err, sizeof err, "a hit found after the tail's start");
+		rc = -1;
+	}
+	if (rc < 0)
+		fprintf(stderr, "ptrev: cannot look for the breakpoint hit natively (%s)\n", err);
+	else if (rc == 0)
+		fprintf(stderr, "ptrev: no breakpoint hit before the history made: the rest of the "
+			"way back takes the whole history\n");
+	return rc;
+}
+
+size_t history_event_wider(struct history_event *he)
+{
+	const struct trace_state *point;
+	size_t cur = tail_start(he, &point);
+	if (!he->tail_ok || cur == 0)
+		return 0;
+	/* Four times the native run time of the last: going back tail by
+	 * tail steps what the last held again, a third of the total at most,
+	 * and makes at most four times what one step back needs. */
+	uint64_t held = event_end_tail_ns(he->end, cur);
+	size_t from = event_end_tail_from(he->end, 4 * (held > he->tail_budget_ns ? held
+									      : he->tail_budget_ns));
+	/* At least the rest of a stretch the old began inside, else one
+	 * stretch more. */
+	size_t limit = point ? cur : cur - 1;
+	if (from > limit)
+		from = limit;
+	return from > 1 ? from : 0;
+}
+
+struct timeline *history_event_widen(struct history_event *he, size_t from, bool searched,
+				     struct timeline *old, char *err, size_t errlen)
+{
+	struct trace_data made;
+	struct materialise_stats st;
+	if (materialise_tail_to_memory(he->ev, from, NULL, &made, &st, err, errlen) < 0)
+		return NULL;
+	timeline_close(old);
+	trace_data_free(&he->tail);
+	he->tail = made;
+	he->tail_split = false;
+	he->tail_events = materialise_event_count(he->ev) - from;
+	he->tail_seconds = (double)st.ns / 1e9;
+	fprintf(stderr, "ptrev: going back past the history made: made the history of the last "
+		"%zu events%s: %llu instructions in %.1f s\n", he->tail_events,
+		searched ? " (from the stretch of the last breakpoint hit, found natively)" : "",
+		(unsigned long long)st.instructions, he->tail_seconds);
+	struct timeline *tl = timeline_open(&he->tail, true, err, errlen);
+	if (tl) {
+		timeline_set_events(tl, he->ev);
+		timeline_to_end(tl);
+	}
+	return tl;
 }
 
 struct timeline *history_event_make(struct history_event *he, bool whole, char *err,
@@ -230,7 +328,7 @@ struct timeline *history_event_make(struct history_event *he, bool whole, char *
 	struct materialise_stats st;
 	const struct trace_data *td;
 	int rc = 1;
-	if (!he->made_ok && !whole && !whole_ready(he)) {
+	if (!he->made_ok && !whole && !history_event_whole_ready(he)) {
 		rc = make_tail(he, err, errlen);
 		if (rc < 0) {
 			fprintf(stderr, "ptrev: cannot make the history of the recording's tail "
@@ -276,7 +374,8 @@ void history_event_progress(struct history_event *he, struct strbuf *out)
 	}
 	if (he->tail_ok)
 		strbuf_printf(out, "The history of its last %zu event%s%s is made (in %.1f s); "
-			      "going back further needs the whole history. ", he->tail_events,
+			      "going back further makes a longer tail's (a reverse-continue: from the last "
+			      "breakpoint hit, found natively). ", he->tail_events,
 			      he->tail_events == 1 ? "" : "s",
 			      he->tail_split ? " and of the end of the stretch before" : "",
 			      he->tail_seconds);

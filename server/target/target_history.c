@@ -89,6 +89,52 @@ static bool whole_history(struct history_target *h, pid_t tid)
 	return true;
 }
 
+/* tid stands at the start of a tail's history, going back: a history
+ * that begins further back, at the same position counted from the end.
+ * For a reverse-continue (stops given) the tail that begins with the
+ * stretch of the last breakpoint hit before (found natively: only what
+ * lies between it and the end is stepped), or an earlier one about four
+ * times as long as the last, the whole history when no hit comes before;
+ * else a tail about four times as long; the whole history when it is
+ * ready, or when no tail would be shorter. False when none
+ * could be made (said on stderr). */
+static bool further_back(struct history_target *h, pid_t tid, const struct stop_set *stops)
+{
+	char err[512];
+	struct history_event *he = h->ev;
+	size_t from = 0;
+	int found = stops ? history_event_search_back(he, stops, &from) : -1;
+	if (found < 0) {
+		from = history_event_wider(he);
+	} else if (found > 0) {
+		/* No shorter than four times the last either: a search that
+		 * goes back hit by hit (each just before the last tail) would
+		 * step the rest to the end again for every hit. */
+		size_t wider = history_event_wider(he);
+		if (wider && wider < from) {
+			from = wider;
+			found = -1;
+		}
+	}
+	if (from == 0 || history_event_whole_ready(he))
+		return whole_history(h, tid);
+	tid = timeline_thread_or_first(h->tl, tid);
+	struct timeline_where w;
+	timeline_where(h->tl, tid, &w);
+	uint64_t back = w.count - w.pos;
+	struct timeline *tl = history_event_widen(he, from, found > 0, h->tl, err, sizeof err);
+	if (!tl) {
+		fprintf(stderr, "ptrev: cannot make a longer tail's history (%s): making the whole "
+			"history\n", err);
+		return whole_history(h, tid);
+	}
+	h->tl = tl;
+	h->td = history_event_data(he);
+	timeline_where(tl, tid, &w);
+	timeline_move_to(tl, tid, w.count >= back ? w.count - back : 0);
+	return true;
+}
+
 /* Is tid's state the end state of an event recording (before its history
  * is made, or at the end of it)? Then every thread has full state. */
 static bool at_event_end(struct history_target *h, pid_t tid)
@@ -234,14 +280,14 @@ static int history_resume(struct target *t, const struct target_resume *r)
 		pid_t tid = r->reverse_tid > 0 && timeline_has_thread(h->tl, r->reverse_tid)
 				    ? r->reverse_tid : r->current;
 		tid = timeline_thread_or_first(h->tl, tid);
-		rc = timeline_reverse(h->tl, tid, r->reverse_tid <= 0, r->actions[0].kind == 's',
-				      tid == pre, stops, &ts);
+		bool step = r->actions[0].kind == 's';
+		rc = timeline_reverse(h->tl, tid, r->reverse_tid <= 0, step, tid == pre, stops, &ts);
 		/* The start of a tail's history is not the program's: go on
-		 * from there in the whole one. */
-		if (rc == 0 && ts.kind == TIMELINE_BEGIN && h->ev &&
-		    history_event_tail_only(h->ev) && whole_history(h, tid))
-			rc = timeline_reverse(h->tl, tid, r->reverse_tid <= 0,
-					      r->actions[0].kind == 's', tid == pre, stops, &ts);
+		 * from there in a history that begins further back. */
+		while (rc == 0 && ts.kind == TIMELINE_BEGIN && h->ev &&
+		       history_event_tail_only(h->ev) && further_back(h, tid, step ? NULL : stops))
+			rc = timeline_reverse(h->tl, tid, r->reverse_tid <= 0, step, tid == pre, stops,
+					      &ts);
 	} else {
 		pid_t tid = forward_thread(r);
 		if (!timeline_has_thread(h->tl, tid))

@@ -92,6 +92,7 @@ struct history_event {
 	void (*alive)(void *ctx);
 	void *alive_ctx;
 	double tail_seconds;
+	uint64_t tail_budget_ns; /* the native run time it was chosen to hold */
 	pid_t last;                  /* the thread that ended it */
 	/* Its history being made in the background from the start (NULL:
 	 * not, PTREV_BACKGROUND_HISTORY=0, or taken). */
@@ -109,8 +110,28 @@ struct timeline *history_event_make(struct history_event *he, bool whole, char *
 				    size_t errlen);
 /* The recording the last timeline made is over. */
 const struct trace_data *history_event_data(const struct history_event *he);
+/* Is the whole history made, in the background or before? */
+bool history_event_whole_ready(struct history_event *he);
 /* Is only a tail made? */
 bool history_event_tail_only(const struct history_event *he);
+/* Going back past the start of a tail's history (history_event_tail_only):
+ * where a tail that holds the last hit of stops' breakpoints before it
+ * begins, found by a native replay (event_end_tail_search): 1 with *from;
+ * 0 when none comes before (on to the program's start: the whole
+ * history); -1 when the stops cannot be searched for natively (a
+ * watchpoint, more breakpoints than debug registers) or the search failed
+ * (said on stderr). */
+int history_event_search_back(struct history_event *he, const struct stop_set *stops,
+			      size_t *from);
+/* ...or where a tail begins that holds four times the native run time of
+ * the last one, and at least one stretch more; 0: that is the whole
+ * history. */
+size_t history_event_wider(struct history_event *he);
+/* Make the tail from event `from` (whole stretches) the history: the
+ * timeline over it, at its end, with old (over the tail before) closed;
+ * NULL with err, old and the tail before kept. */
+struct timeline *history_event_widen(struct history_event *he, size_t from, bool searched,
+				     struct timeline *old, char *err, size_t errlen);
 /* A line on how far its history is made (`monitor history`). */
 void history_event_progress(struct history_event *he, struct strbuf *out);
 /* tid when it exists at the end, else one that does. */

@@ -35,6 +35,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ptrev/event_end.h"
 #include "ptrev/inferior.h"
 #include "ptrev/record_startup.h"
 #include "ptrev/replayer.h"
@@ -46,6 +47,8 @@ static char *test_env[] = { "PATH=/usr/bin:/bin", "REPTEST=1", "LC_ALL=C", NULL 
 
 /* ---- recording ---- */
 
+static const char *record_backend = "sw";
+
 static int run_record(const char *ptrev, const char *out, char *const prog_argv[],
 		      const char *stdout_file)
 {
@@ -54,7 +57,7 @@ static int run_record(const char *ptrev, const char *out, char *const prog_argv[
 	argv[n++] = (char *)ptrev;
 	argv[n++] = "record";
 	argv[n++] = "--backend";
-	argv[n++] = "sw";
+	argv[n++] = (char *)record_backend;
 	argv[n++] = "-o";
 	argv[n++] = (char *)out;
 	argv[n++] = "--";
@@ -695,18 +698,16 @@ static char *startup_meta_case(char *const pargv[], const char *work)
 	return auxv;
 }
 
-/* More than one thread: refused with the message the server relies on. */
-/* Record dir/NAME with the sw backend (args: its arguments, NULL-ended;
- * an exit status up to max_status is the program's own), read the
- * recording into *td (zeroed first: free it in any case) and make a
- * replayer over it. NULL, the failure counted, when a step fails. */
-static struct replayer *recorded(const char *ptrev, const char *dir, const char *work,
-				 const char *name, char *const args[], int max_status,
-				 struct trace_data *td)
+/* Record dir/NAME with the backend record_backend names (args: its
+ * arguments, NULL-ended; an exit status up to max_status is the program's
+ * own) and read the recording into *td (zeroed first: free it in any
+ * case). 0, or -1 with the failure counted. */
+static int recorded_data(const char *ptrev, const char *dir, const char *work, const char *name,
+			 char *const args[], int max_status, struct trace_data *td)
 {
 	char prog[4096], trace[4096], outf[4096], err[512];
 	snprintf(prog, sizeof prog, "%s/%s", dir, name);
-	snprintf(trace, sizeof trace, "%s/%s.ptrev", work, name);
+	snprintf(trace, sizeof trace, "%s/%s-%s.ptrev", work, name, record_backend);
 	snprintf(outf, sizeof outf, "%s/%s.out", work, name);
 	char *pargv[8] = { prog };
 	for (int i = 0; args && args[i] && i < 6; i++)
@@ -716,13 +717,26 @@ static struct replayer *recorded(const char *ptrev, const char *dir, const char 
 	CHECK(rc >= 0 && rc <= max_status, "record %s: %d", name, rc);
 	if (trace_read_file(trace, td, err, sizeof err) < 0) {
 		CHECK(0, "%s", err);
-		return NULL;
+		return -1;
 	}
+	return 0;
+}
+
+/* The same with the sw backend, and a replayer over the recording. NULL,
+ * the failure counted, when a step fails. */
+static struct replayer *recorded(const char *ptrev, const char *dir, const char *work,
+				 const char *name, char *const args[], int max_status,
+				 struct trace_data *td)
+{
+	char err[512];
+	if (recorded_data(ptrev, dir, work, name, args, max_status, td) < 0)
+		return NULL;
 	struct replayer *r = replayer_new(td, err, sizeof err);
 	CHECK(r, "replayer_new: %s", err);
 	return r;
 }
 
+/* More than one thread: refused with the message the server relies on. */
 static void threads_case(const char *ptrev, const char *dir, const char *work)
 {
 	char why[512] = "";
@@ -775,6 +789,79 @@ static void hot_loop_case(const char *ptrev, const char *dir, const char *work)
 		      (unsigned long long)(st.insns_run - before));
 		replayer_free(r);
 	}
+	trace_data_free(&td);
+}
+
+/* Where a program's own code is loaded (a PIE: the recording's first
+ * mapping of its file at offset 0). */
+static uint64_t load_base(const struct trace_data *td, const char *name)
+{
+	for (size_t i = 0; i < td->nmmaps; i++) {
+		const char *slash = strrchr(td->mmaps[i].path, '/');
+		if (slash && !strcmp(slash + 1, name) && td->mmaps[i].offset == 0)
+			return td->mmaps[i].start;
+	}
+	return 0;
+}
+
+/* The native search for the last breakpoint hit before a tail's start
+ * (event_end_tail_search), on an event recording of tail_work: each round
+ * computes (calling fold every 256 iterations), writes its line, then
+ * calls round_done; stretch k runs from event k - 1 to event k, so the
+ * stretch that ends with round r's write holds round_done(r - 1) and
+ * round r's computation, and a tail from event k begins after event
+ * k - 1. */
+static void tail_search_case(const char *ptrev, const char *dir, const char *work)
+{
+	char err[512], prog[4096];
+	struct trace_data td;
+	record_backend = "event";
+	int got = recorded_data(ptrev, dir, work, "tail_work", NULL, 1, &td);
+	record_backend = "sw";
+	if (got < 0) {
+		trace_data_free(&td);
+		return;
+	}
+	snprintf(prog, sizeof prog, "%s/tail_work", dir);
+	uint64_t base = load_base(&td, "tail_work");
+	uint64_t done = base + symbol(prog, "round_done"), fold = base + symbol(prog, "fold");
+	size_t writes[8], nw = 0;
+	for (size_t i = 0; i < td.nsyscalls; i++)
+		if (td.syscalls[i].nr == SYS_write && nw < 8)
+			writes[nw++] = (size_t)td.syscalls[i].pos;
+	CHECK(base && nw == 6, "tail_work's event recording: base %#llx, %zu writes",
+	      (unsigned long long)base, nw);
+	if (!base || nw != 6) {
+		trace_data_free(&td);
+		return;
+	}
+	size_t k = 0;
+	uint64_t both[2] = {done, fold}, never = base; /* its ELF header */
+	/* A tail that begins after round 5's write: round 4's round_done is the
+	 * last hit before it, in the stretch that ends with round 5's write. */
+	int rc = event_end_tail_search(&td, writes[5] + 1, NULL, &done, 1, &k, err, sizeof err);
+	CHECK(rc == 1 && k == writes[5], "round_done before the last round's: %d, stretch "
+	      "%zu (want %zu) %s", rc, k, writes[5], rc < 0 ? err : "");
+	/* The same tail, fold: round 5's computation, in the stretch that
+	 * ends with its write. */
+	rc = event_end_tail_search(&td, writes[5] + 1, NULL, &fold, 1, &k, err, sizeof err);
+	CHECK(rc == 1 && k == writes[5], "fold before the last round's round_done: %d, stretch "
+	      "%zu (want %zu) %s", rc, k, writes[5], rc < 0 ? err : "");
+	/* A tail that begins after round 4's write holds round 4's round_done:
+	 * the last hit before it is round 4's computation (fold), in the
+	 * stretch that ends with that write. */
+	rc = event_end_tail_search(&td, writes[5], NULL, both, 2, &k, err, sizeof err);
+	CHECK(rc == 1 && k == writes[4], "fold or round_done before round 4's round_done: %d, "
+	      "stretch %zu (want %zu) %s", rc, k, writes[4], rc < 0 ? err : "");
+	/* Before round 0's round_done, none; an address never executed, none. */
+	rc = event_end_tail_search(&td, writes[0] + 1, NULL, &done, 1, &k, err, sizeof err);
+	CHECK(rc == 0, "round_done before round 0's: %d %s", rc, rc < 0 ? err : "");
+	rc = event_end_tail_search(&td, writes[5] + 1, NULL, &never, 1, &k, err, sizeof err);
+	CHECK(rc == 0, "an address never executed: %d %s", rc, rc < 0 ? err : "");
+	/* More breakpoints than the debug registers the search may use. */
+	uint64_t four[4] = {done, fold, never, never + 1};
+	rc = event_end_tail_search(&td, writes[5] + 1, NULL, four, 4, &k, err, sizeof err);
+	CHECK(rc < 0, "four breakpoints refused: %d", rc);
 	trace_data_free(&td);
 }
 
@@ -1195,6 +1282,7 @@ int main(int argc, char **argv)
 	signal_case(ptrev, dir, work);
 	threads_case(ptrev, dir, work);
 	hot_loop_case(ptrev, dir, work);
+	tail_search_case(ptrev, dir, work);
 	printf("%s (%d failures)\n", failures ? "FAILED" : "ok", failures);
 	return failures ? 1 : 0;
 }

@@ -3,9 +3,13 @@
 history is made (issue 11: materialisation newest first): the first move
 makes the history of the recording's last stretches only (a tail,
 re-executed natively up to where it begins and stepped from there) and
-the replayer shows full state there from the same native re-execution;
-going back past the tail's start waits for the whole history and goes on
-from the same position in it.
+the replayer shows full state there from the same native re-execution.
+Going back past the tail's start goes on from the same position in a
+history that begins further back: for a reverse-continue, the tail that
+begins with the stretch of the last breakpoint hit before (found by a
+native replay with hardware breakpoints, replay/event_search.c); for
+steps, a tail about four times as long; instruction numbers (`monitor
+when`) take the whole history.
 
 The oracle is the same session on the whole history made at the first
 move (PTREV_TAIL_HISTORY=0 PTREV_BACKGROUND_HISTORY=0): every register,
@@ -56,6 +60,32 @@ info registers
 continue
 print round
 print total
+'''
+
+# Back to main from the end, and a look around there.
+MAIN_SESSION = '''break main
+reverse-continue
+bt
+info registers
+print argc
+print total
+reverse-stepi 3
+info registers rip rsp
+stepi 5
+info registers rip rsp
+'''
+
+# Into round 5's round_done (the tail of the last event holds it), then
+# single steps back across the write before it (the tail's start).
+STEP_SESSION = '''break round_done
+reverse-continue
+print round
+delete
+reverse-stepi 40
+info registers
+bt
+stepi 3
+info registers rip rsp
 '''
 
 # The same through a tail that begins inside a stretch: at the end, back
@@ -127,15 +157,59 @@ def main():
     check('ptrev: made the history of the last 2 events first:' in tail,
           'the first move makes the history of the last two events first (%s)'
           % re.findall(r'^ptrev: .*', tail, re.M))
-    check(re.search(r'ptrev: making the (whole )?history of this event recording|'
-                    r'ptrev: the whole history of this event recording was made', tail),
-          'going back past the tail takes the whole history (%s)'
-          % re.findall(r'^ptrev: .*', tail, re.M))
+    lines = re.findall(r'^ptrev: .*', tail, re.M)
+    wider = [i for i, ln in enumerate(lines) if re.match(
+        r'ptrev: going back past the history made: made the history of the last \d+ events', ln)]
+    whole_at = [i for i, ln in enumerate(lines)
+                if ln.startswith('ptrev: making the history of this event recording')]
+    check(wider and whole_at and wider[-1] < whole_at[0],
+          'the reverse-continues past the tail make longer tails; only monitor when makes the '
+          'whole history (%s)' % lines)
     told = [ln for ln in state(tail) if not ln.startswith('The history of')]
     check(state(whole) == told,
           'every register, variable, backtrace, hit and instruction number as on the whole '
           'history\n' + '\n'.join('%s | %s' % (a, b) for a, b in zip(state(whole), told)
                                   if a != b)[:3000])
+
+    # A reverse-continue to main from the end: the last hit lies near the
+    # program's start, five rounds further back than four times the tail
+    # (the last event's stretch, a budget of 1 us); the tail made is the
+    # one that begins with its stretch, found natively.
+    mwhole = gdb(ptrev, trace, prog, MAIN_SESSION,
+                 {'PTREV_TAIL_HISTORY': '0', 'PTREV_BACKGROUND_HISTORY': '0'})
+    main_tail = gdb(ptrev, trace, prog, MAIN_SESSION,
+                    {'PTREV_TAIL_EVENTS': '1', 'PTREV_TAIL_US': '1',
+                     'PTREV_BACKGROUND_HISTORY': '0'})
+    lines = re.findall(r'^ptrev: .*', main_tail, re.M)
+    check(any(re.match(r'ptrev: going back past the history made: made the history of the last '
+                       r'\d+ events \(from the stretch of the last breakpoint hit, found '
+                       r'natively\)', ln) for ln in lines)
+          and not any(ln.startswith('ptrev: making the history of this') for ln in lines),
+          'a reverse-continue to main makes the tail from its hit\'s stretch, found natively, '
+          'not the whole history (%s)' % lines)
+    check(state(mwhole) == state(main_tail) and 'main (' in main_tail,
+          'at main, every register, variable and backtrace as on the whole history\n'
+          + '\n'.join('%s | %s' % (a, b) for a, b in zip(state(mwhole), state(main_tail))
+                      if a != b)[:3000])
+
+    # Steps back past a tail's start: a tail about four times as long
+    # (PTREV_TAIL_US=1: the last stretch, then one or two more), the same
+    # state as the whole history's.
+    swhole_steps = gdb(ptrev, trace, prog, STEP_SESSION,
+                       {'PTREV_TAIL_HISTORY': '0', 'PTREV_BACKGROUND_HISTORY': '0'})
+    steps = gdb(ptrev, trace, prog, STEP_SESSION,
+                {'PTREV_TAIL_US': '1', 'PTREV_TAIL_SPLIT': '0', 'PTREV_BACKGROUND_HISTORY': '0'})
+    lines = re.findall(r'^ptrev: .*', steps, re.M)
+    check(any(ln.startswith('ptrev: made the history of the last 1 event first') for ln in lines)
+          and any(re.match(r'ptrev: going back past the history made: made the history of the '
+                           r'last \d+ events: ', ln) for ln in lines)
+          and not any(ln.startswith('ptrev: making the history of this') for ln in lines),
+          'reverse-stepi past a one-event tail makes a longer tail, not the whole history (%s)'
+          % lines)
+    check(state(swhole_steps) == state(steps) and 'rip ' in steps,
+          'after stepping back past the tail, every register and backtrace as on the whole '
+          'history\n' + '\n'.join('%s | %s' % (a, b) for a, b in
+                                   zip(state(swhole_steps), state(steps)) if a != b)[:3000])
 
     auto = gdb(ptrev, trace, prog, SESSION, {'PTREV_BACKGROUND_HISTORY': '0'})
     check('ptrev: made the history of the last' in auto and state(auto) == state(whole),

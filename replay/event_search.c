@@ -1,0 +1,31 @@
+/* A native search for breakpoint hits before a tail's start
+ * (include/ptrev/event_end.h, event_end_tail_search): a reverse-continue
+ * that goes back past the history made so far needs the last hit before
+ * it, and only the stretch that holds that hit (and what follows) needs
+ * stepping. The stretches are deterministic, so a native replay with
+ * hardware breakpoints meets the same hits as the recorded run did, in
+ * the same stretches; counting needs no instruction counter, only which
+ * event the thread is to meet next when a hit comes. A hit is passed at
+ * once (the kernel sets RF on an instruction breakpoint's trap, so the
+ * instruction runs when the thread is resumed): one ptrace stop a hit. */
+#include "ptrev/event_end.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "event_replay.h"
+
+int event_end_tail_search(const struct trace_data *td, size_t from,
+			  const struct trace_state *point, const uint64_t *addrs, size_t n,
+			  size_t *stretch, char *err, size_t errlen)
+{
+	struct erp e;
+	int rc = erp_replay_until_searching(&e, td, from, point, addrs, n);
+	if (rc < 0)
+		snprintf(err, errlen, "%s", e.why);
+	else if (e.search_hits)
+		*stretch = e.search_last;
+	rc = rc < 0 ? -1 : e.search_hits ? 1 : 0;
+	erp_free(&e);
+	return rc;
+}
