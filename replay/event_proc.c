@@ -32,23 +32,24 @@ struct erp_icache {
 	bool valid[ICACHE_SIZE];
 };
 
-/* The breakpoints of a search (event_search.c) in DR1-DR3 of the first
+/* The points of a search (event_search.c) in DR1-DR3 of the first
  * thread, armed once it stands at the program's start (an exec clears
  * them); DR0 is left to the STATE points (event_advance.c). */
 static int arm_search(struct erp *e, struct erp_thread *t)
 {
 	e->search_dr7 = 0;
 	for (size_t i = 0; i < e->nsearch; i++) {
-		if (inf_dr_write(t->tid, 1 + (int)i, e->search_addr[i]) < 0)
-			return erp_fail(e, "no hardware breakpoint for a search: %s", strerror(errno));
-		e->search_dr7 |= inf_dr7_slot(1 + (int)i, DR_EXEC, 1);
+		const struct event_search_point *p = &e->search[i];
+		if (inf_dr_write(t->tid, 1 + (int)i, p->addr) < 0)
+			return erp_fail(e, "no debug register for a search: %s", strerror(errno));
+		e->search_dr7 |= inf_dr7_slot(1 + (int)i, p->kind, p->kind == DR_EXEC ? 1 : p->len);
 	}
 	if (inf_dr_write(t->tid, 7, e->search_dr7) < 0)
-		return erp_fail(e, "no hardware breakpoint for a search: %s", strerror(errno));
+		return erp_fail(e, "no debug register for a search: %s", strerror(errno));
 	return 0;
 }
 
-/* A search's breakpoint hit t in this stop (a SIGTRAP whose DR6 names
+/* A search's point hit t in this stop (a SIGTRAP whose DR6 names
  * DR1-DR3): counted, in the stretch before t's next event. True when the
  * stop was that alone, and t is to go on as it was resumed; a hit that
  * comes with a single step's end or a STATE point's hit (DR0) is counted

@@ -199,16 +199,17 @@ int erp_replay_until(struct erp *e, const struct trace_data *td, size_t from,
 }
 
 int erp_replay_until_searching(struct erp *e, const struct trace_data *td, size_t from,
-			       const struct trace_state *point, const uint64_t *addrs, size_t n)
+			       const struct trace_state *point,
+			       const struct event_search_point *points, size_t n)
 {
 	struct erp how = {.hold_at_tail = true, .tail_from = from, .tail_point = point,
 			  .nsearch = n};
-	if (n == 0 || n > sizeof how.search_addr / sizeof how.search_addr[0]) {
+	if (n == 0 || n > EVENT_SEARCH_MAX) {
 		*e = how;
 		e->memfd = -1;
-		return erp_fail(e, "a search for 1 to 3 breakpoints");
+		return erp_fail(e, "a search for 1 to %d points", EVENT_SEARCH_MAX);
 	}
-	memcpy(how.search_addr, addrs, n * sizeof *addrs);
+	memcpy(how.search, points, n * sizeof *points);
 	return replay_as(e, td, NULL, &how);
 }
 

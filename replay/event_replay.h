@@ -31,6 +31,7 @@
 #include "ptrev/amd64_regfile.h"
 #include "ptrev/block_cache.h"
 #include "ptrev/block_step.h"
+#include "ptrev/event_end.h"
 #include "ptrev/insn_class.h"
 #include "ptrev/trace_file.h"
 #include "relaunch.h"
@@ -158,7 +159,7 @@ struct erp {
 	 * thread at launch (DR0 stays the STATE points'), every hit counted
 	 * and passed (erp_resume), the last in the stretch before event
 	 * search_last of its thread. */
-	uint64_t search_addr[3];
+	struct event_search_point search[EVENT_SEARCH_MAX];
 	size_t nsearch;
 	uint64_t search_dr7;     /* DR7's bits for them */
 	uint64_t search_hits;
@@ -269,10 +270,12 @@ int erp_replay_tail(struct erp *e, const struct trace_data *td, const struct erp
  * follows), and hold it there. 0, or -1 with e->why. */
 int erp_replay_until(struct erp *e, const struct trace_data *td, size_t from,
 		     const struct trace_state *point);
-/* The same with hardware breakpoints at addrs (1-3 of them) whose hits
- * are counted on the way (search_hits, search_last). */
+/* The same with the debug registers set to points (1 to
+ * EVENT_SEARCH_MAX of them), whose hits are counted on the way
+ * (search_hits, search_last). */
 int erp_replay_until_searching(struct erp *e, const struct trace_data *td, size_t from,
-			       const struct trace_state *point, const uint64_t *addrs, size_t n);
+			       const struct trace_state *point,
+			       const struct event_search_point *points, size_t n);
 
 /* ---- event_split.c ---- */
 /* e is held after the one thread's event tail_from - 1 (erp_replay_until

@@ -1,4 +1,4 @@
-/* A native search for breakpoint hits before a tail's start
+/* A native search for breakpoint and watchpoint hits before a tail's start
  * (include/ptrev/event_end.h, event_end_tail_search): a reverse-continue
  * that goes back past the history made so far needs the last hit before
  * it, and only the stretch that holds that hit (and what follows) needs
@@ -7,7 +7,8 @@
  * the same stretches; counting needs no instruction counter, only which
  * event the thread is to meet next when a hit comes. A hit is passed at
  * once (the kernel sets RF on an instruction breakpoint's trap, so the
- * instruction runs when the thread is resumed): one ptrace stop a hit. */
+ * instruction runs when the thread is resumed; a data breakpoint traps
+ * after its instruction): one ptrace stop a hit. */
 #include "ptrev/event_end.h"
 
 #include <stdio.h>
@@ -16,11 +17,12 @@
 #include "event_replay.h"
 
 int event_end_tail_search(const struct trace_data *td, size_t from,
-			  const struct trace_state *point, const uint64_t *addrs, size_t n,
-			  size_t *stretch, char *err, size_t errlen)
+			  const struct trace_state *point,
+			  const struct event_search_point *points, size_t n, size_t *stretch,
+			  char *err, size_t errlen)
 {
 	struct erp e;
-	int rc = erp_replay_until_searching(&e, td, from, point, addrs, n);
+	int rc = erp_replay_until_searching(&e, td, from, point, points, n);
 	if (rc < 0)
 		snprintf(err, errlen, "%s", e.why);
 	else if (e.search_hits)

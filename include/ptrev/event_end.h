@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include "ptrev/amd64_regfile.h"
+#include "ptrev/debugregs.h"
 #include "ptrev/trace_file.h"
 
 struct event_end;
@@ -60,18 +61,29 @@ uint64_t event_end_tail_split(const struct event_end *ee, size_t from, uint64_t 
 int event_end_tail_point(const struct trace_data *td, size_t from, uint64_t after_ns,
 			 struct trace_state *out, char *err, size_t errlen);
 
+/* A breakpoint or a piece of a watchpoint, as one debug register holds
+ * it: kind DR_EXEC (len 1), DR_WRITE or DR_ACCESS (len 1, 2, 4 or 8, addr
+ * a multiple of it: inf_dr_split). */
+struct event_search_point {
+	uint64_t addr;
+	int kind;
+	int len;
+};
 /* Going back past a tail's start with a reverse-continue: where the last
- * hit of a breakpoint at one of addrs (1 to EVENT_SEARCH_MAX of them)
- * before the tail's start came. td (one thread) replayed natively to
- * where the tail from event from (point: inside the stretch before it)
- * begins, with hardware breakpoints counting hits on the way
- * (replay/event_search.c). 1 with *stretch the event number k such that
- * the last hit came after event k - 1 and before event k (so a tail from
- * k holds it; k == from: before the point), 0 when none came, -1 with err
- * (the replay diverged, no hardware breakpoints). */
+ * hit of one of points (1 to EVENT_SEARCH_MAX of them) before the tail's
+ * start came. td (one thread) replayed natively to where the tail from
+ * event from (point: inside the stretch before it) begins, with the
+ * debug registers counting hits on the way (replay/event_search.c). 1
+ * with *stretch the event number k such that the last hit came after
+ * event k - 1 and before event k (so a tail from k holds it; k == from:
+ * before the point), 0 when none came, -1 with err (the replay diverged,
+ * no debug registers). The CPU's hits only: a syscall that writes a
+ * watched byte is not one (the tail from k then holds it all the same,
+ * when it comes after a hit). */
 #define EVENT_SEARCH_MAX 3
 int event_end_tail_search(const struct trace_data *td, size_t from,
-			  const struct trace_state *point, const uint64_t *addrs, size_t n,
-			  size_t *stretch, char *err, size_t errlen);
+			  const struct trace_state *point,
+			  const struct event_search_point *points, size_t n, size_t *stretch,
+			  char *err, size_t errlen);
 
 #endif

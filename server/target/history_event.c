@@ -235,34 +235,50 @@ static size_t tail_start(const struct history_event *he, const struct trace_stat
 	return materialise_tail_from(&he->tail);
 }
 
+/* The debug registers gdb's point p takes, added to pts[*n] (those
+ * already there shared). 0, or -1 when they are not enough. x86 has no
+ * read-only watch: a read watchpoint is searched for as an access one
+ * (a hit too many only makes the tail longer). */
+static int add_points(struct event_search_point *pts, size_t *n, const struct stop_point *p)
+{
+	struct dr_piece pieces[4];
+	int np = 1, kind = p->type <= 1 ? DR_EXEC : p->type == 2 ? DR_WRITE : DR_ACCESS;
+	if (kind == DR_EXEC)
+		pieces[0] = (struct dr_piece){p->addr, 1};
+	else if ((np = inf_dr_split(p->addr, p->len, pieces)) < 0)
+		return -1;
+	for (int i = 0; i < np; i++) {
+		struct event_search_point q = {pieces[i].addr, kind, pieces[i].len};
+		bool seen = false;
+		for (size_t j = 0; j < *n && !seen; j++)
+			seen = pts[j].addr == q.addr && pts[j].kind == q.kind && pts[j].len == q.len;
+		if (seen)
+			continue;
+		if (*n == EVENT_SEARCH_MAX)
+			return -1;
+		pts[(*n)++] = q;
+	}
+	return 0;
+}
+
 int history_event_search_back(struct history_event *he, const struct stop_set *stops,
 			      size_t *from)
 {
-	uint64_t addrs[EVENT_SEARCH_MAX];
+	struct event_search_point pts[EVENT_SEARCH_MAX];
 	size_t n = 0;
 	char err[512];
 	const struct trace_state *point;
 	size_t cur = tail_start(he, &point);
 	if (!he->tail_ok || cur == 0)
 		return -1;
-	for (size_t i = 0; i < stops->n; i++) {
-		const struct stop_point *p = &stops->v[i];
-		if (p->type != 0 && p->type != 1)
-			return -1; /* a watchpoint: not searched for natively yet */
-		bool seen = false;
-		for (size_t j = 0; j < n && !seen; j++)
-			seen = addrs[j] == p->addr;
-		if (seen)
-			continue;
-		if (n == EVENT_SEARCH_MAX)
+	for (size_t i = 0; i < stops->n; i++)
+		if (add_points(pts, &n, &stops->v[i]) < 0)
 			return -1; /* more than the debug registers hold */
-		addrs[n++] = p->addr;
-	}
 	if (n == 0)
 		return 0; /* nothing to stop at: on to the program's start */
-	fprintf(stderr, "ptrev: looking for the last breakpoint hit before the history made "
-		"(a native replay)...\n");
-	int rc = event_end_tail_search(he->ev, cur, point, addrs, n, from, err, sizeof err);
+	fprintf(stderr, "ptrev: looking for the last breakpoint or watchpoint hit before the "
+		"history made (a native replay)...\n");
+	int rc = event_end_tail_search(he->ev, cur, point, pts, n, from, err, sizeof err);
 	/* A tail from there must begin before this one (a later hit would be
 	 * a replay that diverged): else a longer tail, not a loop. */
 	if (rc > 0 && (*from > cur || (*from == cur && !point))) {
@@ -272,8 +288,8 @@ int history_event_search_back(struct history_event *he, const struct stop_set *s
 	if (rc < 0)
 		fprintf(stderr, "ptrev: cannot look for the breakpoint hit natively (%s)\n", err);
 	else if (rc == 0)
-		fprintf(stderr, "ptrev: no breakpoint hit before the history made: the rest of the "
-			"way back takes the whole history\n");
+		fprintf(stderr, "ptrev: no breakpoint or watchpoint hit before the history made: the "
+			"rest of the way back takes the whole history\n");
 	return rc;
 }
 
@@ -312,7 +328,7 @@ struct timeline *history_event_widen(struct history_event *he, size_t from, bool
 	he->tail_seconds = (double)st.ns / 1e9;
 	fprintf(stderr, "ptrev: going back past the history made: made the history of the last "
 		"%zu events%s: %llu instructions in %.1f s\n", he->tail_events,
-		searched ? " (from the stretch of the last breakpoint hit, found natively)" : "",
+		searched ? " (from the stretch of the last hit, found natively)" : "",
 		(unsigned long long)st.instructions, he->tail_seconds);
 	struct timeline *tl = timeline_open(&he->tail, true, err, errlen);
 	if (tl) {

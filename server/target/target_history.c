@@ -92,7 +92,7 @@ static bool whole_history(struct history_target *h, pid_t tid)
 /* tid stands at the start of a tail's history, going back: a history
  * that begins further back, at the same position counted from the end.
  * For a reverse-continue (stops given) the tail that begins with the
- * stretch of the last breakpoint hit before (found natively: only what
+ * stretch of the last breakpoint or watchpoint hit before (found natively: only what
  * lies between it and the end is stepped), or an earlier one about four
  * times as long as the last, the whole history when no hit comes before;
  * else a tail about four times as long; the whole history when it is

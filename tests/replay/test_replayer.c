@@ -35,6 +35,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ptrev/debugregs.h"
 #include "ptrev/event_end.h"
 #include "ptrev/inferior.h"
 #include "ptrev/record_startup.h"
@@ -836,15 +837,19 @@ static void tail_search_case(const char *ptrev, const char *dir, const char *wor
 		return;
 	}
 	size_t k = 0;
-	uint64_t both[2] = {done, fold}, never = base; /* its ELF header */
+	uint64_t total = base + symbol(prog, "total");
+	struct event_search_point pdone = {done, DR_EXEC, 1}, pfold = {fold, DR_EXEC, 1};
+	struct event_search_point both[2] = {pdone, pfold};
+	struct event_search_point never = {base, DR_EXEC, 1}; /* its ELF header */
+	struct event_search_point wtotal = {total, DR_WRITE, 4};
 	/* A tail that begins after round 5's write: round 4's round_done is the
 	 * last hit before it, in the stretch that ends with round 5's write. */
-	int rc = event_end_tail_search(&td, writes[5] + 1, NULL, &done, 1, &k, err, sizeof err);
+	int rc = event_end_tail_search(&td, writes[5] + 1, NULL, &pdone, 1, &k, err, sizeof err);
 	CHECK(rc == 1 && k == writes[5], "round_done before the last round's: %d, stretch "
 	      "%zu (want %zu) %s", rc, k, writes[5], rc < 0 ? err : "");
 	/* The same tail, fold: round 5's computation, in the stretch that
 	 * ends with its write. */
-	rc = event_end_tail_search(&td, writes[5] + 1, NULL, &fold, 1, &k, err, sizeof err);
+	rc = event_end_tail_search(&td, writes[5] + 1, NULL, &pfold, 1, &k, err, sizeof err);
 	CHECK(rc == 1 && k == writes[5], "fold before the last round's round_done: %d, stretch "
 	      "%zu (want %zu) %s", rc, k, writes[5], rc < 0 ? err : "");
 	/* A tail that begins after round 4's write holds round 4's round_done:
@@ -853,15 +858,23 @@ static void tail_search_case(const char *ptrev, const char *dir, const char *wor
 	rc = event_end_tail_search(&td, writes[5], NULL, both, 2, &k, err, sizeof err);
 	CHECK(rc == 1 && k == writes[4], "fold or round_done before round 4's round_done: %d, "
 	      "stretch %zu (want %zu) %s", rc, k, writes[4], rc < 0 ? err : "");
+	/* A watchpoint: total is written by round_done only; before that tail,
+	 * by round 3's, in the stretch that ends with round 4's write. */
+	rc = event_end_tail_search(&td, writes[5], NULL, &wtotal, 1, &k, err, sizeof err);
+	CHECK(rc == 1 && k == writes[4], "a write of total before round 4's round_done: %d, "
+	      "stretch %zu (want %zu) %s", rc, k, writes[4], rc < 0 ? err : "");
 	/* Before round 0's round_done, none; an address never executed, none. */
-	rc = event_end_tail_search(&td, writes[0] + 1, NULL, &done, 1, &k, err, sizeof err);
+	rc = event_end_tail_search(&td, writes[0] + 1, NULL, &pdone, 1, &k, err, sizeof err);
 	CHECK(rc == 0, "round_done before round 0's: %d %s", rc, rc < 0 ? err : "");
+	rc = event_end_tail_search(&td, writes[0] + 1, NULL, &wtotal, 1, &k, err, sizeof err);
+	CHECK(rc == 0, "a write of total before round 0's round_done: %d %s", rc,
+	      rc < 0 ? err : "");
 	rc = event_end_tail_search(&td, writes[5] + 1, NULL, &never, 1, &k, err, sizeof err);
 	CHECK(rc == 0, "an address never executed: %d %s", rc, rc < 0 ? err : "");
-	/* More breakpoints than the debug registers the search may use. */
-	uint64_t four[4] = {done, fold, never, never + 1};
+	/* More points than the debug registers the search may use. */
+	struct event_search_point four[4] = {pdone, pfold, never, wtotal};
 	rc = event_end_tail_search(&td, writes[5] + 1, NULL, four, 4, &k, err, sizeof err);
-	CHECK(rc < 0, "four breakpoints refused: %d", rc);
+	CHECK(rc < 0, "four points refused: %d", rc);
 	trace_data_free(&td);
 }
 

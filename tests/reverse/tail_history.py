@@ -7,7 +7,8 @@ the replayer shows full state there from the same native re-execution.
 Going back past the tail's start goes on from the same position in a
 history that begins further back: for a reverse-continue, the tail that
 begins with the stretch of the last breakpoint hit before (found by a
-native replay with hardware breakpoints, replay/event_search.c); for
+native replay with hardware breakpoints and watchpoints,
+replay/event_search.c); for
 steps, a tail about four times as long; instruction numbers (`monitor
 when`) take the whole history.
 
@@ -72,6 +73,18 @@ print total
 reverse-stepi 3
 info registers rip rsp
 stepi 5
+info registers rip rsp
+'''
+
+# Back through the writes of total (round_done of rounds 5, 4 and 3).
+WATCH_SESSION = '''watch total
+reverse-continue
+bt
+reverse-continue
+bt
+print round
+reverse-continue
+print round
 info registers rip rsp
 '''
 
@@ -182,7 +195,7 @@ def main():
                      'PTREV_BACKGROUND_HISTORY': '0'})
     lines = re.findall(r'^ptrev: .*', main_tail, re.M)
     check(any(re.match(r'ptrev: going back past the history made: made the history of the last '
-                       r'\d+ events \(from the stretch of the last breakpoint hit, found '
+                       r'\d+ events \(from the stretch of the last hit, found '
                        r'natively\)', ln) for ln in lines)
           and not any(ln.startswith('ptrev: making the history of this') for ln in lines),
           'a reverse-continue to main makes the tail from its hit\'s stretch, found natively, '
@@ -190,6 +203,24 @@ def main():
     check(state(mwhole) == state(main_tail) and 'main (' in main_tail,
           'at main, every register, variable and backtrace as on the whole history\n'
           + '\n'.join('%s | %s' % (a, b) for a, b in zip(state(mwhole), state(main_tail))
+                      if a != b)[:3000])
+
+    # A watchpoint: total is written by every round's round_done; the
+    # second reverse-continue goes past a one-event tail's start.
+    wwhole = gdb(ptrev, trace, prog, WATCH_SESSION,
+                 {'PTREV_TAIL_HISTORY': '0', 'PTREV_BACKGROUND_HISTORY': '0'})
+    wtail = gdb(ptrev, trace, prog, WATCH_SESSION,
+                {'PTREV_TAIL_EVENTS': '1', 'PTREV_TAIL_US': '1', 'PTREV_BACKGROUND_HISTORY': '0'})
+    lines = re.findall(r'^ptrev: .*', wtail, re.M)
+    check(any(ln.startswith('ptrev: looking for the last breakpoint or watchpoint hit')
+              for ln in lines)
+          and any(ln.startswith('ptrev: going back past the history made') for ln in lines)
+          and not any(ln.startswith('ptrev: making the history of this') for ln in lines),
+          'a reverse-continue with a watchpoint past the tail searches natively and makes a '
+          'longer tail, not the whole history (%s)' % lines)
+    check(state(wwhole) == state(wtail) and wwhole.count('Hardware watchpoint 1: total') >= 3,
+          'the watchpoint\'s hits, values and backtraces as on the whole history\n'
+          + '\n'.join('%s | %s' % (a, b) for a, b in zip(state(wwhole), state(wtail))
                       if a != b)[:3000])
 
     # Steps back past a tail's start: a tail about four times as long
