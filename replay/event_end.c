@@ -107,23 +107,28 @@ static uint64_t ran_ns(const struct erp_thread *t, size_t k)
 	return ns > STOP_COST_NS ? ns - STOP_COST_NS : 0;
 }
 
-uint64_t event_end_tail_ns(const struct event_end *ee, size_t from)
+uint64_t event_end_tail_ns(const struct event_end *ee, size_t from, size_t end)
 {
 	if (ee->e.nthreads != 1)
 		return 0;
 	uint64_t ran = 0;
-	for (size_t k = from; k < ee->e.threads[0].nev; k++)
+	for (size_t k = from; k < end && k < ee->e.threads[0].nev; k++)
 		ran += ran_ns(&ee->e.threads[0], k);
 	return ran;
 }
 
 size_t event_end_tail_from(const struct event_end *ee, uint64_t budget_ns)
 {
+	return ee->e.nthreads == 1 ? event_end_tail_back(ee, ee->e.threads[0].nev, budget_ns) : 0;
+}
+
+size_t event_end_tail_back(const struct event_end *ee, size_t end, uint64_t budget_ns)
+{
 	if (ee->e.nthreads != 1)
 		return 0;
 	const struct erp_thread *t = &ee->e.threads[0];
 	uint64_t ran = 0;
-	size_t k = t->nev;
+	size_t k = end < t->nev ? end : t->nev;
 	while (k > 1) {
 		ran += ran_ns(t, k - 1);
 		k--;
@@ -145,7 +150,7 @@ uint64_t event_end_tail_split(const struct event_end *ee, size_t from, uint64_t 
 	const struct erp_thread *t = &ee->e.threads[0];
 	if (from >= t->nev)
 		return 0;
-	uint64_t after = event_end_tail_ns(ee, from + 1); /* its stretches after the first */
+	uint64_t after = event_end_tail_ns(ee, from + 1, t->nev); /* its stretches after the first */
 	uint64_t first = ran_ns(t, from);
 	if (after >= budget_ns || first < budget_ns - after + MIN_SPLIT_NS)
 		return 0;

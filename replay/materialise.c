@@ -6,6 +6,7 @@
  * recording is written again with positions in instructions. */
 #include "ptrev/materialise.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -419,6 +420,57 @@ int materialise_tail_to_memory(const struct trace_data *ev, size_t from,
 			       struct materialise_stats *st, char *err, size_t errlen)
 {
 	return to_memory(ev, from, point, out, st, NULL, err, errlen);
+}
+
+/* How many of n records of stride size (pos at offset off) come at or
+ * before event last; -1 when their positions are out of order. */
+static long upto(const void *v, size_t n, size_t size, size_t off, uint64_t last)
+{
+	uint64_t prev = 0;
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t pos;
+		memcpy(&pos, (const char *)v + i * size + off, sizeof pos);
+		if (pos < prev)
+			return -1;
+		prev = pos;
+		if (pos <= last)
+			k = i + 1;
+	}
+	return (long)k;
+}
+
+int materialise_cut(const struct trace_data *ev, size_t last, struct trace_data *view)
+{
+	/* One thread (its THREAD records: its start, its end). */
+	for (size_t i = 0; i < ev->nthreads; i++)
+		if (ev->threads[i].tid != ev->threads[0].tid)
+			return -1;
+	*view = *ev;
+	long s = upto(ev->syscalls, ev->nsyscalls, sizeof *ev->syscalls,
+		      offsetof(struct trace_syscall, pos), last);
+	long g = upto(ev->signals, ev->nsignals, sizeof *ev->signals,
+		      offsetof(struct trace_signal, pos), last);
+	long r = upto(ev->rdtsc, ev->nrdtsc, sizeof *ev->rdtsc, offsetof(struct trace_rdtsc, pos),
+		      last);
+	long t = upto(ev->states, ev->nstates, sizeof *ev->states,
+		      offsetof(struct trace_state, pos), last);
+	long f = upto(ev->sigframes, ev->nsigframes, sizeof *ev->sigframes,
+		      offsetof(struct trace_sigframe, pos), last);
+	if (s < 0 || g < 0 || r < 0 || t < 0 || f < 0)
+		return -1;
+	view->nsyscalls = (size_t)s;
+	view->nsignals = (size_t)g;
+	view->nrdtsc = (size_t)r;
+	view->nstates = (size_t)t;
+	view->nsigframes = (size_t)f;
+	/* One thread's events are its one run (event_replay.c); as a
+	 * recording cut short, its last event is where the replay stops. */
+	view->nsched = 0;
+	view->sched = NULL;
+	view->complete = false;
+	memset(&view->end, 0, sizeof view->end);
+	return 0;
 }
 
 size_t materialise_tail_from(const struct trace_data *td)

@@ -41,9 +41,12 @@ ssize_t event_end_read(struct event_end *ee, uint64_t addr, void *buf, size_t le
  * natively, less a ptrace stop's cost each: an estimate, good enough to
  * choose how much to step first. */
 size_t event_end_tail_from(const struct event_end *ee, uint64_t budget_ns);
-/* The program's own native run time in a tail from event from (the
- * same estimate). */
-uint64_t event_end_tail_ns(const struct event_end *ee, size_t from);
+/* The same walking back from before event end (a tail that ends there:
+ * materialise_cut). */
+size_t event_end_tail_back(const struct event_end *ee, size_t end, uint64_t budget_ns);
+/* The program's own native run time in the stretches before events
+ * from .. end - 1 (the same estimate). */
+uint64_t event_end_tail_ns(const struct event_end *ee, size_t from, size_t end);
 /* The same for a tail of the last n events (tests). */
 size_t event_end_tail_of(const struct event_end *ee, size_t n);
 /* A tail's first stretch (the one before its event from) may alone run

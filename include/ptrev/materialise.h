@@ -77,6 +77,15 @@ int materialise_to_memory(const struct trace_data *ev, struct trace_data *out,
 int materialise_tail_to_memory(const struct trace_data *ev, size_t from,
 			       const struct trace_state *point, struct trace_data *out,
 			       struct materialise_stats *st, char *err, size_t errlen);
+/* A tail that ends early (a piece of the history): *view is ev as if its
+ * recorder had stopped at its one thread's event `last` (done, or for a
+ * syscall at its entry; later events left out, no END), sharing ev's
+ * arrays (never trace_data_free it; it lives as long as ev does). A tail
+ * of the view made with materialise_tail_to_memory holds the stretches
+ * from its event from through event last only, so going back to a hit
+ * far from the recording's end steps only what lies between. 0, or -1
+ * when ev is not one thread's with its events in order. */
+int materialise_cut(const struct trace_data *ev, size_t last, struct trace_data *view);
 /* A made history's META history_from (0: it starts at the program's start). */
 size_t materialise_tail_from(const struct trace_data *td);
 /* ...and the point inside the stretch before that event where it starts

@@ -293,18 +293,25 @@ int history_event_search_back(struct history_event *he, const struct stop_set *s
 	return rc;
 }
 
+/* Where the tail ends: before event end (the recording's events
+ * count when it goes to the end). */
+static size_t tail_end(const struct history_event *he)
+{
+	return he->tail_cut ? he->tail_last + 1 : materialise_event_count(he->ev);
+}
+
 size_t history_event_wider(struct history_event *he)
 {
 	const struct trace_state *point;
-	size_t cur = tail_start(he, &point);
+	size_t cur = tail_start(he, &point), end = tail_end(he);
 	if (!he->tail_ok || cur == 0)
 		return 0;
 	/* Four times the native run time of the last: going back tail by
 	 * tail steps what the last held again, a third of the total at most,
 	 * and makes at most four times what one step back needs. */
-	uint64_t held = event_end_tail_ns(he->end, cur);
-	size_t from = event_end_tail_from(he->end, 4 * (held > he->tail_budget_ns ? held
-									      : he->tail_budget_ns));
+	uint64_t held = event_end_tail_ns(he->end, cur, end);
+	size_t from = event_end_tail_back(he->end, end, 4 * (held > he->tail_budget_ns
+							     ? held : he->tail_budget_ns));
 	/* At least the rest of a stretch the old began inside, else one
 	 * stretch more. */
 	size_t limit = point ? cur : cur - 1;
@@ -313,26 +320,67 @@ size_t history_event_wider(struct history_event *he)
 	return from > 1 ? from : 0;
 }
 
-struct timeline *history_event_widen(struct history_event *he, size_t from, bool searched,
-				     struct timeline *old, char *err, size_t errlen)
+size_t history_event_piece_from(struct history_event *he, size_t k)
 {
-	struct trace_data made;
+	if (!history_event_cut(he))
+		return k;
+	/* Going back hit by hit through pieces (gdb looking for a frame of
+	 * its own at a breakpoint hit often on the way, a reverse-finish
+	 * without symbols: hundreds of them): each piece holds twice the
+	 * native run time of the last, so that a native search is needed
+	 * about once for every doubling, not once for every hit. */
+	const struct trace_state *point;
+	size_t cur = tail_start(he, &point);
+	uint64_t held = event_end_tail_ns(he->end, cur, he->tail_last + 1);
+	size_t grown = event_end_tail_back(he->end, k + 1, 2 * held);
+	return grown && grown < k ? grown : k;
+}
+
+size_t history_event_tail_from(const struct history_event *he)
+{
+	const struct trace_state *point;
+	return he->tail_ok ? tail_start(he, &point) : 0;
+}
+
+bool history_event_cut(const struct history_event *he)
+{
+	return he->tail_ok && !he->made_ok && he->tail_cut;
+}
+
+struct timeline *history_event_widen(struct history_event *he, size_t from, size_t last,
+				     const char *why, struct timeline *old, char *err,
+				     size_t errlen)
+{
+	struct trace_data made, view = {0};
 	struct materialise_stats st;
-	if (materialise_tail_to_memory(he->ev, from, NULL, &made, &st, err, errlen) < 0)
+	bool cut = last != HISTORY_TO_END;
+	if (cut && materialise_cut(he->ev, last, &view) < 0) {
+		snprintf(err, errlen, "the recording cannot be cut at an event");
+		return NULL;
+	}
+	if (materialise_tail_to_memory(cut ? &view : he->ev, from, NULL, &made, &st, err,
+				       errlen) < 0)
 		return NULL;
 	timeline_close(old);
 	trace_data_free(&he->tail);
 	he->tail = made;
+	he->tail_view = view;
+	he->tail_cut = cut;
+	he->tail_last = last;
 	he->tail_split = false;
-	he->tail_events = materialise_event_count(he->ev) - from;
+	he->tail_events = (cut ? last + 1 : materialise_event_count(he->ev)) - from;
 	he->tail_seconds = (double)st.ns / 1e9;
-	fprintf(stderr, "ptrev: going back past the history made: made the history of the last "
-		"%zu events%s: %llu instructions in %.1f s\n", he->tail_events,
-		searched ? " (from the stretch of the last hit, found natively)" : "",
-		(unsigned long long)st.instructions, he->tail_seconds);
+	if (cut)
+		fprintf(stderr, "ptrev: %s: made the history of events %zu to %zu only: %llu "
+			"instructions in %.1f s\n", why, from, last,
+			(unsigned long long)st.instructions, he->tail_seconds);
+	else
+		fprintf(stderr, "ptrev: %s: made the history of the last %zu events: %llu "
+			"instructions in %.1f s\n", why, he->tail_events,
+			(unsigned long long)st.instructions, he->tail_seconds);
 	struct timeline *tl = timeline_open(&he->tail, true, err, errlen);
 	if (tl) {
-		timeline_set_events(tl, he->ev);
+		timeline_set_events(tl, cut ? &he->tail_view : he->ev);
 		timeline_to_end(tl);
 	}
 	return tl;

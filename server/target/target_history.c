@@ -62,48 +62,116 @@ static bool have_history(struct history_target *h)
 	return true;
 }
 
+/* A piece of the history (one that ends before the recording does)
+ * becomes the tail from its start to the end, tid at the same position
+ * (both count from there): going on forwards past its end, or where only
+ * the whole history will do. */
+static bool piece_to_tail(struct history_target *h, pid_t tid)
+{
+	char err[512];
+	struct timeline_where w;
+	tid = timeline_thread_or_first(h->tl, tid);
+	timeline_where(h->tl, tid, &w);
+	struct timeline *tl = history_event_widen(h->ev, history_event_tail_from(h->ev),
+						  HISTORY_TO_END, "going on past the history made",
+						  h->tl, err, sizeof err);
+	if (!tl) {
+		fprintf(stderr, "ptrev: cannot make the history on to the recording's end: %s\n", err);
+		return false;
+	}
+	h->tl = tl;
+	h->td = history_event_data(h->ev);
+	timeline_move_to(tl, tid, w.pos);
+	return true;
+}
+
 /* The whole history where only a tail's is made (going back past the
  * tail, instruction numbers for the user, saving): the same position,
- * counted from the end, in the whole one. */
-static bool whole_history(struct history_target *h, pid_t tid)
+ * counted from the end, in the whole one; at_start: its start. */
+static bool whole_history_at(struct history_target *h, pid_t tid, bool at_start)
 {
 	char err[512];
 	if (!have_history(h))
 		return false;
 	if (!h->ev || !history_event_tail_only(h->ev))
 		return true;
+	if (!at_start && history_event_cut(h->ev) && !piece_to_tail(h, tid))
+		return false;
 	tid = timeline_thread_or_first(h->tl, tid);
 	struct timeline_where w;
 	timeline_where(h->tl, tid, &w);
-	uint64_t back = w.count - w.pos;
+	uint64_t back = at_start ? w.count : w.count - w.pos;
 	struct timeline *tl = history_event_make(h->ev, true, err, sizeof err);
 	if (!tl) {
 		fprintf(stderr, "ptrev: cannot make the whole history of this recording: %s\n", err);
 		return false;
 	}
 	timeline_where(tl, tid, &w);
-	timeline_move_to(tl, tid, w.count >= back ? w.count - back : 0);
+	timeline_move_to(tl, tid, !at_start && w.count >= back ? w.count - back : 0);
 	timeline_close(h->tl);
 	h->tl = tl;
 	h->td = history_event_data(h->ev);
 	return true;
 }
 
+static bool whole_history(struct history_target *h, pid_t tid)
+{
+	return whole_history_at(h, tid, false);
+}
+
+/* Are all of stops breakpoints? A watched byte may be written by a
+ * syscall, which the native search does not see. */
+static bool breakpoints_only(const struct stop_set *stops)
+{
+	for (size_t i = 0; i < stops->n; i++)
+		if (stops->v[i].type > 1)
+			return false;
+	return true;
+}
+
+/* Replace the history by tl (made from the one before), tid at pos, or,
+ * at_end, where tl stands (its end). */
+static void take_history(struct history_target *h, pid_t tid, struct timeline *tl, bool at_end,
+			 uint64_t pos)
+{
+	h->tl = tl;
+	h->td = history_event_data(h->ev);
+	if (!at_end)
+		timeline_move_to(tl, tid, pos);
+}
+
 /* tid stands at the start of a tail's history, going back: a history
- * that begins further back, at the same position counted from the end.
- * For a reverse-continue (stops given) the tail that begins with the
- * stretch of the last breakpoint or watchpoint hit before (found natively: only what
- * lies between it and the end is stepped), or an earlier one about four
- * times as long as the last, the whole history when no hit comes before;
- * else a tail about four times as long; the whole history when it is
- * ready, or when no tail would be shorter. False when none
- * could be made (said on stderr). */
+ * that begins further back. For a reverse-continue (stops given), a
+ * native search first finds the stretch of the last breakpoint or
+ * watchpoint hit before. With breakpoints only, the history of that
+ * stretch alone (a piece: only it is stepped), tid at its end: no hit
+ * comes between there and here; none at all: the whole history at its
+ * start. Else (steps, watchpoints, more points than the debug registers
+ * hold) a tail that ends where this one does, at the same position
+ * counted from its end: one about four times as long, or the one that
+ * begins with the hit's stretch where that goes further back; the whole
+ * history when it is ready, or when no tail would be shorter. False
+ * when none could be made (said on stderr). */
 static bool further_back(struct history_target *h, pid_t tid, const struct stop_set *stops)
 {
 	char err[512];
 	struct history_event *he = h->ev;
-	size_t from = 0;
+	size_t from = 0, cur = history_event_tail_from(he);
+	bool bps = stops && breakpoints_only(stops);
 	int found = stops ? history_event_search_back(he, stops, &from) : -1;
+	tid = timeline_thread_or_first(h->tl, tid);
+	if (found > 0 && bps && from < cur && !history_event_whole_ready(he)) {
+		struct timeline *tl = history_event_widen(he, history_event_piece_from(he, from),
+							  from, "going back to the last breakpoint hit "
+							  "(found natively)", h->tl, err, sizeof err);
+		if (tl) {
+			take_history(h, tid, tl, true, 0);
+			return true;
+		}
+		fprintf(stderr, "ptrev: cannot make the history of the hit's stretch (%s)\n", err);
+	}
+	if (found == 0 && bps)
+		return whole_history_at(h, tid, true); /* no hit before: the program's start */
 	if (found < 0) {
 		from = history_event_wider(he);
 	} else if (found > 0) {
@@ -111,27 +179,28 @@ static bool further_back(struct history_target *h, pid_t tid, const struct stop_
 		 * goes back hit by hit (each just before the last tail) would
 		 * step the rest to the end again for every hit. */
 		size_t wider = history_event_wider(he);
-		if (wider && wider < from) {
+		if (wider && wider < from)
 			from = wider;
-			found = -1;
-		}
 	}
+	/* A piece goes on only back: a tail that ends where it does (a
+	 * step), else the tail to the recording's end. */
+	if (history_event_cut(he) && (stops || from == 0) && !piece_to_tail(h, tid))
+		return false;
 	if (from == 0 || history_event_whole_ready(he))
 		return whole_history(h, tid);
-	tid = timeline_thread_or_first(h->tl, tid);
 	struct timeline_where w;
 	timeline_where(h->tl, tid, &w);
 	uint64_t back = w.count - w.pos;
-	struct timeline *tl = history_event_widen(he, from, found > 0, h->tl, err, sizeof err);
+	struct timeline *tl = history_event_widen(he, from, history_event_cut(he) ? he->tail_last
+						  : HISTORY_TO_END, "going back past the history "
+						  "made", h->tl, err, sizeof err);
 	if (!tl) {
 		fprintf(stderr, "ptrev: cannot make a longer tail's history (%s): making the whole "
 			"history\n", err);
 		return whole_history(h, tid);
 	}
-	h->tl = tl;
-	h->td = history_event_data(he);
 	timeline_where(tl, tid, &w);
-	timeline_move_to(tl, tid, w.count >= back ? w.count - back : 0);
+	take_history(h, tid, tl, false, w.count >= back ? w.count - back : 0);
 	return true;
 }
 
@@ -139,7 +208,8 @@ static bool further_back(struct history_target *h, pid_t tid, const struct stop_
  * is made, or at the end of it)? Then every thread has full state. */
 static bool at_event_end(struct history_target *h, pid_t tid)
 {
-	return h->ev && h->ev->end && (!h->tl || timeline_at_end(h->tl, tid));
+	return h->ev && h->ev->end && (!h->tl || (timeline_at_end(h->tl, tid) &&
+						 !history_event_cut(h->ev)));
 }
 
 static size_t history_threads(struct target *t, pid_t **ids)
@@ -301,6 +371,14 @@ static int history_resume(struct target *t, const struct target_resume *r)
 		if (tid == pre && off_pre_signal(h, tid, step, stops, &ts))
 			rc = 0;
 		else
+			rc = timeline_forward(h->tl, tid, all, step, stops, &ts);
+		/* The end of a piece of the history is not the recording's: go
+		 * on in the tail from its start to the end (a move that ends
+		 * there, after the piece's last instruction, too: the piece
+		 * does not know what that instruction, a syscall, did). */
+		bool again = rc == 1 || (rc == 0 && ts.kind == TIMELINE_END);
+		if (h->ev && history_event_cut(h->ev) && (again || timeline_at_end(h->tl, tid)) &&
+		    piece_to_tail(h, tid) && again)
 			rc = timeline_forward(h->tl, tid, all, step, stops, &ts);
 	}
 	/* Either way a recorded signal stops before its delivery. */

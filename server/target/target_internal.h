@@ -16,6 +16,8 @@
 #ifndef PTREV_TARGET_INTERNAL_H
 #define PTREV_TARGET_INTERNAL_H
 
+#include <stdint.h>
+
 #include "ptrev/event_end.h"
 #include "ptrev/inferior.h"
 #include "ptrev/target.h"
@@ -93,6 +95,12 @@ struct history_event {
 	void *alive_ctx;
 	double tail_seconds;
 	uint64_t tail_budget_ns; /* the native run time it was chosen to hold */
+	/* A tail that ends early, after event tail_last (a piece: going back
+	 * to a breakpoint hit far from the end), made from tail_view, the
+	 * recording cut there (materialise_cut). */
+	bool tail_cut;
+	size_t tail_last;
+	struct trace_data tail_view;
 	pid_t last;                  /* the thread that ended it */
 	/* Its history being made in the background from the start (NULL:
 	 * not, PTREV_BACKGROUND_HISTORY=0, or taken). */
@@ -124,14 +132,26 @@ bool history_event_tail_only(const struct history_event *he);
 int history_event_search_back(struct history_event *he, const struct stop_set *stops,
 			      size_t *from);
 /* ...or where a tail begins that holds four times the native run time of
- * the last one, and at least one stretch more; 0: that is the whole
- * history. */
+ * the last one (and ends where it does), and at least one stretch more;
+ * 0: that is the whole history. */
 size_t history_event_wider(struct history_event *he);
-/* Make the tail from event `from` (whole stretches) the history: the
+/* Where a piece that holds the stretch before event k begins: that
+ * stretch alone after a tail; after a piece, stretches back to twice its
+ * native run time. */
+size_t history_event_piece_from(struct history_event *he, size_t k);
+/* Where the tail made begins (its first event; 0: none made). */
+size_t history_event_tail_from(const struct history_event *he);
+/* Does the history made end before the recording does (a piece)? */
+bool history_event_cut(const struct history_event *he);
+/* Make the tail from event `from` (whole stretches) to the end, or to
+ * event last only (HISTORY_TO_END: to the end), the history: the
  * timeline over it, at its end, with old (over the tail before) closed;
- * NULL with err, old and the tail before kept. */
-struct timeline *history_event_widen(struct history_event *he, size_t from, bool searched,
-				     struct timeline *old, char *err, size_t errlen);
+ * why begins the line that says so. NULL with err, old and the tail
+ * before kept. */
+#define HISTORY_TO_END SIZE_MAX
+struct timeline *history_event_widen(struct history_event *he, size_t from, size_t last,
+				     const char *why, struct timeline *old, char *err,
+				     size_t errlen);
 /* A line on how far its history is made (`monitor history`). */
 void history_event_progress(struct history_event *he, struct strbuf *out);
 /* tid when it exists at the end, else one that does. */

@@ -38,8 +38,10 @@
 #include "ptrev/debugregs.h"
 #include "ptrev/event_end.h"
 #include "ptrev/inferior.h"
+#include "ptrev/materialise.h"
 #include "ptrev/record_startup.h"
 #include "ptrev/replayer.h"
+#include "ptrev/trace_decode.h"
 #include "ptrev/trace_file.h"
 
 #include "../check.h"
@@ -878,6 +880,83 @@ static void tail_search_case(const char *ptrev, const char *dir, const char *wor
 	trace_data_free(&td);
 }
 
+/* A piece of the history (materialise_cut): tail_work's event recording
+ * cut at round 3's write, its tail from after round 1's write. The
+ * oracle is the tail from the same event to the recording's end: the
+ * piece must hold exactly its first stretches, the same events at the
+ * same positions, and decode to the instructions up to round 3's write,
+ * no more. */
+static void piece_case(const char *ptrev, const char *dir, const char *work)
+{
+	char err[512];
+	struct trace_data td, view, piece, tail;
+	record_backend = "event";
+	int got = recorded_data(ptrev, dir, work, "tail_work", NULL, 1, &td);
+	record_backend = "sw";
+	size_t writes[8], nw = 0;
+	for (size_t i = 0; got == 0 && i < td.nsyscalls; i++)
+		if (td.syscalls[i].nr == SYS_write && nw < 8)
+			writes[nw++] = (size_t)td.syscalls[i].pos;
+	CHECK(got == 0 && nw == 6, "tail_work's event recording: %zu writes", nw);
+	if (got < 0 || nw != 6) {
+		trace_data_free(&td);
+		return;
+	}
+	size_t from = writes[1] + 1, last = writes[3];
+	CHECK(materialise_cut(&td, last, &view) == 0 && !view.complete &&
+	      view.nsyscalls < td.nsyscalls && view.syscalls[view.nsyscalls - 1].pos == last,
+	      "the recording cut at event %zu: %zu of %zu syscalls, the last at %llu", last,
+	      view.nsyscalls, td.nsyscalls,
+	      (unsigned long long)(view.nsyscalls ? view.syscalls[view.nsyscalls - 1].pos : 0));
+	struct materialise_stats ps, ts;
+	int prc = materialise_tail_to_memory(&view, from, NULL, &piece, &ps, err, sizeof err);
+	CHECK(prc == 0, "the piece from event %zu to %zu: %s", from, last, prc ? err : "made");
+	int trc = materialise_tail_to_memory(&td, from, NULL, &tail, &ts, err, sizeof err);
+	CHECK(trc == 0, "the tail from event %zu: %s", from, trc ? err : "made");
+	if (prc == 0 && trc == 0) {
+		/* Its events: the tail's first ones, at the same positions. */
+		bool same = piece.nsyscalls > 0 && piece.nsyscalls < tail.nsyscalls;
+		for (size_t i = 0; same && i < piece.nsyscalls; i++)
+			same = piece.syscalls[i].nr == tail.syscalls[i].nr &&
+			       piece.syscalls[i].pos == tail.syscalls[i].pos;
+		CHECK(same && piece.syscalls[piece.nsyscalls - 1].nr == SYS_write,
+		      "the piece's %zu syscalls are the tail's first, at the same positions, "
+		      "ending with round 3's write", piece.nsyscalls);
+		/* Its instructions: those before the next event of the tail. */
+		uint64_t pinsns = 0, perrs = 0, tinsns = 0, terrs = 0;
+		int d1 = trace_decode_count(&piece, 0, &pinsns, &perrs, err, sizeof err);
+		int d2 = trace_decode_count(&tail, 0, &tinsns, &terrs, err, sizeof err);
+		uint64_t next = tail.syscalls[piece.nsyscalls].pos;
+		uint64_t lastpos = piece.syscalls[piece.nsyscalls - 1].pos;
+		CHECK(d1 == 0 && d2 == 0 && perrs == 0 && terrs == 0 && pinsns == ps.instructions &&
+		      pinsns > lastpos && pinsns <= next && ps.instructions < ts.instructions,
+		      "the piece decodes to %llu instructions (made %llu; its last event at %llu, "
+		      "the tail's next at %llu of %llu), %llu errors",
+		      (unsigned long long)pinsns, (unsigned long long)ps.instructions,
+		      (unsigned long long)lastpos, (unsigned long long)next,
+		      (unsigned long long)tinsns, (unsigned long long)perrs);
+		printf("piece: %llu instructions, tail %llu\n", (unsigned long long)pinsns,
+		       (unsigned long long)tinsns);
+	}
+	if (prc == 0)
+		trace_data_free(&piece);
+	if (trc == 0)
+		trace_data_free(&tail);
+	/* Events out of order: no cut. */
+	struct trace_data bad = td;
+	struct trace_syscall *sc = malloc(td.nsyscalls * sizeof *sc);
+	if (sc && td.nsyscalls > 1) {
+		memcpy(sc, td.syscalls, td.nsyscalls * sizeof *sc);
+		sc[0] = td.syscalls[1];
+		sc[1] = td.syscalls[0];
+		bad.syscalls = sc;
+		CHECK(materialise_cut(&bad, last, &view) < 0, "a recording whose events are out of "
+		      "order is not cut");
+	}
+	free(sc);
+	trace_data_free(&td);
+}
+
 /* Record NAME, single-step it independently, compare the replayed state at
  * many positions; full: also the checks that need rep_basic's layout
  * (recorded pid, heap contents, reverse steps, a tampered copy). */
@@ -1296,6 +1375,7 @@ int main(int argc, char **argv)
 	threads_case(ptrev, dir, work);
 	hot_loop_case(ptrev, dir, work);
 	tail_search_case(ptrev, dir, work);
+	piece_case(ptrev, dir, work);
 	printf("%s (%d failures)\n", failures ? "FAILED" : "ok", failures);
 	return failures ? 1 : 0;
 }

@@ -63,6 +63,31 @@ print round
 print total
 '''
 
+# Back round by round (each round_done's stretch alone made, a piece),
+# then forwards out of the piece (on in the tail from its start to the
+# end) to the next two rounds' hits and the end: six hits in all, the
+# stepi 8 back onto round 3's breakpoint among them.
+PIECE_SESSION = '''break round_done
+reverse-continue
+print round
+reverse-continue
+print round
+bt
+info registers
+reverse-continue
+print round
+reverse-stepi 5
+info registers rip rsp
+stepi 8
+info registers rip
+continue
+print round
+continue
+print round
+continue
+info registers rip
+'''
+
 # Back to main from the end, and a look around there.
 MAIN_SESSION = '''break main
 reverse-continue
@@ -172,12 +197,13 @@ def main():
           % re.findall(r'^ptrev: .*', tail, re.M))
     lines = re.findall(r'^ptrev: .*', tail, re.M)
     wider = [i for i, ln in enumerate(lines) if re.match(
-        r'ptrev: going back past the history made: made the history of the last \d+ events', ln)]
+        r'ptrev: going back (past the history made|to the last breakpoint hit \(found '
+        r'natively\)): made the history of ', ln)]
     whole_at = [i for i, ln in enumerate(lines)
                 if ln.startswith('ptrev: making the history of this event recording')]
     check(wider and whole_at and wider[-1] < whole_at[0],
-          'the reverse-continues past the tail make longer tails; only monitor when makes the '
-          'whole history (%s)' % lines)
+          'the reverse-continues past the tail make the history of more stretches; only monitor '
+          'when makes the whole history (%s)' % lines)
     told = [ln for ln in state(tail) if not ln.startswith('The history of')]
     check(state(whole) == told,
           'every register, variable, backtrace, hit and instruction number as on the whole '
@@ -185,25 +211,45 @@ def main():
                                   if a != b)[:3000])
 
     # A reverse-continue to main from the end: the last hit lies near the
-    # program's start, five rounds further back than four times the tail
-    # (the last event's stretch, a budget of 1 us); the tail made is the
-    # one that begins with its stretch, found natively.
+    # program's start; the history made is that of its stretch only (a
+    # piece), found natively. Steps there stay inside it.
     mwhole = gdb(ptrev, trace, prog, MAIN_SESSION,
                  {'PTREV_TAIL_HISTORY': '0', 'PTREV_BACKGROUND_HISTORY': '0'})
     main_tail = gdb(ptrev, trace, prog, MAIN_SESSION,
                     {'PTREV_TAIL_EVENTS': '1', 'PTREV_TAIL_US': '1',
                      'PTREV_BACKGROUND_HISTORY': '0'})
     lines = re.findall(r'^ptrev: .*', main_tail, re.M)
-    check(any(re.match(r'ptrev: going back past the history made: made the history of the last '
-                       r'\d+ events \(from the stretch of the last hit, found '
-                       r'natively\)', ln) for ln in lines)
+    piece = [re.match(r'ptrev: going back to the last breakpoint hit \(found natively\): made '
+                      r'the history of events (\d+) to (\d+) only: ', ln) for ln in lines]
+    piece = [m for m in piece if m]
+    check(len(piece) == 1 and piece[0].group(1) == piece[0].group(2)
           and not any(ln.startswith('ptrev: making the history of this') for ln in lines),
-          'a reverse-continue to main makes the tail from its hit\'s stretch, found natively, '
-          'not the whole history (%s)' % lines)
+          'a reverse-continue to main makes the history of its hit\'s stretch only, found '
+          'natively, not the whole history (%s)' % lines)
     check(state(mwhole) == state(main_tail) and 'main (' in main_tail,
           'at main, every register, variable and backtrace as on the whole history\n'
           + '\n'.join('%s | %s' % (a, b) for a, b in zip(state(mwhole), state(main_tail))
                       if a != b)[:3000])
+
+    # Pieces: back round by round, then forwards past a piece's end.
+    pwhole = gdb(ptrev, trace, prog, PIECE_SESSION,
+                 {'PTREV_TAIL_HISTORY': '0', 'PTREV_BACKGROUND_HISTORY': '0'})
+    ptail = gdb(ptrev, trace, prog, PIECE_SESSION,
+                {'PTREV_TAIL_EVENTS': '1', 'PTREV_TAIL_US': '1', 'PTREV_BACKGROUND_HISTORY': '0'})
+    lines = re.findall(r'^ptrev: .*', ptail, re.M)
+    check(len([ln for ln in lines if ln.startswith('ptrev: going back to the last breakpoint '
+                                                   'hit')]) == 2
+          and any(ln.startswith('ptrev: going on past the history made: made the history of '
+                                'the last') for ln in lines)
+          and not any(ln.startswith('ptrev: making the history of this') for ln in lines),
+          'two reverse-continues past the tail make a piece each; going forwards past the '
+          'piece\'s end makes the tail from its start (%s)' % lines)
+    hits = sum(ln.startswith('Breakpoint 1, round_done') for ln in state(ptail))
+    check(state(pwhole) == state(ptail) and hits == 6,
+          'through pieces and out of them, every hit, register and backtrace as on the whole '
+          'history\n' + '\n'.join('%s | %s' % (a, b) for a, b in
+                                   zip(state(pwhole), state(ptail)) if a != b)[:3000]
+          + '\n(%d and %d lines, %d hits)' % (len(state(pwhole)), len(state(ptail)), hits))
 
     # A watchpoint: total is written by every round's round_done; the
     # second reverse-continue goes past a one-event tail's start.
