@@ -95,6 +95,8 @@ struct gdb_server {
 	size_t nbtrace;
 	bool btrace_pushed;        /* it started the recording */
 	uint64_t btrace_size;      /* the buffer size asked for, in bytes */
+	/* Non-stop mode (gdb_nonstop.c), NULL in all-stop. */
+	struct gdb_nonstop *ns;
 };
 
 struct btrace_thread {
@@ -171,6 +173,31 @@ void gdb_points_clear(struct gdb_server *s);
  * bc), and wait for the next stop, leaving its stop reply in s->reply
  * (server/gdb/gdb_resume.c). */
 void gdb_resume_and_wait(struct gdb_server *s, const char *actions);
+/* ";ACTION[:TID]..." of vCont into acts (at most max): their number, or
+ * <= 0 when malformed or naming another process. stop_ok: t (stop) is
+ * an action too (non-stop mode). */
+int gdb_parse_vcont(struct gdb_server *s, const char *spec, struct target_action *acts, int max,
+		    bool stop_ok);
+/* Non-stop mode (gdb_nonstop.c). gdb_nonstop_packet handles QNonStop
+ * always and, in non-stop mode, '?', vStopped, vCtrlC, vCont and bs/bc
+ * (false: another packet, for the dispatcher). Any other packet is
+ * answered between gdb_nonstop_hold (every thread stopped) and
+ * gdb_nonstop_release (the threads gdb knows as running resumed).
+ * gdb_nonstop_collect takes the target's stops while threads run and
+ * sends gdb the notification of the first. The last two return -1 when
+ * the connection failed. */
+bool gdb_nonstop_packet(struct gdb_server *s, const char *pkt);
+bool gdb_nonstop_on(const struct gdb_server *s);
+bool gdb_nonstop_running(const struct gdb_server *s);
+void gdb_nonstop_hold(struct gdb_server *s);
+int gdb_nonstop_release(struct gdb_server *s);
+int gdb_nonstop_collect(struct gdb_server *s);
+/* Ctrl-C or vCtrlC while threads run: the program gets a SIGINT, whose
+ * stop gdb hears of. */
+void gdb_nonstop_interrupt(struct gdb_server *s);
+void gdb_nonstop_free(struct gdb_server *s);
+/* Empty the SIGCHLD self-pipe (after a poll it woke). */
+void gdb_drain_wake_pipe(struct gdb_server *s);
 void gdb_reverse_packet(struct gdb_server *s, const char *pkt);
 /* Append the stop reply for a stop (T/W/X). */
 void gdb_stop_reply(struct gdb_server *s, const struct target_stop *stop);

@@ -93,5 +93,8 @@ bool rsp_conn_has_buffered(const struct rsp_conn *c);
  * Returns 0, or -1 if the connection is closed. */
 int rsp_conn_send(struct rsp_conn *c, const void *payload, size_t n);
 int rsp_conn_send_str(struct rsp_conn *c, const char *s);
+/* Send a notification ("%Stop:T05...#cs" in non-stop mode): framed as a
+ * packet but with '%', and gdb sends no ack for it. 0, or -1 if closed. */
+int rsp_conn_notify(struct rsp_conn *c, const char *payload, size_t n);
 
 #endif

@@ -44,7 +44,8 @@ static void handle_qsupported(struct gdb_server *s, const char *args)
 		    ";qXfer:features:read+;qXfer:auxv:read+;qXfer:exec-file:read+"
 		    ";qXfer:libraries-svr4:read+;augmented-libraries-svr4-read+"
 		    ";qXfer:siginfo:read+;qXfer:osdata:read+"
-		    ";qXfer:threads:read+;vContSupported+;ConditionalBreakpoints+");
+		    ";qXfer:threads:read+;vContSupported+;ConditionalBreakpoints+"
+		    ";QNonStop+");
 	/* Reverse execution needs a history: a recording being made (--record,
 	 * -o) or a saved one being replayed. */
 	if (target_can_reverse(s->target))
@@ -138,8 +139,6 @@ bool gdb_query_packet(struct gdb_server *s, char *pkt, size_t len)
 	} else if (strncmp(pkt, "QEnvironment", 12) == 0 || strncmp(pkt, "QSetWorkingDir:", 15) == 0 ||
 		   strncmp(pkt, "QDisableRandomization:", 22) == 0) {
 		return gdb_run_env_packet(s, pkt);
-	} else if (strcmp(pkt, "QNonStop:0") == 0) {
-		strbuf_puts(&s->reply, "OK");
 	} else if (strncmp(pkt, "qAttached", 9) == 0) {
 		/* A process ptrev created gdb kills on quit; one it attached
 		 * to, gdb detaches from. */

@@ -17,7 +17,8 @@
 /* Parse ";ACTION[:TID];ACTION[:TID]..." into acts; -2 for an action for
  * process other (a held fork child: ptrev runs one process, so gdb's
  * detach-on-fork off cannot be followed). */
-static int parse_vcont(const char *p, struct target_action *acts, int max, pid_t other)
+static int parse_vcont(const char *p, struct target_action *acts, int max, pid_t other,
+		       bool stop_ok)
 {
 	int n = 0;
 	while (*p == ';') {
@@ -26,7 +27,7 @@ static int parse_vcont(const char *p, struct target_action *acts, int max, pid_t
 			return -1;
 		struct target_action a = {.kind = 0, .sig = 0, .tid = -1};
 		char k = *p++;
-		if (k == 'c' || k == 's') {
+		if (k == 'c' || k == 's' || (k == 't' && stop_ok)) {
 			a.kind = k;
 		} else if (k == 'C' || k == 'S') {
 			uint64_t sig;
@@ -35,7 +36,8 @@ static int parse_vcont(const char *p, struct target_action *acts, int max, pid_t
 			a.kind = (char)(k - 'A' + 'a');
 			a.sig = gdb_signal_to_host((int)sig);
 		} else {
-			return -1; /* t, r and others are not offered in vCont? */
+			return -1; /* r and others are not offered in vCont?; t
+				    * only in non-stop mode */
 		}
 		if (*p == ':') {
 			pid_t pid, tid;
@@ -50,6 +52,16 @@ static int parse_vcont(const char *p, struct target_action *acts, int max, pid_t
 		acts[n++] = a;
 	}
 	return *p == '\0' ? n : -1;
+}
+
+int gdb_parse_vcont(struct gdb_server *s, const char *spec, struct target_action *acts, int max,
+		    bool stop_ok)
+{
+	int n = parse_vcont(spec, acts, max, target_fork_child(s->target), stop_ok);
+	if (n == -2)
+		fprintf(stderr, "ptrev: gdb asks to run the fork child too (set detach-on-fork off): "
+			"ptrev debugs one process; use detach-on-fork on\n");
+	return n;
 }
 
 /* Legacy c/s/C/S [sig][;addr]: all threads continue; s steps the current
@@ -87,10 +99,10 @@ static int parse_legacy(struct gdb_server *s, const char *p, struct target_actio
 	return 1;
 }
 
-static void drain(int fd)
+void gdb_drain_wake_pipe(struct gdb_server *s)
 {
 	char buf[64];
-	while (fd >= 0 && read(fd, buf, sizeof buf) > 0)
+	while (s->wake_pipe[0] >= 0 && read(s->wake_pipe[0], buf, sizeof buf) > 0)
 		;
 }
 
@@ -116,7 +128,7 @@ static int wait_for_stop(struct gdb_server *s, struct target_stop *stop)
 		int timeout = rsp_conn_has_buffered(&s->conn) ? 0 : 100;
 		if (poll(fds, 2, timeout) < 0 && errno != EINTR)
 			return 0;
-		drain(s->wake_pipe[0]);
+		gdb_drain_wake_pipe(s);
 		if (rsp_conn_has_buffered(&s->conn) || (fds[0].revents & (POLLIN | POLLHUP | POLLERR))) {
 			const char *pkt;
 			size_t len;
@@ -229,11 +241,8 @@ static void run_and_report(struct gdb_server *s, struct target_resume *r)
 void gdb_resume_and_wait(struct gdb_server *s, const char *spec)
 {
 	struct target_action acts[MAX_ACTIONS];
-	int n = spec[0] == ';' ? parse_vcont(spec, acts, MAX_ACTIONS, target_fork_child(s->target))
+	int n = spec[0] == ';' ? gdb_parse_vcont(s, spec, acts, MAX_ACTIONS, false)
 			       : parse_legacy(s, spec, acts);
-	if (n == -2)
-		fprintf(stderr, "ptrev: gdb asks to run the fork child too (set detach-on-fork off): "
-			"ptrev debugs one process; use detach-on-fork on\n");
 	if (n <= 0) {
 		strbuf_puts(&s->reply, "E01");
 		return;

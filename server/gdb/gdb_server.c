@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +50,7 @@ int gdb_server_disable_packets(struct gdb_server *s, const char *list, char *err
 void gdb_server_destroy(struct gdb_server *s)
 {
 	gdb_extended_destroy(s);
+	gdb_nonstop_free(s);
 	target_free(s->target);
 	s->target = NULL;
 	vfile_close_all(&s->vfs);
@@ -203,12 +205,21 @@ static void handle_vfile(struct gdb_server *s, char *pkt, size_t len)
 		strbuf_reset(&s->reply);
 }
 
+static void dispatch(struct gdb_server *s, char *pkt, size_t len, bool *no_reply);
+
 void gdb_server_dispatch(struct gdb_server *s, char *pkt, size_t len, bool *no_reply)
 {
 	strbuf_reset(&s->reply);
 	*no_reply = false;
-	if (len == 0)
+	if (len == 0 || (!s->fuzzing && gdb_nonstop_packet(s, pkt)))
 		return;
+	/* Non-stop mode: answered with every thread stopped. */
+	gdb_nonstop_hold(s);
+	dispatch(s, pkt, len, no_reply);
+}
+
+static void dispatch(struct gdb_server *s, char *pkt, size_t len, bool *no_reply)
+{
 	switch (pkt[0]) {
 	case '?':
 		if (target_current_stop(s->target, s->g_tid, &s->last, &s->last) == 0) {
@@ -259,7 +270,7 @@ void gdb_server_dispatch(struct gdb_server *s, char *pkt, size_t len, bool *no_r
 		if (strncmp(pkt, "vRun;", 5) == 0 || strncmp(pkt, "vAttach;", 8) == 0) {
 			gdb_extended_packet(s, pkt, no_reply);
 		} else if (strcmp(pkt, "vCont?") == 0) {
-			strbuf_puts(&s->reply, "vCont;c;C;s;S");
+			strbuf_puts(&s->reply, "vCont;c;C;s;S;t");
 		} else if (strncmp(pkt, "vCont;", 6) == 0) {
 			gdb_resume_and_wait(s, pkt + 5);
 		} else if (strncmp(pkt, "vFile:", 6) == 0) {
@@ -298,6 +309,9 @@ static void new_connection(struct gdb_server *s, int rfd, int wfd)
 {
 	rsp_conn_destroy(&s->conn);
 	rsp_conn_init(&s->conn, rfd, wfd);
+	/* Each gdb asks for non-stop mode itself: all-stop until then. */
+	gdb_nonstop_hold(s);
+	gdb_nonstop_free(s);
 	gdb_points_clear(s);
 	s->gdb_swbreak = s->gdb_hwbreak = s->gdb_multiprocess = false;
 	s->c_tid = 0;
@@ -342,11 +356,29 @@ int gdb_server_run(struct gdb_server *s, int rfd, int wfd)
 	while (!s->session_over) {
 		const char *pkt;
 		size_t len;
-		enum rsp_recv r = rsp_conn_recv(&s->conn, &pkt, &len, -1);
+		enum rsp_recv r;
+		if (gdb_nonstop_running(s)) {
+			/* Threads run (non-stop mode): their stops, or gdb. */
+			if (!rsp_conn_has_buffered(&s->conn)) {
+				struct pollfd fds[2] = {
+					{.fd = s->conn.rfd, .events = POLLIN},
+					{.fd = s->wake_pipe[0], .events = POLLIN},
+				};
+				poll(fds, 2, 100);
+				gdb_drain_wake_pipe(s);
+			}
+			if (gdb_nonstop_collect(s) < 0)
+				break;
+			r = rsp_conn_recv(&s->conn, &pkt, &len, 0);
+		} else {
+			r = rsp_conn_recv(&s->conn, &pkt, &len, -1);
+		}
 		if (r == RSP_RECV_CLOSED)
 			break;
+		if (r == RSP_RECV_INTERRUPT)
+			gdb_nonstop_interrupt(s); /* else a stray Ctrl-C while stopped */
 		if (r != RSP_RECV_PACKET)
-			continue; /* a stray Ctrl-C while stopped means nothing */
+			continue;
 		/* The reader's buffer is reused by the next receive, and handlers
 		 * parse in place: work on a private copy. */
 		char *copy = malloc(len + 1);
@@ -375,6 +407,10 @@ int gdb_server_run(struct gdb_server *s, int rfd, int wfd)
 		}
 		if (no_ack_switch)
 			s->conn.noack = true;
+		/* Non-stop mode: what runs for gdb runs again, and gdb hears
+		 * of stops met meanwhile. */
+		if (gdb_nonstop_release(s) < 0)
+			break;
 	}
 	if (!s->session_over && s->keep_on_close && (s->multi || target_alive(s->target)))
 		return GDB_SERVER_KEPT;

@@ -213,6 +213,16 @@ int rsp_conn_send_str(struct rsp_conn *c, const char *s)
 	return rsp_conn_send(c, s, strlen(s));
 }
 
+int rsp_conn_notify(struct rsp_conn *c, const char *payload, size_t n)
+{
+	if (c->closed)
+		return -1;
+	strbuf_reset(&c->out);
+	rsp_frame(&c->out, payload, n);
+	c->out.data[0] = '%'; /* a notification: framed the same, never acked */
+	return write_all(c, c->out.data, c->out.len) < 0 ? -1 : 0;
+}
+
 /* React to one complete reader event. Returns true (with *out set) when it
  * is something for the caller. A failed write of an ack only marks the
  * connection closed: packets that already arrived are still handed out, and

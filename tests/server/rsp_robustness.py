@@ -22,59 +22,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'pylib'))
 from ptrev_checks import check, finish  # noqa: E402
-
-
-def frame(payload: bytes) -> bytes:
-    return b'$' + payload + b'#%02x' % (sum(payload) & 0xff)
-
-
-class Peer:
-    """One end of a connection: write bytes, read packets with a deadline."""
-
-    def __init__(self, wfile, rfd):
-        self.wfile, self.rfd, self.buf = wfile, rfd, b''
-        self.ack = True  # acknowledge each packet, as gdb does in ack mode
-
-    def send_raw(self, data: bytes):
-        self.wfile(data)
-
-    def _fill(self, deadline):
-        left = deadline - time.monotonic()
-        if left <= 0:
-            return False
-        r, _, _ = select.select([self.rfd], [], [], left)
-        if not r:
-            return False
-        chunk = os.read(self.rfd, 65536)
-        if not chunk:
-            return False
-        self.buf += chunk
-        return True
-
-    def read_byte(self, timeout=10):
-        deadline = time.monotonic() + timeout
-        while not self.buf:
-            if not self._fill(deadline):
-                return None
-        b, self.buf = self.buf[:1], self.buf[1:]
-        return b
-
-    def read_packet(self, timeout=10):
-        """Next $...#xx packet (acks before it are skipped); None on timeout."""
-        deadline = time.monotonic() + timeout
-        while True:
-            m = re.search(rb'\$([^#]*)#[0-9a-fA-F]{2}', self.buf)
-            if m:
-                self.buf = self.buf[m.end():]
-                if self.ack:
-                    self.send_raw(b'+')
-                return m.group(1)
-            if not self._fill(deadline):
-                return None
-
-    def request(self, payload: bytes, timeout=10):
-        self.send_raw(frame(payload))
-        return self.read_packet(timeout)
+from rsp_peer import Peer, frame  # noqa: E402
 
 
 def pid_alive(pid):
