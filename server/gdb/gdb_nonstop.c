@@ -9,18 +9,16 @@
  * breakpoint, a step, a signal), that stop is queued for gdb and the
  * others are resumed at once, with the actions gdb gave them. A packet
  * that reads or changes the program while threads run is answered with
- * the program held (ptrev pauses it, answers, and resumes it), as
- * gdbserver pauses all threads for memory access. So gdb sees each thread
- * stop alone, and threads it did not stop are never held for longer than
- * a packet takes.
+ * the program held (ptrev interrupts it, answers, and resumes it), as
+ * gdbserver pauses all threads for memory access; a real stop met while
+ * holding it is queued like any other. So gdb sees each thread stop
+ * alone, and threads it did not stop are never held for longer than a
+ * packet takes.
  *
- * The target pauses the program itself where it can (target_pause: the
- * live target's SIGSTOPs, never reported; a stop met meanwhile stays
- * pending for the next resume). Where it cannot (a live recording, whose
- * engine runs the program only inside its waits), ptrev interrupts it
- * (target_interrupt) and the resume after it discards the SIGINT: those
- * sent and not yet seen stop nothing gdb is told of, and a real stop met
- * first is queued like any other. */
+ * ptrev holds the program with a SIGINT (target_interrupt), which the
+ * resume after it discards: the SIGINTs it sent and has not yet seen stop
+ * nothing gdb is told of. A SIGINT the program gets from elsewhere at
+ * that moment is taken for ptrev's own. */
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -202,36 +200,17 @@ static void take_stop(struct gdb_server *s, int waited, struct target_stop *stop
 }
 
 /* Every thread stopped, for a packet to be answered on a program that
- * does not run: paused by the target where it can (a stop met meanwhile
- * stays pending for the next resume), else interrupted. A program that
- * blocks SIGINT in every thread does not stop for that: after 2 s the
- * packet is answered while it runs (memory reads through /proc still
- * work; a running thread's registers do not), never by waiting for
- * ever. */
+ * does not run. */
 static void hold(struct gdb_server *s)
 {
 	struct gdb_nonstop *ns = s->ns;
 	if (!ns->running)
 		return;
-	if (target_pause(s->target) == 0) {
-		ns->running = false;
-		free(ns->storage);
-		ns->storage = NULL;
-		return;
-	}
 	if (target_interrupt(s->target) == 0)
 		ns->sigint_owed++;
 	struct target_stop stop;
-	for (int waited = 0; waited <= 2000; waited++) {
-		int r = target_wait(s->target, &stop, false);
-		if (r != 0) {
-			take_stop(s, r, &stop);
-			return;
-		}
-		usleep(1000);
-	}
-	fprintf(stderr, "ptrev: the program did not stop for a SIGINT (blocked in every "
-		"thread?): answering gdb while its threads run\n");
+	int r = target_wait(s->target, &stop, true);
+	take_stop(s, r, &stop);
 }
 
 /* Resume every thread that runs as far as gdb knows, with the action it
