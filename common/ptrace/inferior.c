@@ -380,6 +380,12 @@ void inferior_destroy(struct inferior *inf)
 	inf->nbps = inf->cap_bps = 0;
 }
 
+void inferior_pause(struct inferior *inf)
+{
+	if (inf->pid && !inf->exited)
+		inf_stop_all(inf);
+}
+
 int inferior_interrupt(struct inferior *inf)
 {
 	if (!inf->pid || inf->exited)

@@ -18,6 +18,9 @@
 
 struct gdb_point;
 
+/* glibc's thread_db descriptors gdb told us of (gdb_tls.c). */
+#define GDB_TLS_SYMBOLS 4
+
 /* What gdb set for the programs it runs (gdb_run_env.c). */
 struct gdb_run_env {
 	char **vars;               /* the environment, when own */
@@ -95,6 +98,9 @@ struct gdb_server {
 	size_t nbtrace;
 	bool btrace_pushed;        /* it started the recording */
 	uint64_t btrace_size;      /* the buffer size asked for, in bytes */
+	/* Where glibc's descriptors for libthread_db lie (qSymbol answers;
+	 * 0: not known), for qGetTLSAddr (gdb_tls.c). */
+	uint64_t tls_sym[GDB_TLS_SYMBOLS];
 	/* Non-stop mode (gdb_nonstop.c), NULL in all-stop. */
 	struct gdb_nonstop *ns;
 };
@@ -196,6 +202,12 @@ int gdb_nonstop_collect(struct gdb_server *s);
  * stop gdb hears of. */
 void gdb_nonstop_interrupt(struct gdb_server *s);
 void gdb_nonstop_free(struct gdb_server *s);
+/* Thread-local variables (gdb_tls.c): the qSymbol exchange that learns
+ * where glibc's thread_db descriptors are, qGetTLSAddr, and forgetting
+ * them with the program. */
+void gdb_tls_symbol_packet(struct gdb_server *s, const char *pkt);
+void gdb_tls_address_packet(struct gdb_server *s, const char *pkt);
+void gdb_tls_forget(struct gdb_server *s);
 /* Empty the SIGCHLD self-pipe (after a poll it woke). */
 void gdb_drain_wake_pipe(struct gdb_server *s);
 void gdb_reverse_packet(struct gdb_server *s, const char *pkt);

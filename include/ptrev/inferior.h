@@ -188,6 +188,9 @@ int inferior_wait(struct inferior *inf, struct stop_event *ev, bool block);
 /* gdb's Ctrl-C: send SIGINT to the process, as gdbserver does. The stop it
  * causes is returned by inferior_wait as a STOP_SIGNAL with SIGINT. */
 int inferior_interrupt(struct inferior *inf);
+/* Stop every running thread with a SIGSTOP of ptrev's own (never
+ * reported); events met meanwhile stay pending for the next resume. */
+void inferior_pause(struct inferior *inf);
 
 /* Registers of a stopped thread. */
 int inferior_get_regs(struct inferior *inf, pid_t tid, struct user_regs_struct *regs);

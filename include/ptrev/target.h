@@ -143,6 +143,11 @@ struct target_ops {
 	/* 1 with *stop; 0: no stop yet (block false); -1: nothing to wait for. */
 	int (*wait)(struct target *t, struct target_stop *stop, bool block);
 	int (*interrupt)(struct target *t);
+	/* Stop every thread where it is, with nothing to report: events met
+	 * meanwhile stay pending for the next resume (non-stop mode answers
+	 * gdb's packets on a program held so). 0, or -1 where the target
+	 * cannot (the gdb layer interrupts it instead). */
+	int (*pause)(struct target *t);
 	/* The stop gdb sees when it connects ('?'): *last if there was one
 	 * (kind != NONE) and the target keeps no stop of its own. -1: none. */
 	int (*current_stop)(struct target *t, pid_t current, const struct target_stop *last,
@@ -276,6 +281,7 @@ bool target_can_record(struct target *t);                             /* false *
 int target_resume(struct target *t, const struct target_resume *r);   /* REFUSED */
 int target_wait(struct target *t, struct target_stop *stop, bool block); /* -1 */
 int target_interrupt(struct target *t);                               /* -1 */
+int target_pause(struct target *t);                                   /* -1 */
 int target_current_stop(struct target *t, pid_t current, const struct target_stop *last,
 			struct target_stop *stop);                   /* -1 */
 void target_pass_signals(struct target *t, const bool pass[65]);

@@ -29,6 +29,7 @@ void gdb_extended_destroy(struct gdb_server *s)
 void gdb_forget_program(struct gdb_server *s)
 {
 	gdb_points_clear(s);
+	gdb_tls_forget(s);
 	free(s->btrace);
 	s->btrace = NULL;
 	s->nbtrace = 0;

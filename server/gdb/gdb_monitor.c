@@ -35,6 +35,8 @@ static void cmd_help(struct strbuf *out)
 		    "  monitor set remote-debug 0|1 log every packet on ptrev's stderr\n"
 		    "  monitor set debug-format all|none|timestamp\n"
 		    "                               start each log line with the time, or not\n"
+		    "  monitor set libthread-db-search-path PATH\n"
+		    "                               accepted as gdbserver's; ptrev needs no libthread_db\n"
 		    "  monitor exit                 end the program and ptrev when gdb disconnects\n"
 		    "  monitor help                 this list\n");
 }
@@ -80,6 +82,14 @@ static bool cmd_set(struct gdb_server *s, const char *arg, struct strbuf *out)
 		s->remote_debug = on;
 		strbuf_puts(out, on ? "Protocol debug output enabled.\n"
 				    : "Protocol debug output disabled.\n");
+		return true;
+	}
+	if (strcmp(what, "libthread-db-search-path") == 0) {
+		/* gdbserver loads libthread_db from there for thread-local
+		 * variables; ptrev reads glibc's descriptors itself (gdb_tls.c). */
+		strbuf_puts(out, "ptrev loads no libthread_db (it reads glibc's thread_db "
+			    "descriptors itself): this path changes nothing.\n");
+		strbuf_printf(out, "libthread-db-search-path set to `%s'\n", value);
 		return true;
 	}
 	if (strcmp(what, "debug-format") == 0) {

@@ -9,16 +9,18 @@
  * breakpoint, a step, a signal), that stop is queued for gdb and the
  * others are resumed at once, with the actions gdb gave them. A packet
  * that reads or changes the program while threads run is answered with
- * the program held (ptrev interrupts it, answers, and resumes it), as
- * gdbserver pauses all threads for memory access; a real stop met while
- * holding it is queued like any other. So gdb sees each thread stop
- * alone, and threads it did not stop are never held for longer than a
- * packet takes.
+ * the program held (ptrev pauses it, answers, and resumes it), as
+ * gdbserver pauses all threads for memory access. So gdb sees each thread
+ * stop alone, and threads it did not stop are never held for longer than
+ * a packet takes.
  *
- * ptrev holds the program with a SIGINT (target_interrupt), which the
- * resume after it discards: the SIGINTs it sent and has not yet seen stop
- * nothing gdb is told of. A SIGINT the program gets from elsewhere at
- * that moment is taken for ptrev's own. */
+ * The target pauses the program itself where it can (target_pause: the
+ * live target's SIGSTOPs, never reported; a stop met meanwhile stays
+ * pending for the next resume). Where it cannot (a live recording, whose
+ * engine runs the program only inside its waits), ptrev interrupts it
+ * (target_interrupt) and the resume after it discards the SIGINT: those
+ * sent and not yet seen stop nothing gdb is told of, and a real stop met
+ * first is queued like any other. */
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -194,18 +196,30 @@ static void take_stop(struct gdb_server *s, int waited, struct target_stop *stop
 		ns->sigint_owed--;
 		return;
 	}
-	if (stop->kind == TARGET_STOP_EXEC)
+	if (stop->kind == TARGET_STOP_EXEC) {
 		gdb_points_clear(s); /* gone with the old program */
+		gdb_tls_forget(s);
+	}
 	queue_stop(s, stop);
 }
 
 /* Every thread stopped, for a packet to be answered on a program that
- * does not run. */
+ * does not run: paused by the target where it can (nothing to report; a
+ * stop met meanwhile stays pending for the next resume), else
+ * interrupted and waited for. Only a live recording is interrupted, by a
+ * SIGINT its engine makes up between its steps: no signal mask of the
+ * program's can keep that from stopping it. */
 static void hold(struct gdb_server *s)
 {
 	struct gdb_nonstop *ns = s->ns;
 	if (!ns->running)
 		return;
+	if (target_pause(s->target) == 0) {
+		ns->running = false;
+		free(ns->storage);
+		ns->storage = NULL;
+		return;
+	}
 	if (target_interrupt(s->target) == 0)
 		ns->sigint_owed++;
 	struct target_stop stop;

@@ -172,7 +172,9 @@ bool gdb_query_packet(struct gdb_server *s, char *pkt, size_t len)
 		   strcmp(pkt, "qTsP") == 0) {
 		strbuf_putc(&s->reply, 'l');
 	} else if (strncmp(pkt, "qSymbol:", 8) == 0) {
-		strbuf_puts(&s->reply, "OK"); /* we look up no symbols */
+		gdb_tls_symbol_packet(s, pkt);
+	} else if (strncmp(pkt, "qGetTLSAddr:", 12) == 0) {
+		gdb_tls_address_packet(s, pkt);
 	} else {
 		return false; /* qTStatus, qOffsets, ...: empty = unsupported */
 	}

@@ -233,8 +233,10 @@ static void run_and_report(struct gdb_server *s, struct target_resume *r)
 		s->g_tid = stop.tid;
 		tell_state(s, stop.tid);
 	}
-	if (stop.kind == TARGET_STOP_EXEC)
+	if (stop.kind == TARGET_STOP_EXEC) {
 		gdb_points_clear(s); /* gone with the old program; gdb inserts them again */
+		gdb_tls_forget(s);   /* gdb's qSymbol tells of the new one's */
+	}
 	gdb_stop_reply(s, &stop);
 }
 

@@ -110,6 +110,12 @@ int target_interrupt(struct target *t)
 	return t ? t->ops->interrupt(t) : -1;
 }
 
+int target_pause(struct target *t)
+{
+	OWNER(t, pause);
+	return t ? t->ops->pause(t) : -1;
+}
+
 int target_current_stop(struct target *t, pid_t current, const struct target_stop *last,
 			struct target_stop *stop)
 {

@@ -136,6 +136,15 @@ static int live_wait(struct target *t, struct target_stop *stop, bool block)
 	return process_run_wait(&live(t)->run, stop, block);
 }
 
+static int live_pause(struct target *t)
+{
+	struct live_target *l = live(t);
+	if (!running(l))
+		return -1;
+	inferior_pause(&l->inf);
+	return 0;
+}
+
 static int live_interrupt(struct target *t)
 {
 	return inferior_interrupt(&live(t)->inf);
@@ -342,6 +351,7 @@ static const struct target_ops live_ops = {
 	.resume = live_resume,
 	.wait = live_wait,
 	.interrupt = live_interrupt,
+	.pause = live_pause,
 	.current_stop = live_current_stop,
 	.pass_signals = live_pass_signals,
 	.fetch_registers = live_fetch_registers,

@@ -150,6 +150,14 @@ static int recording_wait(struct target *t, struct target_stop *stop, bool block
 	return got;
 }
 
+/* The sw engine runs the program only inside its waits: it cannot be
+ * held from outside them, and is interrupted instead (a SIGINT it makes
+ * up, never one the program gets). */
+static int recording_pause(struct target *t)
+{
+	return rec(t)->engine ? -1 : target_pause(t->beneath);
+}
+
 static int recording_interrupt(struct target *t)
 {
 	return rec(t)->engine ? sw_engine_interrupt(rec(t)->engine) : target_interrupt(t->beneath);
@@ -329,6 +337,7 @@ static const struct target_ops recording_ops = {
 	.resume = recording_resume,
 	.wait = recording_wait,
 	.interrupt = recording_interrupt,
+	.pause = recording_pause,
 	.fetch_registers = recording_fetch_registers,
 	.store_registers = recording_store_registers,
 	.read_memory = recording_read_memory,

@@ -4,7 +4,8 @@
 With gdb: `set non-stop on`, nonstop_spin's main thread stops at a
 breakpoint while its spinner thread goes on counting (gdb shows it
 running; its counter grows between two looks), a variable written while
-the spinner runs stops it, the main thread goes on to the next
+the spinner runs stops it (also with every signal blocked in both
+threads), the main thread goes on to the next
 breakpoint, and the program exits normally. The same script runs against
 `gdbserver -` and `ptrev serve --stdio`: the breakpoint hits, the threads
 gdb shows running, the counter's growth and the exit must agree.
@@ -133,6 +134,14 @@ def main():
     check(fg == fw, 'ptrev as gdbserver: the main thread stops at both breakpoints, the '
           'spinner runs meanwhile, its counter grows, the program exits (%s; gdbserver %s)\n%s'
           % (fg, fw, got[-2000:]))
+    # Every signal blocked in both threads: gdb's reads and writes while
+    # the spinner runs still hold the program (ptrev pauses it with
+    # SIGSTOPs of its own, which no mask blocks).
+    want = gdb_session('gdbserver - %s block' % prog, prog, work, 'gdbserver-block')
+    got = gdb_session('%s serve --stdio -- %s block' % (ptrev, prog), prog, work, 'ptrev-block')
+    check(facts(got) == facts(want) == fw and 'did not stop' not in got,
+          'with every signal blocked, the same (%s; gdbserver %s)\n%s'
+          % (facts(got), facts(want), got[-2000:]))
     raw_session(ptrev, prog)
     finish()
 
