@@ -193,7 +193,6 @@ int gdb_parse_vcont(struct gdb_server *s, const char *spec, struct target_action
  * sends gdb the notification of the first. The last two return -1 when
  * the connection failed. */
 bool gdb_nonstop_packet(struct gdb_server *s, const char *pkt);
-bool gdb_nonstop_on(const struct gdb_server *s);
 bool gdb_nonstop_running(const struct gdb_server *s);
 void gdb_nonstop_hold(struct gdb_server *s);
 int gdb_nonstop_release(struct gdb_server *s);
@@ -208,8 +207,16 @@ void gdb_nonstop_free(struct gdb_server *s);
 void gdb_tls_symbol_packet(struct gdb_server *s, const char *pkt);
 void gdb_tls_address_packet(struct gdb_server *s, const char *pkt);
 void gdb_tls_forget(struct gdb_server *s);
-/* Empty the SIGCHLD self-pipe (after a poll it woke). */
-void gdb_drain_wake_pipe(struct gdb_server *s);
+/* Wait up to 100 ms for gdb's side of the connection or the program's
+ * SIGCHLD (gdb_resume.c): 1 when something from gdb can be read, 0
+ * when not, -1 when polling fails. */
+int gdb_poll_connection(struct gdb_server *s);
+/* The stop to report where nothing is left to wait for: the program was
+ * killed. */
+void gdb_stop_program_gone(struct gdb_server *s, struct target_stop *stop);
+/* After the program's exec: gdb's points and the thread_db descriptors
+ * belonged to the old one. */
+void gdb_after_exec(struct gdb_server *s);
 void gdb_reverse_packet(struct gdb_server *s, const char *pkt);
 /* Append the stop reply for a stop (T/W/X). */
 void gdb_stop_reply(struct gdb_server *s, const struct target_stop *stop);

@@ -21,12 +21,10 @@
  * (target_interrupt) and the resume after it discards the SIGINT: those
  * sent and not yet seen stop nothing gdb is told of, and a real stop met
  * first is queued like any other. */
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "ptrev/gdb_server.h"
 
@@ -53,11 +51,6 @@ struct gdb_nonstop {
 	struct stop_point *storage; /* gdb's points for the execution */
 	struct stop_set stops;
 };
-
-bool gdb_nonstop_on(const struct gdb_server *s)
-{
-	return s->ns != NULL;
-}
 
 bool gdb_nonstop_running(const struct gdb_server *s)
 {
@@ -176,30 +169,29 @@ static void queue_stopped_by_gdb(struct gdb_server *s, pid_t tid)
 	queue_stop(s, &stop);
 }
 
+/* Nothing runs any more: gdb's points for the execution are done with. */
+static void execution_over(struct gdb_nonstop *ns)
+{
+	ns->running = false;
+	free(ns->storage);
+	ns->storage = NULL;
+}
+
 /* The execution stopped: queue it for gdb, unless it is ptrev's own hold. */
 static void take_stop(struct gdb_server *s, int waited, struct target_stop *stop)
 {
 	struct gdb_nonstop *ns = s->ns;
-	ns->running = false;
-	free(ns->storage);
-	ns->storage = NULL;
+	execution_over(ns);
 	if (waited < 0 && target_alive(s->target))
 		return; /* the threads that ran have exited: nothing runs now */
-	if (waited < 0) {
-		/* Nothing left to wait for: the program is gone. */
-		memset(stop, 0, sizeof *stop);
-		stop->kind = TARGET_STOP_KILLED;
-		stop->sig = SIGKILL;
-		stop->tid = target_pid(s->target);
-	}
+	if (waited < 0)
+		gdb_stop_program_gone(s, stop); /* nothing left to wait for */
 	if (stop->kind == TARGET_STOP_SIGNAL && stop->sig == SIGINT && ns->sigint_owed) {
 		ns->sigint_owed--;
 		return;
 	}
-	if (stop->kind == TARGET_STOP_EXEC) {
-		gdb_points_clear(s); /* gone with the old program */
-		gdb_tls_forget(s);
-	}
+	if (stop->kind == TARGET_STOP_EXEC)
+		gdb_after_exec(s);
 	queue_stop(s, stop);
 }
 
@@ -215,9 +207,7 @@ static void hold(struct gdb_server *s)
 	if (!ns->running)
 		return;
 	if (target_pause(s->target) == 0) {
-		ns->running = false;
-		free(ns->storage);
-		ns->storage = NULL;
+		execution_over(ns);
 		return;
 	}
 	if (target_interrupt(s->target) == 0)
@@ -258,8 +248,7 @@ static void release(struct gdb_server *s)
 				  .current = s->g_tid, .reverse_tid = s->c_tid,
 				  .stops = &ns->stops};
 	if (target_resume(s->target, &r) != 0) {
-		free(ns->storage);
-		ns->storage = NULL;
+		execution_over(ns);
 		return;
 	}
 	ns->running = true;

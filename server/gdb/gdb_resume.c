@@ -99,11 +99,38 @@ static int parse_legacy(struct gdb_server *s, const char *p, struct target_actio
 	return 1;
 }
 
-void gdb_drain_wake_pipe(struct gdb_server *s)
+static void drain_wake_pipe(struct gdb_server *s)
 {
 	char buf[64];
 	while (s->wake_pipe[0] >= 0 && read(s->wake_pipe[0], buf, sizeof buf) > 0)
 		;
+}
+
+int gdb_poll_connection(struct gdb_server *s)
+{
+	struct pollfd fds[2] = {
+		{.fd = s->conn.rfd, .events = POLLIN},
+		{.fd = s->wake_pipe[0], .events = POLLIN},
+	};
+	int timeout = rsp_conn_has_buffered(&s->conn) ? 0 : 100;
+	if (poll(fds, 2, timeout) < 0 && errno != EINTR)
+		return -1;
+	drain_wake_pipe(s);
+	return rsp_conn_has_buffered(&s->conn) || (fds[0].revents & (POLLIN | POLLHUP | POLLERR));
+}
+
+void gdb_stop_program_gone(struct gdb_server *s, struct target_stop *stop)
+{
+	memset(stop, 0, sizeof *stop);
+	stop->kind = TARGET_STOP_KILLED;
+	stop->sig = SIGKILL;
+	stop->tid = target_pid(s->target);
+}
+
+void gdb_after_exec(struct gdb_server *s)
+{
+	gdb_points_clear(s); /* gone with the old program; gdb inserts them again */
+	gdb_tls_forget(s);   /* gdb's qSymbol tells of the new one's */
 }
 
 /* Wait for the next stop. Returns 1 with *stop, 0 if gdb went away. */
@@ -115,21 +142,13 @@ static int wait_for_stop(struct gdb_server *s, struct target_stop *stop)
 			return 1;
 		if (r < 0) {
 			/* Nothing left to wait for: report what we know. */
-			memset(stop, 0, sizeof *stop);
-			stop->kind = TARGET_STOP_KILLED;
-			stop->sig = SIGKILL;
-			stop->tid = target_pid(s->target);
+			gdb_stop_program_gone(s, stop);
 			return 1;
 		}
-		struct pollfd fds[2] = {
-			{.fd = s->conn.rfd, .events = POLLIN},
-			{.fd = s->wake_pipe[0], .events = POLLIN},
-		};
-		int timeout = rsp_conn_has_buffered(&s->conn) ? 0 : 100;
-		if (poll(fds, 2, timeout) < 0 && errno != EINTR)
+		int ready = gdb_poll_connection(s);
+		if (ready < 0)
 			return 0;
-		gdb_drain_wake_pipe(s);
-		if (rsp_conn_has_buffered(&s->conn) || (fds[0].revents & (POLLIN | POLLHUP | POLLERR))) {
+		if (ready) {
 			const char *pkt;
 			size_t len;
 			switch (rsp_conn_recv(&s->conn, &pkt, &len, 0)) {
@@ -233,10 +252,8 @@ static void run_and_report(struct gdb_server *s, struct target_resume *r)
 		s->g_tid = stop.tid;
 		tell_state(s, stop.tid);
 	}
-	if (stop.kind == TARGET_STOP_EXEC) {
-		gdb_points_clear(s); /* gone with the old program; gdb inserts them again */
-		gdb_tls_forget(s);   /* gdb's qSymbol tells of the new one's */
-	}
+	if (stop.kind == TARGET_STOP_EXEC)
+		gdb_after_exec(s);
 	gdb_stop_reply(s, &stop);
 }
 

@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -359,17 +358,10 @@ int gdb_server_run(struct gdb_server *s, int rfd, int wfd)
 		enum rsp_recv r;
 		if (gdb_nonstop_running(s)) {
 			/* Threads run (non-stop mode): their stops, or gdb. */
-			if (!rsp_conn_has_buffered(&s->conn)) {
-				struct pollfd fds[2] = {
-					{.fd = s->conn.rfd, .events = POLLIN},
-					{.fd = s->wake_pipe[0], .events = POLLIN},
-				};
-				poll(fds, 2, 100);
-				gdb_drain_wake_pipe(s);
-			}
-			if (gdb_nonstop_collect(s) < 0)
+			int ready = gdb_poll_connection(s);
+			if (ready < 0 || gdb_nonstop_collect(s) < 0)
 				break;
-			r = rsp_conn_recv(&s->conn, &pkt, &len, 0);
+			r = ready ? rsp_conn_recv(&s->conn, &pkt, &len, 0) : RSP_RECV_TIMEOUT;
 		} else {
 			r = rsp_conn_recv(&s->conn, &pkt, &len, -1);
 		}
