@@ -5,7 +5,8 @@
  * the handler returns. At the return the result and the memory it wrote
  * are logged (one SYSCALL record: entry and return are one event), the
  * mappings refreshed after a syscall that changes them, and the thread
- * waits for the CPU again. */
+ * waits for the CPU again. A syscall that changes the address space keeps
+ * the CPU to its return (keeps_cpu). */
 #include "event_rec.h"
 
 #include <errno.h>
@@ -26,6 +27,19 @@ static int log_syscall(struct ev_thread *t, int64_t result)
 	r->end.syscalls++;
 	ev_event_done(t);
 	return 0;
+}
+
+/* Does the thread keep the CPU through this syscall? Those that change
+ * the address space and really run again in a replay (mmap, munmap,
+ * mprotect, brk, ...): a replay runs them in the order their threads'
+ * runs end, so no other thread may run meanwhile. Another thread's mmap
+ * in the same moment could otherwise be given the place first, and the
+ * replay's would return another address (pigz's threads making their
+ * malloc arenas diverged so). They never block. */
+static bool keeps_cpu(uint64_t nr)
+{
+	enum syscall_replay k = syscall_replay_kind(nr);
+	return syscall_changes_maps(nr) && (k == SYSCALL_RUN || k == SYSCALL_RUN_OK);
 }
 
 static int entry(struct ev_thread *t, struct user_regs_struct *now)
@@ -79,6 +93,11 @@ static int entry(struct ev_thread *t, struct user_regs_struct *now)
 		t->run_first = t->events; /* its run ended at the exit */
 		return ev_resume(t, 0);
 	}
+	if (keeps_cpu(t->entry_nr)) {
+		r->cpu = t;
+		t->run_first = t->events + 1; /* its run ended at the entry */
+		return ev_resume(t, 0);
+	}
 	if (ev_resume(t, 0) < 0)
 		return -1;
 	return ev_dispatch(r);
@@ -108,6 +127,8 @@ static int ret(struct ev_thread *t, struct user_regs_struct *now)
 	 * itself, or that the syscall unblocked, is taken at this return. */
 	t->at_return = ev_signal_pending(t);
 	t->state = EV_T_READY;
+	if (r->cpu == t)
+		r->cpu = NULL; /* it kept the CPU through the syscall */
 	return ev_dispatch(r);
 }
 
