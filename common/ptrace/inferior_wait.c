@@ -52,6 +52,7 @@ int inferior_resume(struct inferior *inf, pid_t tid, bool step, int sig)
 	struct inf_thread *t = inferior_thread(inf, tid);
 	if (!t)
 		return -1;
+	inf->resumed_gone = false;
 	if (t->running)
 		return 0;
 	if (t->has_pending) {
@@ -240,6 +241,8 @@ static void handle_status(struct inferior *inf, pid_t tid, int st, bool stopping
 	}
 	if (WIFEXITED(st) || WIFSIGNALED(st)) {
 		if (tid != inf->pid) {
+			if (t->running)
+				inf->resumed_gone = true;
 			inf_remove_thread(inf, tid);
 			return;
 		}
@@ -402,6 +405,15 @@ int inferior_wait(struct inferior *inf, struct stop_event *ev, bool block)
 		bool any = false;
 		for (size_t i = 0; i < inf->nthreads && !any; i++)
 			any = kernel_running(&inf->threads[i]);
+		if (!any && inf->resumed_gone && inf->nthreads) {
+			/* The threads the caller resumed have all exited and
+			 * the others were left stopped (gdb's scheduler-locking):
+			 * nothing will happen until they are resumed. Said
+			 * once, as gdbserver says it (the N stop reply). */
+			inf->resumed_gone = false;
+			*ev = (struct stop_event){.kind = STOP_NO_RESUMED, .tid = inf->pid};
+			return 1;
+		}
 		if (!any) /* nothing resumed: nothing can happen */
 			return block ? -1 : 0;
 

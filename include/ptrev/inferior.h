@@ -29,6 +29,7 @@ enum stop_kind {
 	STOP_VFORK,    /* ... vforked it */
 	STOP_VFORK_DONE, /* its vfork child has exec'd or exited */
 	STOP_EXEC,     /* the process exec'd (reported); one thread left */
+	STOP_NO_RESUMED, /* every resumed thread has exited; the others stay stopped */
 };
 
 struct stop_event {
@@ -70,6 +71,7 @@ struct hw_slot {
 struct inferior {
 	pid_t pid;            /* 0 when no process */
 	bool exited;          /* the process is gone (exited or killed) */
+	bool resumed_gone;    /* a resumed thread exited since the last resume */
 	int memfd;            /* /proc/PID/mem, -1 if not open */
 	struct inf_thread *threads;
 	size_t nthreads, cap_threads;

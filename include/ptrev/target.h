@@ -55,6 +55,8 @@ enum target_stop_kind {
 	TARGET_STOP_VFORK,      /* ... vforked it */
 	TARGET_STOP_VFORK_DONE, /* its vfork child exec'd or exited */
 	TARGET_STOP_EXEC,       /* the process exec'd a new program */
+	TARGET_STOP_NO_RESUMED, /* the resumed threads have all exited, the others
+				 * stay stopped (reported as N) */
 };
 
 struct target_stop {

@@ -182,7 +182,7 @@ static void take_stop(struct gdb_server *s, int waited, struct target_stop *stop
 {
 	struct gdb_nonstop *ns = s->ns;
 	execution_over(ns);
-	if (waited < 0 && target_alive(s->target))
+	if ((waited < 0 || stop->kind == TARGET_STOP_NO_RESUMED) && target_alive(s->target))
 		return; /* the threads that ran have exited: nothing runs now */
 	if (waited < 0)
 		gdb_stop_program_gone(s, stop); /* nothing left to wait for */

@@ -26,6 +26,7 @@ static void handle_qsupported(struct gdb_server *s, const char *args)
 	s->gdb_swbreak = has_feature(args, "swbreak+");
 	s->gdb_hwbreak = has_feature(args, "hwbreak+");
 	s->gdb_multiprocess = has_feature(args, "multiprocess+");
+	s->gdb_no_resumed = has_feature(args, "no-resumed+");
 	/* Forks reported as gdbserver does, where the target can hold the
 	 * child (live, not while recording); gdb names fork children with
 	 * the multiprocess extensions. */

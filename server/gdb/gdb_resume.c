@@ -138,6 +138,8 @@ static int wait_for_stop(struct gdb_server *s, struct target_stop *stop)
 {
 	for (;;) {
 		int r = target_wait(s->target, stop, false);
+		if (r == 1 && stop->kind == TARGET_STOP_NO_RESUMED && !s->gdb_no_resumed)
+			r = 0; /* a gdb without N waits on, as it always did */
 		if (r == 1)
 			return 1;
 		if (r < 0) {
@@ -245,6 +247,12 @@ static void run_and_report(struct gdb_server *s, struct target_resume *r)
 		 * reports a thread it stopped itself. */
 		if (!s->session_over && stop.kind == TARGET_STOP_SIGNAL && stop.sig == SIGINT)
 			s->last.sig = 0;
+		return;
+	}
+	if (stop.kind == TARGET_STOP_NO_RESUMED) {
+		/* The threads gdb resumed have exited; the others it left
+		 * stopped stay so, and where they stopped is what it knows. */
+		strbuf_puts(&s->reply, "N");
 		return;
 	}
 	s->last = stop;

@@ -115,6 +115,7 @@ static void stop_from_event(struct inferior *inf, const struct stop_event *ev,
 		[STOP_EXITED] = TARGET_STOP_EXITED, [STOP_KILLED] = TARGET_STOP_KILLED,
 		[STOP_FORK] = TARGET_STOP_FORK, [STOP_VFORK] = TARGET_STOP_VFORK,
 		[STOP_VFORK_DONE] = TARGET_STOP_VFORK_DONE, [STOP_EXEC] = TARGET_STOP_EXEC,
+		[STOP_NO_RESUMED] = TARGET_STOP_NO_RESUMED,
 	};
 	memset(stop, 0, sizeof *stop);
 	stop->kind = kinds[ev->kind];
@@ -125,7 +126,7 @@ static void stop_from_event(struct inferior *inf, const struct stop_event *ev,
 	stop->watch_type = ev->watch_type;
 	stop->child = ev->child;
 	stop->core = -1;
-	if (ev->kind == STOP_EXITED || ev->kind == STOP_KILLED)
+	if (ev->kind == STOP_EXITED || ev->kind == STOP_KILLED || ev->kind == STOP_NO_RESUMED)
 		return;
 	struct user_regs_struct regs;
 	if (inferior_get_regs(inf, ev->tid, &regs) == 0) {

@@ -99,6 +99,8 @@ int sw_thread_finish(struct sw_thread *t, uint64_t ip, int exit_code)
 		return 0;
 	t->gone = true;
 	r->live--;
+	if (t->resumed)
+		r->inf->resumed_gone = true; /* see sw_engine_wait */
 	if (t->enc) {
 		if (ptenc_end(t->enc, ip) < 0) {
 			snprintf(r->err, r->errlen, "encoder (thread %d): %s",

@@ -223,6 +223,7 @@ int sw_engine_resume(struct sw_engine *e, pid_t tid, bool step, int sig)
 
 	if (r->proc_gone || r->failed || r->inf->exited || !t)
 		return -1;
+	r->inf->resumed_gone = false;
 	if (t->resumed)
 		return 0;
 	/* gdb may have set points in the debug registers over ours (its
@@ -496,6 +497,13 @@ int sw_engine_wait(struct sw_engine *e, struct stop_event *ev, bool block)
 		}
 		for (size_t i = 0; i < r->nthreads && !any; i++)
 			any = r->threads[i]->inflight && !r->threads[i]->gone;
+		if (!any && r->inf->resumed_gone && r->live > 0) {
+			/* The threads resumed have exited, the others stay
+			 * stopped: as inferior_wait says it. */
+			r->inf->resumed_gone = false;
+			*ev = (struct stop_event){.kind = STOP_NO_RESUMED, .tid = r->pid};
+			return 1;
+		}
 		if (!any) /* nothing resumed: nothing can happen */
 			return block ? -1 : 0;
 		switch (collect(r, block)) {
