@@ -256,15 +256,20 @@ static struct target *record_if_asked(const struct serve_opts *o, struct target 
 	return top;
 }
 
-/* name found as cli_find_program finds it, in out; -1 with err
- * ("cannot run WHAT NAME: why") when it is not. */
+/* What err begins with when the program (or wrapper) was not found. */
+#define NOT_FOUND_PREFIX "exec: "
+
+/* name found as cli_find_program finds it, in out; -1 with err when it is
+ * not, in the words of gdbserver's shell ("exec: NAME: not found", "exec:
+ * PATH: No such file or directory"), which GDB's testsuite matches; WHAT
+ * says what it is where that is not the program. */
 static int find_or_say(const char *what, const char *name, char *out, size_t len, char *err,
 		       size_t errlen)
 {
 	if (cli_find_program(name, out, len) == 0)
 		return 0;
-	snprintf(err, errlen, "cannot run %s%s: %s", what, name,
-		 strchr(name, '/') ? strerror(errno) : "not found in PATH");
+	snprintf(err, errlen, NOT_FOUND_PREFIX "%s: %s%s", name,
+		 strchr(name, '/') ? strerror(errno) : "not found", what);
 	return -1;
 }
 
@@ -294,7 +299,7 @@ static struct target *launch_program(void *ctx, char *const argv[],
 	 * program's command line after its own words; it execs the program. */
 	char **line = NULL;
 	if (o->wrapper) {
-		if (find_or_say("the wrapper ", o->wrapper[0], wrapper, sizeof wrapper, err,
+		if (find_or_say(" (the wrapper)", o->wrapper[0], wrapper, sizeof wrapper, err,
 				errlen) < 0)
 			return NULL;
 		size_t n = 0;
@@ -398,11 +403,18 @@ static int cmd_serve(int argc, char **argv)
 	srv.attach = attach_process;
 	srv.launch_ctx = &o;
 	srv.multi = o.multi;
+	/* gdbserver's words: the program's output goes to stderr (its
+	 * stdin is /dev/null), since stdin/stdout carry the protocol. */
+	if (o.stdio)
+		fputs("stdin/stdout redirected\n", stderr);
 	if (o.attach || o.prog_argv[0]) {
 		srv.target = o.attach ? attach_process(&o, o.attach, why, sizeof why)
 				      : launch_program(&o, o.prog_argv, NULL, why, sizeof why);
 		if (!srv.target) {
 			fprintf(stderr, "ptrev: %s\n", why);
+			/* As gdbserver ends when its program cannot be run. */
+			if (!o.attach && strncmp(why, NOT_FOUND_PREFIX, strlen(NOT_FOUND_PREFIX)) == 0)
+				fputs("During startup program exited with code 127.\nExiting\n", stderr);
 			return abandon(&srv, &listener, 1);
 		}
 		if (!o.attach)

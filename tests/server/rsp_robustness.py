@@ -308,8 +308,10 @@ def test_program_from_path(ptrev, prog):
         here.wait()
     r = subprocess.run([ptrev, 'serve', '--stdio', '--', 'no-such-program-xyz'],
                        stdin=subprocess.DEVNULL, capture_output=True, timeout=20)
-    check(r.returncode != 0 and b'no-such-program-xyz: not found in PATH' in r.stderr,
-          'serve -- NAME not in PATH: says so (%r)' % r.stderr.strip())
+    check(r.returncode != 0 and r.stderr.endswith(
+        b'ptrev: exec: no-such-program-xyz: not found\n'
+        b'During startup program exited with code 127.\nExiting\n'),
+          'serve -- NAME not in PATH: says so, as gdbserver (%r)' % r.stderr.strip())
 
 
 def hex_text(reply):
