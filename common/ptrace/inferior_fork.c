@@ -120,9 +120,10 @@ void inf_fork_child_release(struct inferior *inf, pid_t child, bool vfork, bool 
 		let_go(child);
 }
 
-void inf_fork_child_hold(struct inferior *inf, pid_t child, bool vfork, bool stop_seen)
+void inf_fork_child_hold(struct inferior *inf, pid_t child, bool vfork, bool stop_seen,
+			 bool untrap_tsc)
 {
-	if (clean_child(inf, child, vfork, stop_seen, false))
+	if (clean_child(inf, child, vfork, stop_seen, untrap_tsc))
 		inf->fork_child = child;
 }
 

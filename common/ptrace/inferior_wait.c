@@ -212,7 +212,7 @@ static void handle_fork(struct inferior *inf, pid_t tid, int event, bool stoppin
 		if (seen)
 			inf_remove_thread(inf, (pid_t)child);
 		if (reported)
-			inf_fork_child_hold(inf, (pid_t)child, vfork, seen);
+			inf_fork_child_hold(inf, (pid_t)child, vfork, seen, false);
 		else
 			inf_fork_child_release(inf, (pid_t)child, vfork, seen, false);
 	}

@@ -45,6 +45,7 @@ struct gdb_server {
 	/* What gdb told us in qSupported. */
 	bool gdb_swbreak, gdb_hwbreak, gdb_multiprocess;
 	bool gdb_no_resumed;   /* gdb takes N: no resumed thread left */
+	bool reverse_offered;  /* qSupported said ReverseStep+ */
 	bool fork_events, vfork_events, exec_events; /* agreed: reported (live) */
 
 	pid_t g_tid;               /* Hg: thread for register/memory access */

@@ -50,9 +50,10 @@ void inf_vfork_done(struct inferior *inf);
  * given back, the child let go untraced. */
 void ptrace_fork_child_let_go(pid_t child, bool stop_seen);
 /* The same child kept stopped for gdb, which was told of the fork: its
- * memory cleaned as above, inf->fork_child set until
- * inferior_detach_fork_child. */
-void inf_fork_child_hold(struct inferior *inf, pid_t child, bool vfork, bool stop_seen);
+ * memory cleaned as above (rdtsc given back where a recorder trapped it),
+ * inf->fork_child set until inferior_detach_fork_child. */
+void inf_fork_child_hold(struct inferior *inf, pid_t child, bool vfork, bool stop_seen,
+			 bool untrap_tsc);
 /* After PTRACE_EVENT_EXEC: one thread (the pid), no breakpoints, debug
  * registers or memory file of the old program. */
 void inf_after_exec(struct inferior *inf);

@@ -135,7 +135,8 @@ struct target_ops {
 	/* Report forks, vforks and execs to gdb (what gdb asked for): a
 	 * child is then held until detach_fork_child. False where they are
 	 * not reported (a child is let go, cleaned, by the target). */
-	bool (*report_forks)(struct target *t, bool fork, bool vfork, bool exec);
+	/* In: the events gdb asked for; out: those the target reports. */
+	bool (*report_forks)(struct target *t, bool *fork, bool *vfork, bool *exec);
 	/* The reported child not let go yet (0: none); let it go. */
 	pid_t (*fork_child)(struct target *t);
 	int (*detach_fork_child)(struct target *t);
@@ -271,7 +272,7 @@ void target_free(struct target *t);
 pid_t target_pid(struct target *t);                                   /* 0 */
 bool target_alive(struct target *t);                                  /* false */
 bool target_attached(struct target *t);                               /* false */
-bool target_report_forks(struct target *t, bool fork, bool vfork, bool exec); /* false */
+bool target_report_forks(struct target *t, bool *fork, bool *vfork, bool *exec); /* false */
 pid_t target_fork_child(struct target *t);                            /* 0 */
 int target_detach_fork_child(struct target *t);                       /* -1 */
 int target_follow_fork_child(struct target *t);                       /* -1 */

@@ -28,13 +28,13 @@ static void handle_qsupported(struct gdb_server *s, const char *args)
 	s->gdb_multiprocess = has_feature(args, "multiprocess+");
 	s->gdb_no_resumed = has_feature(args, "no-resumed+");
 	/* Forks reported as gdbserver does, where the target can hold the
-	 * child (live, not while recording); gdb names fork children with
-	 * the multiprocess extensions. */
+	 * child (live; while recording, forks only); gdb names fork children
+	 * with the multiprocess extensions. */
 	bool fork = has_feature(args, "fork-events+") && s->gdb_multiprocess;
 	bool vfork = has_feature(args, "vfork-events+") && s->gdb_multiprocess;
 	bool exec = has_feature(args, "exec-events+") && s->gdb_multiprocess;
 	s->fork_events = s->vfork_events = s->exec_events = false;
-	if ((fork || vfork || exec) && target_report_forks(s->target, fork, vfork, exec)) {
+	if ((fork || vfork || exec) && target_report_forks(s->target, &fork, &vfork, &exec)) {
 		s->fork_events = fork;
 		s->vfork_events = vfork;
 		s->exec_events = exec;
@@ -49,7 +49,8 @@ static void handle_qsupported(struct gdb_server *s, const char *args)
 		    ";QNonStop+");
 	/* Reverse execution needs a history: a recording being made (--record,
 	 * -o) or a saved one being replayed. */
-	if (target_can_reverse(s->target))
+	s->reverse_offered = target_can_reverse(s->target);
+	if (s->reverse_offered)
 		strbuf_puts(&s->reply, ";ReverseStep+;ReverseContinue+");
 	if (target_can_record(s->target))
 		strbuf_puts(&s->reply, ";Qbtrace:pt+;Qbtrace-conf:pt:size+;Qbtrace:off+"

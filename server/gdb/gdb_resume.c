@@ -280,8 +280,20 @@ void gdb_resume_and_wait(struct gdb_server *s, const char *spec)
 
 void gdb_reverse_packet(struct gdb_server *s, const char *pkt)
 {
-	if (!target_can_reverse(s->target))
-		return; /* no history: empty reply, gdb says unsupported */
+	if (!target_can_reverse(s->target)) {
+		if (!s->reverse_offered)
+			return; /* no history: empty reply, gdb says unsupported */
+		/* gdb was offered reverse execution of a recording that has
+		 * ended since (gdb followed a fork's child): nothing was
+		 * recorded here, so the history begins where the thread
+		 * stands ("No more reverse-execution history"). */
+		struct target_stop here = {.kind = TARGET_STOP_HISTORY_BEGIN, .sig = SIGTRAP,
+					   .tid = s->c_tid > 0 ? s->c_tid : s->g_tid, .core = -1};
+		if (here.tid <= 0)
+			here.tid = target_pid(s->target);
+		gdb_stop_reply(s, &here);
+		return;
+	}
 	if (strcmp(pkt, "bs") != 0 && strcmp(pkt, "bc") != 0) {
 		strbuf_puts(&s->reply, "E01");
 		return;

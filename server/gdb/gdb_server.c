@@ -76,7 +76,18 @@ static void handle_detach(struct gdb_server *s, const char *arg)
 	if (child) {
 		/* follow-fork-mode child: gdb lets the parent go; the child is
 		 * the program now, with none of the parent's breakpoints (gdb
-		 * inserts them again) nor branch tracing. */
+		 * inserts them again) nor branch tracing. A recording of the
+		 * parent ends here, whole (its file written): the child is
+		 * not recorded. */
+		pid_t parent = target_pid(s->target);
+		struct target *live = target_record_stop(s->target);
+		if (live != s->target) {
+			fprintf(stderr, "ptrev: the recording of process %d ends at its fork: gdb "
+				"follows the child, %d, which is not recorded\n", (int)parent,
+				(int)child);
+			s->target = live;
+			s->btrace_pushed = false;
+		}
 		if (target_follow_fork_child(s->target) != 0) {
 			strbuf_puts(&s->reply, "E01");
 			return;

@@ -22,10 +22,14 @@ bool target_alive(struct target *t)
 	return t && t->ops->alive(t);
 }
 
-bool target_report_forks(struct target *t, bool fork, bool vfork, bool exec)
+bool target_report_forks(struct target *t, bool *fork, bool *vfork, bool *exec)
 {
 	OWNER(t, report_forks);
-	return t && t->ops->report_forks(t, fork, vfork, exec);
+	if (!t) {
+		*fork = *vfork = *exec = false;
+		return false;
+	}
+	return t->ops->report_forks(t, fork, vfork, exec);
 }
 
 pid_t target_fork_child(struct target *t)

@@ -64,12 +64,12 @@ static bool live_attached(struct target *t)
 	return live(t)->inf.attached;
 }
 
-static bool live_report_forks(struct target *t, bool fork, bool vfork, bool exec)
+static bool live_report_forks(struct target *t, bool *fork, bool *vfork, bool *exec)
 {
 	struct live_target *l = live(t);
-	l->inf.report_forks = fork && l->inf.follow_forks;
-	l->inf.report_vforks = vfork && l->inf.follow_forks;
-	l->inf.report_exec = exec && l->inf.follow_forks;
+	l->inf.report_forks = *fork = *fork && l->inf.follow_forks;
+	l->inf.report_vforks = *vfork = *vfork && l->inf.follow_forks;
+	l->inf.report_exec = *exec = *exec && l->inf.follow_forks;
 	return l->inf.follow_forks;
 }
 

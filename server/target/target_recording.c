@@ -321,12 +321,16 @@ static void recording_destroy(struct target *t)
 	free(t);
 }
 
-/* While recording, forks are not reported to gdb: the engine lets each
- * child go, cleaned (recorder_sw_stop.c). */
-static bool recording_report_forks(struct target *t, bool fork, bool vfork, bool exec)
+/* While recording, forks, vforks and execs are reported as live (the
+ * engine holds a child for gdb, cleaned; the live target lets it go on
+ * gdb's D): a fork once the parent's fork returned, a vfork and its end
+ * where they stop the parent, inside its step (recorder_sw_stop.c), an
+ * exec once it returned (the recording goes on in the new program). */
+static bool recording_report_forks(struct target *t, bool *fork, bool *vfork, bool *exec)
 {
-	return !rec(t)->engine && target_report_forks(t->beneath, fork, vfork, exec);
+	return target_report_forks(t->beneath, fork, vfork, exec);
 }
+
 
 /* Once finished (detach, kill) the target passes everything down. */
 static const struct target_ops recording_ops = {

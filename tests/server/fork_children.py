@@ -6,8 +6,8 @@ the children end normally (they would die of the breakpoint's int3 if it
 stayed in their memory), the parent stops at its own call with the same
 frames, and exits 0. gdbserver also reports the forks to gdb, which prints
 "[Detaching after fork ...]", as ptrev does when it does not record (the
-e2e case fork.gdb compares those transcripts whole); while recording ptrev
-lets the children go itself, so those lines are not compared here. Also
+e2e case fork.gdb compares those transcripts whole, also while recording).
+While recording, the history goes back across the forks. Also
 follow-fork-mode child against gdbserver, and an exec in the followed
 child.
 
@@ -56,6 +56,30 @@ def main():
     # children also get rdtsc back, which the recorder traps).
     rec = run('%s serve --stdio --record --no-stop-at-exit --' % ptrev, prog)
     check(rec == got, 'the same while recording (%s)' % rec)
+    # While recording, forks and vforks are caught as live (gdb lets each
+    # child go), and the history goes back across them: from the
+    # parent's stop at work() back to the start, and forwards to the same
+    # stop (the present, where the history ends) with the same frames.
+    caught = ['catch fork', 'catch vfork']
+    args = ['gdb', '-nx', '-batch', '-ex', 'set sysroot',
+            '-ex', 'target remote | %s serve --stdio --record --no-stop-at-exit -- %s'
+            % (ptrev, prog)]
+    for c in caught + ['break work', 'continue', 'continue', 'continue', 'bt',
+                       'reverse-continue', 'continue', 'bt', 'continue']:
+        args += ['-ex', c]
+    r = subprocess.run(args + [prog], capture_output=True, text=True, timeout=180)
+    text = r.stdout + r.stderr
+    check(re.findall(r'Catchpoint \d+ \((v?fork)ed process \d+\)', text) == ['fork', 'vfork'] and
+          len(re.findall(r'\[Detaching after v?fork from child process \d+\]', text)) == 2,
+          'while recording: catch fork and catch vfork stop, gdb lets each child go (%s)'
+          % re.findall(r'Catchpoint.*|\[Detaching.*', text))
+    bts = re.findall(r'^#1 .* in (\w+) \(\)', text, re.M)
+    check('No more reverse-execution history' in text and bts == ['main', 'main'] and
+          re.findall(r'^(?:Breakpoint \d+, )?(work \(x=\d+\)) at', text, re.M) ==
+          ['work (x=1)', 'work (x=1)'] and
+          re.findall(r'fork child (\d+), vfork child (\d+)', text) == [('0', '0')],
+          'while recording: back from work(1) across the fork and vfork to the start, '
+          'forwards to work(1) again, the children ended normally (%s)' % text[-1500:])
     # follow-fork-mode child: gdb lets the parent go and debugs the child,
     # which stops at its own call (x=21) and ends normally.
     child = ['set follow-fork-mode child']
@@ -66,6 +90,21 @@ def main():
           'follow-fork-mode child: the child stops at its call and ends as under gdbserver '
           '(%s %s %s; gdbserver %s %s %s)' % (got['stops'], got['frames'], got['end'],
                                               want['stops'], want['frames'], want['end']))
+    # While recording, following the child ends the parent's recording
+    # there: the child runs to its call and ends as under gdbserver, and
+    # going back in it says the history begins where it stands.
+    r = subprocess.run(['gdb', '-nx', '-batch', '-ex', 'set sysroot', '-ex',
+                        'target remote | %s serve --stdio --record --no-stop-at-exit -- %s'
+                        % (ptrev, prog), '-ex', 'set follow-fork-mode child', '-ex', 'break work',
+                        '-ex', 'continue', '-ex', 'reverse-stepi', '-ex', 'bt 1', '-ex', 'continue',
+                        prog], capture_output=True, text=True, timeout=120)
+    text = r.stdout + r.stderr
+    check(re.findall(r'Breakpoint 1, (work \(x=\d+\))', text) == want['stops'] and
+          'the recording of process' in text and 'No more reverse-execution history' in text and
+          re.search(r'^#0  work \(x=21\)', text, re.M) and
+          re.findall(r'\[Inferior \d+ \(process \d+\) (exited [^\]]*)\]', text) == want['end'],
+          'while recording, follow-fork-mode child: the parent\'s recording ends, the child '
+          'stops at its call, has no history, and ends as under gdbserver (%s)' % text[-1200:])
     # The followed child's exec is reported too (the child keeps gdb's
     # choice of events): e2e_exec fork execs itself in a forked child.
     exec_prog = os.path.join(progdir, 'e2e_exec')

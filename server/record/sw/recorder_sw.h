@@ -75,6 +75,11 @@ struct sw_thread {
 	bool exiting;          /* stepping exit/exit_group: never stops again */
 	bool has_pending;
 	struct stop_event pending;
+	pid_t fork_child;      /* a fork child held for gdb: reported when the
+				* parent's fork has returned */
+	bool exec_report;      /* its exec succeeded: reported at the boundary */
+	bool mid_step;         /* reported inside its step (a vfork's events):
+				* its resume goes on with that step */
 	bool held;             /* t->sig is a reported, undelivered signal */
 	siginfo_t held_si;
 	int stop_expected;     /* SIGSTOPs we sent and have not collected */

@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <x86intrin.h>
 
+#include "ptrev/inferior_raw.h"
 #include "ptrev/record_events.h"
 #include "ptrev/syscall_table.h"
 
@@ -95,6 +96,12 @@ int sw_complete_step(struct sw_thread *t, const struct user_regs_struct *now)
 			if (sw_open_memfd(r) < 0)
 				return -1;
 			r->shared_vm = false; /* a new address space, ours alone */
+			if (r->inf->report_exec) {
+				/* gdb is told, and inserts its points in the
+				 * new program again: the old ones are gone. */
+				inf_after_exec(r->inf);
+				t->exec_report = true;
+			}
 		}
 		note_shared_vm(t, (int64_t)now->rax);
 		if (syscall_changes_maps(t->regs.rax)) {
@@ -170,6 +177,16 @@ static void at_boundary(struct sw_thread *t, const struct user_regs_struct *now,
 	if (after_step) {
 		t->exempt = false;
 		t->reported = false;
+		if (t->exec_report && !t->has_pending) {
+			sw_set_pending(t, STOP_EXEC, SIGTRAP);
+			t->exec_report = false;
+		}
+		if (t->fork_child && !t->has_pending) {
+			/* Its fork returned: gdb is told, as live. */
+			sw_set_pending(t, STOP_FORK, SIGTRAP);
+			t->pending.child = t->fork_child;
+			t->fork_child = 0;
+		}
 		if (t->stepping && t->resumed && !t->has_pending)
 			sw_set_pending(t, STOP_STEP, SIGTRAP);
 	}

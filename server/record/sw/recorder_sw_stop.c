@@ -160,6 +160,17 @@ static int on_step_trap(struct sw_thread *t, struct user_regs_struct *now)
 	return sw_resume(t, now, true);
 }
 
+/* A vfork's event, reported where it stops the parent: inside the step
+ * over its syscall, which goes on when gdb resumes the thread
+ * (sw_engine_resume). */
+static int mid_step_stop(struct sw_thread *t, enum stop_kind kind, pid_t child)
+{
+	sw_set_pending(t, kind, SIGTRAP);
+	t->pending.child = child;
+	t->mid_step = true;
+	return 0;
+}
+
 static int on_stop(struct sw_rec *r, pid_t tid, int st)
 {
 	struct sw_thread *t = sw_thread_find(r, tid);
@@ -179,14 +190,35 @@ static int on_stop(struct sw_rec *r, pid_t tid, int st)
 	if (st >> 16 == PTRACE_EVENT_FORK || st >> 16 == PTRACE_EVENT_VFORK) {
 		/* A child process: not recorded; it gets gdb's breakpoints
 		 * out of its memory and goes (its first stop may have been
-		 * taken for a new thread's). The parent goes on with its step. */
+		 * taken for a new thread's), or, where gdb asked for forks,
+		 * waits for gdb to let it go: the fork is reported once the
+		 * parent's step over it is done (at_boundary). The parent goes
+		 * on with its step. */
 		unsigned long child = 0;
-		if (ptrace(PTRACE_GETEVENTMSG, tid, NULL, &child) == 0 && child > 0)
-			inf_fork_child_release(r->inf, (pid_t)child, st >> 16 == PTRACE_EVENT_VFORK,
-					       early_take(r, (pid_t)child), true);
+		bool vfork = st >> 16 == PTRACE_EVENT_VFORK;
+		if (ptrace(PTRACE_GETEVENTMSG, tid, NULL, &child) == 0 && child > 0) {
+			bool seen = early_take(r, (pid_t)child);
+			if (vfork && r->inf->report_vforks) {
+				/* The parent's vfork returns only once the child
+				 * execs or exits: reported here, inside its step,
+				 * as the live target reports it. */
+				inf_fork_child_hold(r->inf, (pid_t)child, true, seen, true);
+				if (r->inf->fork_child == (pid_t)child)
+					return mid_step_stop(t, STOP_VFORK, (pid_t)child);
+			} else if (!vfork && r->inf->report_forks) {
+				inf_fork_child_hold(r->inf, (pid_t)child, false, seen, true);
+				if (r->inf->fork_child == (pid_t)child)
+					t->fork_child = (pid_t)child;
+			} else {
+				inf_fork_child_release(r->inf, (pid_t)child, vfork, seen, true);
+			}
+		}
 	}
-	if (st >> 16 == PTRACE_EVENT_VFORK_DONE)
+	if (st >> 16 == PTRACE_EVENT_VFORK_DONE) {
 		inf_vfork_done(r->inf);
+		if (r->inf->report_vforks)
+			return mid_step_stop(t, STOP_VFORK_DONE, 0);
+	}
 	if (st >> 16) { /* other events are not enabled; just go on */
 		t->inflight = true;
 		return ptrace(PTRACE_SINGLESTEP, tid, NULL, NULL) < 0 &&

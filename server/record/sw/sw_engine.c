@@ -244,6 +244,22 @@ int sw_engine_resume(struct sw_engine *e, pid_t tid, bool step, int sig)
 		}
 		t->has_pending = false;
 	}
+	if (t->mid_step) {
+		/* Stopped inside its step by a vfork event: the step goes on
+		 * (the registers now are mid-syscall, not an instruction's
+		 * boundary). A signal waits for the boundary. */
+		t->mid_step = false;
+		t->resumed = true;
+		t->stepping = step;
+		t->inflight = true;
+		if (it)
+			it->running = true;
+		if (ptrace(PTRACE_SINGLESTEP, tid, NULL, NULL) < 0 && errno != ESRCH) {
+			r->failed = true;
+			return -1;
+		}
+		return 0;
+	}
 	if (ptrace(PTRACE_GETREGS, tid, NULL, &now) < 0)
 		return -1;
 	/* gdb may have written code or registers while it was stopped. */
