@@ -6,21 +6,33 @@
 #ifndef PTREV_RECORD_EVENTS_H
 #define PTREV_RECORD_EVENTS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <sys/user.h>
 
+#include "ptrev/mem_diff.h"
 #include "ptrev/syscall_table.h"
 #include "ptrev/trace_file.h"
 
 /* Write the SYSCALL record of the syscall whose entry registers are entry
  * (number in orig_rax for a syscall-entry stop, rax before a single step:
  * nr says which), that returned result, at position pos of thread tid; the
- * memory it wrote (syscall_table.h) is read back with read_mem. 0, or -1
- * when the writer failed. */
+ * memory it wrote (syscall_table.h) is read back with read_mem. Where the
+ * table cannot say, what changed since watch was taken at the entry
+ * (record_syscall_watch) is taken instead; without it the record says its
+ * writes are unknown. 0, or -1 when the writer failed. */
 int record_syscall(struct trace_writer *w, pid_t tid, uint64_t pos, uint64_t nr,
 		   const struct user_regs_struct *entry, int64_t result, sc_read_fn read_mem,
-		   void *ctx);
+		   void *ctx, struct mem_diff *watch);
+
+/* At the entry of syscall nr (entry registers as above) in process pid: a
+ * copy of its writable memory (mem_diff.h) when the syscall table cannot
+ * describe the call and no other thread of the program can write memory
+ * until it returns (one_thread); NULL otherwise. mem_diff_free it after
+ * record_syscall. */
+struct mem_diff *record_syscall_watch(pid_t pid, uint64_t nr, const struct user_regs_struct *entry,
+				      bool one_thread, sc_read_fn read_mem, void *ctx);
 
 /* Write the SIGFRAME record of the handler that thread tid just entered
  * with stack pointer rsp (the signal's position pos): the rt_sigframe and

@@ -3,17 +3,64 @@
 #include "ptrev/record_events.h"
 
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define MAX_WRITES 64
 
-int record_syscall(struct trace_writer *w, pid_t tid, uint64_t pos, uint64_t nr,
-		   const struct user_regs_struct *entry, int64_t result, sc_read_fn read_mem,
-		   void *ctx)
+/* A program's writable memory copied at most this big. */
+#define WATCH_LIMIT (512ull << 20)
+
+static void args_of(const struct user_regs_struct *entry, uint64_t args[6])
+{
+	args[0] = entry->rdi;
+	args[1] = entry->rsi;
+	args[2] = entry->rdx;
+	args[3] = entry->r10;
+	args[4] = entry->r8;
+	args[5] = entry->r9;
+}
+
+struct mem_diff *record_syscall_watch(pid_t pid, uint64_t nr, const struct user_regs_struct *entry,
+				      bool one_thread, sc_read_fn read_mem, void *ctx)
 {
 	struct sc_range rg[MAX_WRITES];
-	struct trace_mem_write wr[MAX_WRITES];
+	uint64_t args[6];
+	args_of(entry, args);
+	/* The table's cases depend on the arguments; its sizes on the
+	 * result, which any success stands for here. */
+	if (!one_thread || syscall_writes(nr, args, 0, read_mem, ctx, rg, MAX_WRITES) >= 0)
+		return NULL;
+	return mem_diff_take(pid, read_mem, ctx, WATCH_LIMIT);
+}
+
+/* What the watched syscall changed, in *found (malloc'd), said once per
+ * call on stderr: its number, or -1. */
+static int watched(struct mem_diff *watch, const struct trace_syscall *s, sc_read_fn read_mem,
+		   void *ctx, struct sc_range **found)
+{
+	static unsigned said;
+	int n = mem_diff_changes(watch, read_mem, ctx, found);
+	if (n >= 0 && said++ < 5) {
+		char name[96];
+		syscall_label(s->nr, s->args, name, sizeof name);
+		fprintf(stderr, "ptrev: %s at position %llu of thread %d is not in ptrev's syscall "
+			"table: what it wrote (%d place%s) was found by comparing the program's "
+			"writable memory before and after it%s\n", name, (unsigned long long)s->pos,
+			(int)s->tid, n, n == 1 ? "" : "s",
+			said == 5 ? " (further ones are not shown)" : "");
+	}
+	return n;
+}
+
+int record_syscall(struct trace_writer *w, pid_t tid, uint64_t pos, uint64_t nr,
+		   const struct user_regs_struct *entry, int64_t result, sc_read_fn read_mem,
+		   void *ctx, struct mem_diff *watch)
+{
+	struct sc_range *found = NULL;
+	struct sc_range rg_table[MAX_WRITES], *rg = rg_table;
+	struct trace_mem_write wr_table[MAX_WRITES], *wr = wr_table;
 	struct trace_syscall s = {0};
 	uint8_t *buf = NULL;
 	size_t total = 0, at = 0;
@@ -22,14 +69,17 @@ int record_syscall(struct trace_writer *w, pid_t tid, uint64_t pos, uint64_t nr,
 	s.tid = tid;
 	s.pos = pos;
 	s.nr = nr;
-	s.args[0] = entry->rdi;
-	s.args[1] = entry->rsi;
-	s.args[2] = entry->rdx;
-	s.args[3] = entry->r10;
-	s.args[4] = entry->r8;
-	s.args[5] = entry->r9;
+	args_of(entry, s.args);
 	s.result = result;
 	n = syscall_writes(s.nr, s.args, result, read_mem, ctx, rg, MAX_WRITES);
+	if (n < 0 && watch && (n = watched(watch, &s, read_mem, ctx, &found)) >= 0) {
+		/* What it wrote, seen in the memory itself. */
+		rg = found;
+		if (n > MAX_WRITES && !(wr = malloc((size_t)n * sizeof *wr))) {
+			free(found);
+			return -1;
+		}
+	}
 	s.unknown = n < 0;
 	for (int i = 0; i < n; i++)
 		total += rg[i].len;
@@ -50,6 +100,9 @@ int record_syscall(struct trace_writer *w, pid_t tid, uint64_t pos, uint64_t nr,
 	s.writes = wr;
 	rc = trace_write_syscall(w, &s);
 	free(buf);
+	if (wr != wr_table)
+		free(wr);
+	free(found);
 	return rc;
 }
 

@@ -99,8 +99,10 @@ void ev_exec_entry(struct ev_thread *t, const struct user_regs_struct *regs)
 static void one_thread(struct ev_rec *r, struct ev_thread *t)
 {
 	for (size_t i = 0; i < r->nthreads; i++)
-		if (r->threads[i] != t)
+		if (r->threads[i] != t) {
+			mem_diff_free(r->threads[i]->watch);
 			free(r->threads[i]);
+		}
 	r->threads[0] = t;
 	r->nthreads = 1;
 	r->rr = 0;

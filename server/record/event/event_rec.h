@@ -26,6 +26,7 @@
 
 #include "ptrev/event_backend.h"
 #include "ptrev/inferior.h"
+#include "ptrev/mem_diff.h"
 #include "ptrev/trace_file.h"
 
 struct sideband;
@@ -52,6 +53,8 @@ struct ev_thread {
 	/* The syscall in progress (between its entry and return stops). */
 	struct user_regs_struct entry;
 	uint64_t entry_nr;
+	struct mem_diff *watch;    /* its memory at the entry, for a call the
+	                              syscall table cannot describe */
 	bool undone_entry;         /* its entry was undone to deliver a
 	                              signal: the return stop that follows is
 	                              not a syscall of the program's */

@@ -97,8 +97,10 @@ static void kill_everything(struct ev_rec *r)
 
 static void free_rec(struct ev_rec *r)
 {
-	for (size_t i = 0; i < r->nthreads; i++)
+	for (size_t i = 0; i < r->nthreads; i++) {
+		mem_diff_free(r->threads[i]->watch);
 		free(r->threads[i]);
+	}
 	free(r->threads);
 	free(r->early);
 	free(r->runs);

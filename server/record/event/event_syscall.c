@@ -21,12 +21,23 @@
 static int log_syscall(struct ev_thread *t, int64_t result)
 {
 	struct ev_rec *r = t->rec;
-	if (record_syscall(r->w, t->tid, t->events, t->entry_nr, &t->entry, result, ev_read_mem,
-			   r) < 0)
+	int rc = record_syscall(r->w, t->tid, t->events, t->entry_nr, &t->entry, result,
+				ev_read_mem, r, t->watch);
+	mem_diff_free(t->watch);
+	t->watch = NULL;
+	if (rc < 0)
 		return ev_fail(r, "writing a SYSCALL record: %s", trace_writer_error(r->w));
 	r->end.syscalls++;
 	ev_event_done(t);
 	return 0;
+}
+
+static size_t live_threads(const struct ev_rec *r)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < r->nthreads; i++)
+		n += r->threads[i]->state != EV_T_GONE;
+	return n;
 }
 
 /* Does the thread keep the CPU through this syscall? Those that change
@@ -64,6 +75,9 @@ static int entry(struct ev_thread *t, struct user_regs_struct *now)
 	}
 	t->entry = *now;
 	t->entry_nr = now->orig_rax;
+	mem_diff_free(t->watch);
+	t->watch = record_syscall_watch(r->pid, t->entry_nr, now, live_threads(r) == 1,
+					ev_read_mem, r);
 	if (t->entry_nr == SYS_execve || t->entry_nr == SYS_execveat)
 		ev_exec_entry(t, now);
 	if (t->entry_nr == SYS_rseq) {

@@ -41,6 +41,7 @@
 #include "ptrev/block_step.h"
 #include "ptrev/inferior.h"
 #include "ptrev/insn_class.h"
+#include "ptrev/mem_diff.h"
 #include "ptrev/pt_encoder.h"
 #include "ptrev/recorder.h"
 #include "ptrev/trace_file.h"
@@ -78,6 +79,8 @@ struct sw_thread {
 	pid_t fork_child;      /* a fork child held for gdb: reported when the
 				* parent's fork has returned */
 	bool exec_report;      /* its exec succeeded: reported at the boundary */
+	struct mem_diff *watch; /* its memory before a syscall the table
+				 * cannot describe (record_syscall_watch) */
 	bool mid_step;         /* reported inside its step (a vfork's events):
 				* its resume goes on with that step */
 	bool held;             /* t->sig is a reported, undelivered signal */

@@ -28,6 +28,8 @@
  * register gdb's points leave free; with none free, single steps. */
 #include "recorder_sw.h"
 
+#include "ptrev/record_events.h"
+
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -65,6 +67,11 @@ int sw_run_step(struct sw_thread *t)
 		snprintf(r->err, r->errlen, "cannot refuse rseq in thread %d: %s", (int)t->tid,
 			 strerror(errno));
 		return -1;
+	}
+	if (k == INSN_SYSCALL && !sig) {
+		mem_diff_free(t->watch);
+		t->watch = record_syscall_watch(r->pid, t->regs.rax, &t->regs, r->live == 1,
+						sw_read_mem, r);
 	}
 	if (ptrace(PTRACE_SINGLESTEP, t->tid, NULL, (void *)(long)sig) < 0 &&
 	    errno != ESRCH) {

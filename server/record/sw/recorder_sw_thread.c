@@ -132,6 +132,7 @@ void sw_threads_free(struct sw_rec *r)
 {
 	for (size_t i = 0; i < r->nthreads; i++) {
 		ptenc_free(r->threads[i]->enc);
+		mem_diff_free(r->threads[i]->watch);
 		free(r->threads[i]);
 	}
 	free(r->threads);
