@@ -131,13 +131,17 @@ int mem_diff_changes(struct mem_diff *d, sc_read_fn read_mem, void *ctx, struct 
 			const uint8_t *was = r->bytes + off;
 			if (memcmp(now, was, len) == 0)
 				continue;
-			uint64_t a = 0, b = len;
-			while (now[a] == was[a])
-				a++;
-			while (now[b - 1] == was[b - 1])
-				b--;
-			if (push(out, &n, &cap, r->start + off + a, b - a) < 0)
-				goto fail;
+			/* Each run of changed bytes (push merges close ones). */
+			for (uint64_t a = 0; a < len; a++) {
+				if (now[a] == was[a])
+					continue;
+				uint64_t b = a + 1;
+				while (b < len && now[b] != was[b])
+					b++;
+				if (push(out, &n, &cap, r->start + off + a, b - a) < 0)
+					goto fail;
+				a = b;
+			}
 		}
 	}
 	return n;
