@@ -47,6 +47,8 @@ struct timeline {
 	 * each thread's pos follows from it. */
 	struct sched_map *sched;
 	size_t sched_fed;    /* td->sched runs added to sched */
+	uint64_t sched_fed_last; /* how much of the last of them: a recording
+				  * being made grows its last run in place */
 	bool sched_broken;   /* a run contradicted the others: never global */
 	bool sched_warned;   /* told the user the order is unknown */
 	bool global;

@@ -34,20 +34,39 @@ static bool schedule_covers(const struct timeline *tl, size_t *nsched)
 	return ok;
 }
 
+static void feed(struct timeline *tl, const struct trace_sched_run *r)
+{
+	if (sched_map_add(tl->sched, r) != 0) {
+		fprintf(stderr, "ptrev: the recording's schedule is inconsistent at thread %d "
+			"instruction %llu; thread switches unknown: each thread moves alone\n",
+			(int)r->tid, (unsigned long long)r->pos);
+		tl->sched_broken = true;
+	}
+}
+
 void tl_order_sync(struct timeline *tl, bool was_at_end)
 {
 	const struct trace_data *td = tl->td;
 	if (!tl->sched && td->nsched && !tl->sched_broken && !(tl->sched = sched_map_new()))
 		tl->sched_broken = true;
+	/* A recording being made merges a run that continues its last one
+	 * into it (trace_append_sched): what it grew by since is fed as a
+	 * run of its own, which the map merges the same way. */
+	if (!tl->sched_broken && tl->sched_fed && tl->sched_fed <= td->nsched) {
+		const struct trace_sched_run *last = &td->sched[tl->sched_fed - 1];
+		if (last->count > tl->sched_fed_last) {
+			struct trace_sched_run more = {.tid = last->tid,
+						       .pos = last->pos + tl->sched_fed_last,
+						       .count = last->count - tl->sched_fed_last};
+			feed(tl, &more);
+			tl->sched_fed_last = last->count;
+		}
+	}
 	while (!tl->sched_broken && tl->sched_fed < td->nsched) {
 		const struct trace_sched_run *r = &td->sched[tl->sched_fed];
-		if (sched_map_add(tl->sched, r) != 0) {
-			fprintf(stderr, "ptrev: the recording's schedule is inconsistent at thread %d "
-				"instruction %llu; thread switches unknown: each thread moves alone\n",
-				(int)r->tid, (unsigned long long)r->pos);
-			tl->sched_broken = true;
-		}
+		feed(tl, r);
 		tl->sched_fed++;
+		tl->sched_fed_last = r->count;
 	}
 	size_t nsched = 0;
 	bool covers = !tl->sched_broken && tl->sched && schedule_covers(tl, &nsched);

@@ -375,6 +375,32 @@ def backend_of(ptrev, trace):
     return m.group(1) if m else None
 
 
+def live_stops_session(c, ptrev, prog):
+    """While recording, stopped mid-run more than once (e2e_threads: each
+    worker calls work() in turn): going back from the second worker's
+    work() reaches the first worker's, in its thread. A stop closes the
+    thread's run and the run that goes on after it is merged into it in
+    the recording being made; the timeline once took that for a schedule
+    that contradicts itself, and each thread moved alone (back to the
+    start of the second worker)."""
+    threads = os.path.join(os.path.dirname(prog), 'e2e_threads')
+    text = run_gdb(threads, ['target remote | %s serve --stdio --record -- %s' % (ptrev, threads),
+                             'break work', 'continue', 'continue', 'reverse-continue'])
+    # Each hit with the thread (its LWP) gdb switched to last before it.
+    hits = []
+    for m in re.finditer(r'hit Breakpoint 1, work \(id=([^)]*)\)', text):
+        lwps = re.findall(r'Switching to Thread \d+\.(\d+)\]', text[:m.start()])
+        hits.append((lwps[-1] if lwps else None, m.group(1)))
+    # In the past an sw recording of threads shows the PC only: id there
+    # may be <unavailable>.
+    c.check(len(hits) == 3 and [h[1] for h in hits[:2]] == ['0', '1'] and
+            hits[2][1] in ('0', '<unavailable>') and
+            hits[2][0] == hits[0][0] and hits[1][0] != hits[0][0] and
+            'inconsistent' not in text and 'moves alone' not in text,
+            'live, stopped twice: reverse-continue from work(1) reaches work(0) in the first '
+            'worker\'s thread (%s):\n%s' % (hits, text if len(hits) != 3 else ''))
+
+
 def main():
     ptrev, prog, work = sys.argv[1:4]
     os.makedirs(work, exist_ok=True)
@@ -410,6 +436,7 @@ def main():
     else:
         degraded_sessions(c, ptrev, prog, trace, work)
     live_session(c, ptrev, prog)
+    live_stops_session(c, ptrev, prog)
     print('%d failures' % c.bad)
     return 1 if c.bad else 0
 
