@@ -27,6 +27,7 @@ struct recording_target {
 	struct timeline *tl;     /* past's */
 	struct process_run run;  /* the program under the recorder */
 	bool past_stop;          /* the last resume moved through the history */
+	pid_t present_tid;       /* the thread of the last stop at the present */
 	bool hold_exit;          /* target_record_opts.stop_before_exit */
 };
 
@@ -100,11 +101,18 @@ static int recording_resume(struct target *t, const struct target_resume *req)
 }
 
 /* The present reached going forwards, in a thread that has ended by now:
- * it cannot be the one stopped there; the first live one that the
- * recording knows is. */
+ * it cannot be the one stopped there; the thread of the last stop at the
+ * present is, where it still lives, else the first live one that the
+ * recording knows. */
 static void present_thread(struct recording_target *r, struct target *live,
 			   struct target_stop *stop)
 {
+	if (r->present_tid && target_thread_exists(live, r->present_tid) &&
+	    timeline_has_thread(r->tl, r->present_tid)) {
+		stop->tid = r->present_tid;
+		stop->have_pc = timeline_pc(r->tl, stop->tid, &stop->rip);
+		return;
+	}
 	pid_t *ids;
 	size_t n = target_threads(live, &ids);
 	for (size_t i = 0; i < n; i++) {
@@ -133,6 +141,8 @@ static int recording_wait(struct target *t, struct target_stop *stop, bool block
 		return got;
 	}
 	int got = process_run_wait(&r->run, stop, block);
+	if (got == 1)
+		r->present_tid = stop->tid;
 	/* Index what the program did since the last stop. A history that
 	 * cannot be indexed (a program that exec'd another: two programs'
 	 * code at the same addresses) cannot be moved in: the recording ends

@@ -382,10 +382,12 @@ def live_stops_session(c, ptrev, prog):
     thread's run and the run that goes on after it is merged into it in
     the recording being made; the timeline once took that for a schedule
     that contradicts itself, and each thread moved alone (back to the
-    start of the second worker)."""
+    start of the second worker). Forwards again, the present shows the
+    thread that stopped there, not the first that lives."""
     threads = os.path.join(os.path.dirname(prog), 'e2e_threads')
     text = run_gdb(threads, ['target remote | %s serve --stdio --record -- %s' % (ptrev, threads),
-                             'break work', 'continue', 'continue', 'reverse-continue'])
+                             'break work', 'continue', 'continue', 'reverse-continue',
+                             'continue', 'bt 1'])
     # Each hit with the thread (its LWP) gdb switched to last before it.
     hits = []
     for m in re.finditer(r'hit Breakpoint 1, work \(id=([^)]*)\)', text):
@@ -399,6 +401,13 @@ def live_stops_session(c, ptrev, prog):
             'inconsistent' not in text and 'moves alone' not in text,
             'live, stopped twice: reverse-continue from work(1) reaches work(0) in the first '
             'worker\'s thread (%s):\n%s' % (hits, text if len(hits) != 3 else ''))
+    # Forwards again to the present: the thread stopped there (the second
+    # worker, in work(1)), not whichever thread lives first.
+    after = text.split('+continue')[-1] if '+continue' in text else ''
+    c.check('No more reverse-execution history' in after and
+            re.search(r'^#0 +work \(id=1\)', after, re.M) is not None,
+            'live, stopped twice: forwards to the present shows the thread stopped there, in '
+            'work(1):\n%s' % after)
 
 
 def main():
