@@ -34,9 +34,16 @@ int history_event_open(struct history_event *he, const struct trace_data *ev, ch
 {
 	memset(he, 0, sizeof *he);
 	he->ev = ev;
-	he->end = event_end_open(ev, err, errlen);
-	if (!he->end)
+	char why[768];
+	he->end = event_end_open(ev, why, sizeof why);
+	if (!he->end) {
+		/* The inner reason may say that earlier positions keep their
+		 * state: not in this replay, which must show the end first. */
+		snprintf(err, errlen, "cannot re-execute this event recording to its end, which a "
+			 "replay shows first (a recording made with --backend sw can be replayed up to "
+			 "there): %s", why);
 		return -1;
+	}
 	/* The thread that ended the recording: the one a fatal signal killed,
 	 * else the one that ran last. */
 	for (size_t i = ev->nsignals; i-- > 0 && !he->last;)

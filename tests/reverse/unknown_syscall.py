@@ -6,7 +6,8 @@ the recorder compares the program's writable memory before and after the
 call and records what changed, and says so. Each backend's recording,
 replayed through gdb, must show at done() the result and the bytes the
 program printed (a sum over them), with every register and all memory
-available; before, nothing after the call had state.
+available; before, nothing after the call had state. With a second thread
+alive the call stays unknown, and each replay says why.
 
 usage: unknown_syscall.py PTREV PROGRAM WORK_DIR
 """
@@ -52,6 +53,28 @@ def main():
               'as printed (%s), with full state' % (backend, printed[1:]))
         if not ok:
             print(g.stdout[-2500:])
+    # With a second thread alive the comparison would take its writes for
+    # the call's: the call stays unknown. An event recording's replay,
+    # which shows the end first, then cannot open, and says why and what
+    # to do; an sw recording's opens, with the reason in monitor why.
+    for backend in ('event', 'sw'):
+        trace = os.path.join(work, 'unknown-threads-%s.ptrev' % backend)
+        r = record(ptrev, backend, trace, [prog, 'thread'])
+        check(r.returncode == 0 and 'was found by comparing' not in r.stderr,
+              '%s, two threads: recorded, the call not compared (%d, %r)'
+              % (backend, r.returncode, r.stderr.strip()))
+        g = subprocess.run(['gdb', '-nx', '-batch', '-ex', 'target remote | %s replay --stdio %s'
+                            % (ptrev, trace), '-ex', 'monitor why', prog],
+                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, timeout=300)
+        named = re.search(r'ioctl \(16, request 0x5456\) at position \d+ of thread \d+', g.stdout)
+        if backend == 'event':
+            ok = named and 'cannot re-execute this event recording to its end' in g.stdout and \
+                '--backend sw' in g.stdout
+        else:
+            ok = 'Registers and memory are unavailable here' in g.stdout
+        check(bool(ok), '%s, two threads: the replay says why it has no state (%s)'
+              % (backend, g.stdout.strip()[-600:]))
     return finish()
 
 
