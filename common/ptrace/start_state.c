@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ptrev/proc_maps.h"
+
 /* The whole of /proc/PID/NAME (these files have no size). */
 uint8_t *start_state_read_proc(pid_t pid, const char *name, size_t *len)
 {
@@ -80,17 +82,14 @@ static int vdso_range(pid_t pid, uint64_t *base, size_t *size)
 	free(auxv);
 	if (!*base)
 		return -1;
-	char path[64], line[512];
-	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
-	FILE *f = fopen(path, "re");
+	FILE *f = proc_maps_open(pid);
 	if (!f)
 		return -1;
 	*size = 0;
-	while (fgets(line, sizeof line, f)) {
-		unsigned long lo, hi;
-		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && lo == *base)
-			*size = hi - lo;
-	}
+	struct proc_mapping m;
+	while (proc_maps_next(f, &m))
+		if (m.start == *base)
+			*size = m.end - m.start;
 	fclose(f);
 	return *size ? 0 : -1;
 }

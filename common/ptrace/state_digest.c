@@ -2,6 +2,7 @@
  * registers, its stack and its writable memory (include/ptrev/state_digest.h:
  * what is covered and why it tells points apart). */
 #include "ptrev/state_digest.h"
+#include "ptrev/proc_maps.h"
 
 #include <dirent.h>
 #include <elf.h>
@@ -79,43 +80,14 @@ static int hash_range(int memfd, uint64_t lo, uint64_t hi, uint64_t *h)
 	return 0;
 }
 
-struct mapping {
-	uint64_t start, end;
-	char perms[5];
-	char name[64];
-};
-
-/* The next line of /proc/PID/maps; false at the end. */
-static bool next_mapping(FILE *f, struct mapping *m)
-{
-	char line[4352];
-	if (!fgets(line, sizeof line, f))
-		return false;
-	m->name[0] = '\0';
-	int used = 0;
-	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %4s %*s %*s %*s %n", &m->start, &m->end, m->perms,
-		   &used) < 3)
-		return next_mapping(f, m);
-	if (used > 0)
-		sscanf(line + used, "%63s", m->name);
-	return true;
-}
-
-static FILE *open_maps(pid_t pid)
-{
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
-	return fopen(path, "re");
-}
-
 /* The stack around rsp: from the red zone below it up to STACK_ABOVE
  * above, within the mapping that holds rsp. */
 static int stack_range(pid_t pid, uint64_t rsp, uint64_t *lo, uint64_t *hi)
 {
-	FILE *f = open_maps(pid);
-	struct mapping m;
+	FILE *f = proc_maps_open(pid);
+	struct proc_mapping m;
 	bool found = false;
-	while (f && !found && next_mapping(f, &m))
+	while (f && !found && proc_maps_next(f, &m))
 		found = m.start <= rsp && rsp < m.end;
 	if (f)
 		fclose(f);
@@ -164,7 +136,7 @@ static uint64_t *thread_rsps(pid_t pid, pid_t tid, uint64_t rsp, size_t *n)
 /* Where m's hashed bytes start: past the dead stack when exactly one of
  * the stack pointers is inside it (with more, whose stack is where is not
  * known: all of it). */
-static uint64_t live_start(const struct mapping *m, const uint64_t *rsps, size_t n)
+static uint64_t live_start(const struct proc_mapping *m, const uint64_t *rsps, size_t n)
 {
 	uint64_t lo = m->start;
 	size_t inside = 0;
@@ -179,12 +151,12 @@ static uint64_t live_start(const struct mapping *m, const uint64_t *rsps, size_t
 static int memory_hash(pid_t pid, int memfd, const uint64_t *rsps, size_t nrsps,
 		       uint64_t *bytes, uint64_t *out)
 {
-	FILE *f = open_maps(pid);
-	struct mapping m;
+	FILE *f = proc_maps_open(pid);
+	struct proc_mapping m;
 	uint64_t h = FNV64_INIT, n = 0;
 	if (!f)
 		return -1;
-	while (next_mapping(f, &m)) {
+	while (proc_maps_next(f, &m)) {
 		if (m.perms[1] != 'w' || m.perms[3] != 'p' || !strcmp(m.name, "[vvar]") ||
 		    !strcmp(m.name, "[vsyscall]") || m.end - m.start > MAX_MAPPING)
 			continue;

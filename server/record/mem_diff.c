@@ -2,11 +2,12 @@
  * (include/ptrev/mem_diff.h). */
 #include "ptrev/mem_diff.h"
 
-#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "ptrev/proc_maps.h"
 
 #define PAGE 4096
 /* Two changed places closer than this are one range. */
@@ -71,24 +72,19 @@ static int add(struct mem_diff *d, uint64_t start, uint64_t len, sc_read_fn read
 
 struct mem_diff *mem_diff_take(pid_t pid, sc_read_fn read_mem, void *ctx, size_t limit)
 {
-	char path[64], line[512];
-	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
-	FILE *f = fopen(path, "re");
+	FILE *f = proc_maps_open(pid);
 	if (!f)
 		return NULL;
 	struct mem_diff *d = calloc(1, sizeof *d);
 	size_t total = 0;
 	bool ok = d != NULL;
-	while (ok && fgets(line, sizeof line, f)) {
-		uint64_t lo, hi;
-		char perms[8] = "";
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s", &lo, &hi, perms) != 3)
-			continue;
+	struct proc_mapping m;
+	while (ok && proc_maps_next(f, &m)) {
 		/* [vvar] and [vsyscall] are not the program's to write. */
-		if (perms[1] != 'w' || strstr(line, "[vvar]") || strstr(line, "[vsyscall]"))
+		if (m.perms[1] != 'w' || !strcmp(m.name, "[vvar]") || !strcmp(m.name, "[vsyscall]"))
 			continue;
-		total += hi - lo;
-		ok = total <= limit && add(d, lo, hi - lo, read_mem, ctx) == 0;
+		total += m.end - m.start;
+		ok = total <= limit && add(d, m.start, m.end - m.start, read_mem, ctx) == 0;
 	}
 	fclose(f);
 	if (!ok) {

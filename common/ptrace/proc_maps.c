@@ -1,0 +1,28 @@
+/* /proc/PID/maps read line by line (include/ptrev/proc_maps.h). */
+#include "ptrev/proc_maps.h"
+
+#include <inttypes.h>
+
+FILE *proc_maps_open(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+	return fopen(path, "re");
+}
+
+bool proc_maps_next(FILE *f, struct proc_mapping *m)
+{
+	/* A line holds a path of up to PATH_MAX bytes. */
+	char line[4352];
+	while (fgets(line, sizeof line, f)) {
+		m->name[0] = '\0';
+		int used = 0;
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %4s %*s %*s %*s %n", &m->start, &m->end,
+			   m->perms, &used) < 3)
+			continue;
+		if (used > 0)
+			sscanf(line + used, "%63s", m->name);
+		return true;
+	}
+	return false;
+}

@@ -1,0 +1,24 @@
+/* The lines of /proc/PID/maps, parsed: one reader for the places that
+ * walk a process's mappings (the state digest, the vDSO's range, the
+ * memory comparison of an unknown syscall). */
+#ifndef PTREV_PROC_MAPS_H
+#define PTREV_PROC_MAPS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+struct proc_mapping {
+	uint64_t start, end;
+	char perms[5];   /* "rw-p" */
+	char name[64];   /* the path or [stack], [vvar] ...; "" when anonymous */
+};
+
+/* /proc/PID/maps opened for proc_maps_next, or NULL. fclose it. */
+FILE *proc_maps_open(pid_t pid);
+
+/* The next mapping; false at the end. Lines that do not parse are skipped. */
+bool proc_maps_next(FILE *f, struct proc_mapping *m);
+
+#endif
