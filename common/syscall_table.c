@@ -1120,6 +1120,12 @@ int syscall_writes(uint64_t nr, const uint64_t args[6], int64_t result, sc_read_
 	return c.n;
 }
 
+bool syscall_may_be_unknown(uint64_t nr)
+{
+	const struct syscall_desc *d = syscall_desc(nr);
+	return !d || d->special != NULL;
+}
+
 bool syscall_changes_maps(uint64_t nr)
 {
 	const struct syscall_desc *d = syscall_desc(nr);

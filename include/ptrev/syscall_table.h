@@ -113,6 +113,11 @@ void syscall_label(uint64_t nr, const uint64_t *args, char *buf, size_t len);
 int syscall_writes(uint64_t nr, const uint64_t args[6], int64_t result, sc_read_fn read_mem,
 		   void *ctx, struct sc_range *out, int max);
 
+/* Can syscall_writes find nr's case unknown? Only for a number the table
+ * does not describe or one described case by case (ioctl, fcntl, ...):
+ * what a recorder asks before it describes a call at its entry. */
+bool syscall_may_be_unknown(uint64_t nr);
+
 /* Does the syscall change the address space (mappings, protections)? */
 bool syscall_changes_maps(uint64_t nr);
 

@@ -28,9 +28,11 @@ struct mem_diff *record_syscall_watch(pid_t pid, uint64_t nr, const struct user_
 	struct sc_range rg[MAX_WRITES];
 	uint64_t args[6];
 	args_of(entry, args);
-	/* The table's cases depend on the arguments; its sizes on the
-	 * result, which any success stands for here. */
-	if (!one_thread || syscall_writes(nr, args, 0, read_mem, ctx, rg, MAX_WRITES) >= 0)
+	/* At every syscall's entry: only a call described case by case is
+	 * described here. The cases depend on the arguments; the sizes on
+	 * the result, which any success stands for. */
+	if (!one_thread || !syscall_may_be_unknown(nr) ||
+	    syscall_writes(nr, args, 0, read_mem, ctx, rg, MAX_WRITES) >= 0)
 		return NULL;
 	return mem_diff_take(pid, read_mem, ctx, WATCH_LIMIT);
 }

@@ -412,6 +412,34 @@ static void test_labels(void)
 	CHECK(!strcmp(buf, "syscall 999"), "%s", buf);
 }
 
+/* syscall_may_be_unknown is what recorders ask at every entry before
+ * describing a call: wherever it says no, no arguments make the call
+ * unknown; ioctl, fcntl and prctl, and numbers beyond the table, may be. */
+static long read_nothing(void *arg, uint64_t addr, void *buf, size_t len)
+{
+	(void)arg, (void)addr, (void)buf, (void)len;
+	return -1;
+}
+
+static void test_may_be_unknown(void)
+{
+	uint64_t patterns[3][6] = {{0}, {1, 2, 3, 4, 5, 6},
+				   {~0ull, ~0ull, ~0ull, ~0ull, ~0ull, ~0ull}};
+	for (uint64_t nr = 0; nr < SYSCALL_TABLE_LEN + 8; nr++) {
+		if (syscall_may_be_unknown(nr))
+			continue;
+		for (int p = 0; p < 3; p++) {
+			struct sc_range out[64];
+			CHECK(syscall_writes(nr, patterns[p], 0, read_nothing, NULL, out, 64) >= 0,
+			      "%s (%llu) said known, found unknown", syscall_name(nr),
+			      (unsigned long long)nr);
+		}
+	}
+	CHECK(syscall_may_be_unknown(__NR_ioctl) && syscall_may_be_unknown(__NR_fcntl) &&
+	      syscall_may_be_unknown(__NR_prctl) && syscall_may_be_unknown(9999));
+	CHECK(!syscall_may_be_unknown(__NR_read) && !syscall_may_be_unknown(__NR_mmap));
+}
+
 int main(void)
 {
 	test_against_header();
@@ -420,6 +448,7 @@ int main(void)
 	test_lengths();
 	test_kinds();
 	test_labels();
+	test_may_be_unknown();
 	printf("%s\n", failures ? "FAIL" : "ok");
 	return failures ? 1 : 0;
 }
