@@ -331,21 +331,15 @@ static void recording_destroy(struct target *t)
 	free(t);
 }
 
-/* While recording, forks, vforks and execs are reported as live (the
- * engine holds a child for gdb, cleaned; the live target lets it go on
- * gdb's D): a fork once the parent's fork returned, a vfork and its end
- * where they stop the parent, inside its step (recorder_sw_stop.c), an
- * exec once it returned (the recording goes on in the new program). */
-static bool recording_report_forks(struct target *t, bool *fork, bool *vfork, bool *exec)
-{
-	return target_report_forks(t->beneath, fork, vfork, exec);
-}
-
-
-/* Once finished (detach, kill) the target passes everything down. */
+/* Once finished (detach, kill) the target passes everything down. Forks,
+ * vforks and execs are the live target's to report (no report_forks here):
+ * while recording, the engine holds a child for gdb on the live target's
+ * process and reports a fork once the parent's fork returned, a vfork and
+ * its end where they stop the parent, inside its step
+ * (recorder_sw_stop.c), an exec once it returned (the recording goes on
+ * in the new program); the live target lets the child go on gdb's D. */
 static const struct target_ops recording_ops = {
 	.name = "recording",
-	.report_forks = recording_report_forks,
 	.threads = recording_threads,
 	.can_reverse = recording_can_reverse,
 	.resume = recording_resume,
