@@ -68,9 +68,8 @@
 #define FIX(a, s)      { SC_FIXED, a, 0, SC_OK, s }
 #define FIXA(a, s)     { SC_FIXED, a, 0, SC_ALWAYS, s }
 #define FIXP(a, s)     { SC_FIXED, a, 0, SC_POS, s }
-#define RES(a)         { SC_RESULT, a, SC_NOARG, SC_OK, 0 }
 #define RESMAX(a, m)   { SC_RESULT, a, m, SC_OK, 0 }
-#define RESN(a, s)     { SC_RESULT_N, a, 0, SC_OK, s }
+#define RESN(a, m, s)  { SC_RESULT_N, a, m, SC_OK, s }
 #define ARGN(a, m, s)  { SC_ARG_N, a, m, SC_OK, s }
 #define ARGNA(a, m, s) { SC_ARG_N, a, m, SC_ALWAYS, s }
 #define PTRLEN(a, m)   { SC_PTR_U32, a, m, SC_OK, 0 }
@@ -648,7 +647,7 @@ static int w_getxattrat(struct sc_call *c)
 #define WHY_UFFD "userfaultfd (page faults served by the program's own code)"
 
 static const struct syscall_desc table[SYSCALL_TABLE_LEN] = {
-	SYS(0, "read", .w = {RES(A1)}),
+	SYS(0, "read", .w = {RESMAX(A1, A2)}),
 	NONE(1, "write"),
 	NONE(2, "open"),
 	NONE(3, "close"),
@@ -665,7 +664,7 @@ static const struct syscall_desc table[SYSCALL_TABLE_LEN] = {
 	SYS(14, "rt_sigprocmask", RUNOK, .w = {FIX(A2, KSIGSET)}),
 	SYS(15, "rt_sigreturn", .replay = SYSCALL_RUN), /* its "result" is the restored rax */
 	SYS(16, "ioctl", SPECIAL(w_ioctl, "request", A1)),
-	SYS(17, "pread64", .w = {RES(A1)}),
+	SYS(17, "pread64", .w = {RESMAX(A1, A2)}),
 	NONE(18, "pwrite64"),
 	SYS(19, "readv", .w = {IOV(A1, A2)}),
 	NONE(20, "writev"),
@@ -693,7 +692,7 @@ static const struct syscall_desc table[SYSCALL_TABLE_LEN] = {
 	NONE(42, "connect"),
 	SYS(43, "accept", .w = {PTRLEN(A1, A2), FIX(A2, 4)}),
 	NONE(44, "sendto"),
-	SYS(45, "recvfrom", .w = {RES(A1), PTRLEN(A4, A5), FIX(A5, 4)}),
+	SYS(45, "recvfrom", .w = {RESMAX(A1, A2), PTRLEN(A4, A5), FIX(A5, 4)}),
 	NONE(46, "sendmsg"),
 	SYS(47, "recvmsg", SPECIAL(w_recvmsg, NULL, 0)),
 	NONE(48, "shutdown"),
@@ -726,8 +725,8 @@ static const struct syscall_desc table[SYSCALL_TABLE_LEN] = {
 	NONE(75, "fdatasync"),
 	NONE(76, "truncate"),
 	NONE(77, "ftruncate"),
-	SYS(78, "getdents", .w = {RES(A1)}),
-	SYS(79, "getcwd", .w = {RES(A0)}),
+	SYS(78, "getdents", .w = {RESMAX(A1, A2)}),
+	SYS(79, "getcwd", .w = {RESMAX(A0, A1)}),
 	NONE(80, "chdir"),
 	NONE(81, "fchdir"),
 	NONE(82, "rename"),
@@ -737,7 +736,7 @@ static const struct syscall_desc table[SYSCALL_TABLE_LEN] = {
 	NONE(86, "link"),
 	NONE(87, "unlink"),
 	NONE(88, "symlink"),
-	SYS(89, "readlink", .w = {RES(A1)}),
+	SYS(89, "readlink", .w = {RESMAX(A1, A2)}),
 	NONE(90, "chmod"),
 	NONE(91, "fchmod"),
 	NONE(92, "chown"),
@@ -763,7 +762,7 @@ static const struct syscall_desc table[SYSCALL_TABLE_LEN] = {
 	NONE(112, "setsid"),
 	NONE(113, "setreuid"),
 	NONE(114, "setregid"),
-	SYS(115, "getgroups", .w = {RESN(A1, 4)}),
+	SYS(115, "getgroups", .w = {RESN(A1, A0, 4)}),
 	NONE(116, "setgroups"),
 	NONE(117, "setresuid"),
 	SYS(118, "getresuid", .w = {FIX(A0, 4), FIX(A1, 4), FIX(A2, 4)}),
@@ -852,21 +851,21 @@ static const struct syscall_desc table[SYSCALL_TABLE_LEN] = {
 	SYS(201, "time", .w = {FIXA(A0, 8)}),
 	SYS(202, "futex", SPECIAL(w_futex, NULL, 0)),
 	NONE(203, "sched_setaffinity"),
-	SYS(204, "sched_getaffinity", .w = {RES(A2)}),
+	SYS(204, "sched_getaffinity", .w = {RESMAX(A2, A1)}),
 	SYS(205, "set_thread_area", RUNOK, .w = {FIX(A0, USER_DESC)}),
 	SYS(206, "io_setup", .maps = true, .w = {FIX(A1, 8)}, UNSUP(WHY_AIO)),
 	SYS(207, "io_destroy", .maps = true),
-	SYS(208, "io_getevents", .w = {RESN(A3, IO_EVENT), FIX(A4, TIMESPEC)}),
+	SYS(208, "io_getevents", .w = {RESN(A3, A2, IO_EVENT), FIX(A4, TIMESPEC)}),
 	NONE(209, "io_submit"),
 	SYS(210, "io_cancel", .w = {FIX(A2, IO_EVENT)}),
 	SYS(211, "get_thread_area", .w = {FIX(A0, USER_DESC)}),
-	SYS(212, "lookup_dcookie", .nosys = true, .w = {RES(A1)}),
+	SYS(212, "lookup_dcookie", .nosys = true, .w = {RESMAX(A1, A2)}),
 	NONE(213, "epoll_create"),
 	NOSYS(214, "epoll_ctl_old"),
 	NOSYS(215, "epoll_wait_old"),
 	SYS(216, "remap_file_pages", .maps = true,
 	    UNSUP("remap_file_pages (a non-linear file mapping)")),
-	SYS(217, "getdents64", .w = {RES(A1)}),
+	SYS(217, "getdents64", .w = {RESMAX(A1, A2)}),
 	SYS(218, "set_tid_address", RUNOK),
 	SYS(219, "restart_syscall", SPECIAL(w_restart, NULL, 0)),
 	NONE(220, "semtimedop"),
@@ -881,7 +880,7 @@ static const struct syscall_desc table[SYSCALL_TABLE_LEN] = {
 	SYS(229, "clock_getres", .w = {FIX(A1, TIMESPEC)}),
 	SYS(230, "clock_nanosleep", .w = {FIXA(A3, TIMESPEC)}),
 	NONE(231, "exit_group"),
-	SYS(232, "epoll_wait", .w = {RESN(A1, EPOLL_EVENT)}),
+	SYS(232, "epoll_wait", .w = {RESN(A1, A2, EPOLL_EVENT)}),
 	NONE(233, "epoll_ctl"),
 	NONE(234, "tgkill"),
 	NONE(235, "utimes"),
@@ -892,7 +891,7 @@ static const struct syscall_desc table[SYSCALL_TABLE_LEN] = {
 	NONE(240, "mq_open"),
 	NONE(241, "mq_unlink"),
 	NONE(242, "mq_timedsend"),
-	SYS(243, "mq_timedreceive", .w = {RES(A1), FIX(A3, 4)}),
+	SYS(243, "mq_timedreceive", .w = {RESMAX(A1, A2), FIX(A3, 4)}),
 	NONE(244, "mq_notify"),
 	SYS(245, "mq_getsetattr", .w = {FIX(A2, MQ_ATTR)}),
 	NONE(246, "kexec_load"),
@@ -916,7 +915,7 @@ static const struct syscall_desc table[SYSCALL_TABLE_LEN] = {
 	NONE(264, "renameat"),
 	NONE(265, "linkat"),
 	NONE(266, "symlinkat"),
-	SYS(267, "readlinkat", .w = {RES(A2)}),
+	SYS(267, "readlinkat", .w = {RESMAX(A2, A3)}),
 	NONE(268, "fchmodat"),
 	NONE(269, "faccessat"),
 	SYS(270, "pselect6", .w = {BITSA(A1, A0), BITSA(A2, A0), BITSA(A3, A0),
@@ -933,7 +932,7 @@ static const struct syscall_desc table[SYSCALL_TABLE_LEN] = {
 	SYS(278, "vmsplice", .w = {IOV(A1, A2)}),
 	SYS(279, "move_pages", .w = {ARGN(A4, A1, 4)}),
 	NONE(280, "utimensat"),
-	SYS(281, "epoll_pwait", .w = {RESN(A1, EPOLL_EVENT)}),
+	SYS(281, "epoll_pwait", .w = {RESN(A1, A2, EPOLL_EVENT)}),
 	NONE(282, "signalfd"),
 	NONE(283, "timerfd_create"),
 	NONE(284, "eventfd"),
@@ -972,7 +971,7 @@ static const struct syscall_desc table[SYSCALL_TABLE_LEN] = {
 	SYS(315, "sched_getattr", .w = {ARGN(A1, A2, 1)}),
 	NONE(316, "renameat2"),
 	SYS(317, "seccomp", SPECIAL(w_seccomp, NULL, 0)),
-	SYS(318, "getrandom", .w = {RES(A0)}),
+	SYS(318, "getrandom", .w = {RESMAX(A0, A1)}),
 	NONE(319, "memfd_create"),
 	NONE(320, "kexec_file_load"),
 	SYS(321, "bpf", SPECIAL(w_bpf, "command", A0)),
@@ -987,7 +986,7 @@ static const struct syscall_desc table[SYSCALL_TABLE_LEN] = {
 	NONE(330, "pkey_alloc"),
 	NONE(331, "pkey_free"),
 	SYS(332, "statx", .w = {FIX(A4, STATX_SIZE)}),
-	SYS(333, "io_pgetevents", .w = {RESN(A3, IO_EVENT), FIX(A4, TIMESPEC)}),
+	SYS(333, "io_pgetevents", .w = {RESN(A3, A2, IO_EVENT), FIX(A4, TIMESPEC)}),
 	SYS(334, "rseq", RUNOK),
 	/* 335 .. 423: not used on x86-64 (the common numbers start at 424). */
 	NONE(424, "pidfd_send_signal"),
@@ -1007,7 +1006,7 @@ static const struct syscall_desc table[SYSCALL_TABLE_LEN] = {
 	NONE(438, "pidfd_getfd"),
 	NONE(439, "faccessat2"),
 	NONE(440, "process_madvise"),
-	SYS(441, "epoll_pwait2", .w = {RESN(A1, EPOLL_EVENT)}),
+	SYS(441, "epoll_pwait2", .w = {RESN(A1, A2, EPOLL_EVENT)}),
 	NONE(442, "mount_setattr"),
 	SYS(443, "quotactl_fd", SPECIAL(w_quotactl_fd, "command", A1)),
 	NONE(444, "landlock_create_ruleset"),
@@ -1024,7 +1023,7 @@ static const struct syscall_desc table[SYSCALL_TABLE_LEN] = {
 	NONE(455, "futex_wait"),
 	NONE(456, "futex_requeue"),
 	SYS(457, "statmount", .w = {ARGN(A1, A2, 1)}),
-	SYS(458, "listmount", .w = {RESN(A1, 8)}),
+	SYS(458, "listmount", .w = {RESN(A1, A2, 8)}),
 	SYS(459, "lsm_get_self_attr", .w = {PTRLEN(A1, A2), FIX(A2, 4)}),
 	NONE(460, "lsm_set_self_attr"),
 	SYS(461, "lsm_list_modules", .w = {PTRLEN(A0, A1), FIX(A1, 4)}),
@@ -1080,6 +1079,7 @@ static void describe(struct sc_call *c, const struct sc_write *w)
 		add(c, addr, w->arg2 == SC_NOARG ? res : min64(res, (int64_t)a[w->arg2]));
 		break;
 	case SC_RESULT_N:
+		res = min64(res, (int64_t)a[w->arg2]);
 		if (res > 0 && res <= (int64_t)(UINT32_MAX / w->size))
 			add(c, addr, res * w->size);
 		break;
@@ -1120,6 +1120,12 @@ int syscall_writes(uint64_t nr, const uint64_t args[6], int64_t result, sc_read_
 	return c.n;
 }
 
+int syscall_may_write(uint64_t nr, const uint64_t args[6], sc_read_fn read_mem, void *ctx,
+		      struct sc_range *out, int max)
+{
+	return syscall_writes(nr, args, SYSCALL_MAX_RESULT, read_mem, ctx, out, max);
+}
+
 bool syscall_may_be_unknown(uint64_t nr)
 {
 	const struct syscall_desc *d = syscall_desc(nr);
@@ -1130,6 +1136,12 @@ bool syscall_changes_maps(uint64_t nr)
 {
 	const struct syscall_desc *d = syscall_desc(nr);
 	return d && d->maps;
+}
+
+bool syscall_keeps_cpu(uint64_t nr)
+{
+	const struct syscall_desc *d = syscall_desc(nr);
+	return d && d->maps && (d->replay == SYSCALL_RUN || d->replay == SYSCALL_RUN_OK);
 }
 
 enum syscall_replay syscall_replay_kind(uint64_t nr)

@@ -177,7 +177,7 @@ int erp_take_point(struct erp *e, uint64_t after_ns, struct trace_state *out)
 		return rc;
 	struct state_digest d;
 	char why[256];
-	if (state_digest_take(e->pid, t->tid, e->memfd, &regs, &d, why, sizeof why) < 0)
+	if (state_digest_take(e->pid, t->tid, e->memfd, &regs, NULL, &d, why, sizeof why) < 0)
 		return erp_fail(e, "thread %d: cannot describe where it stands: %s",
 				(int)t->rec_tid, why);
 	state_record_fill(out, t->rec_tid, e->tail_from, &regs, &d, now_ns() - t0 + 1);

@@ -60,7 +60,7 @@ static int vec_hash(pid_t tid, uint64_t *out, char *err, size_t errlen)
 
 /* Hash [lo, hi) of the process's memory into *h. 0, or -1 when a byte of
  * it cannot be read. */
-static int hash_range(int memfd, uint64_t lo, uint64_t hi, uint64_t *h)
+static int hash_bytes(int memfd, uint64_t lo, uint64_t hi, uint64_t *h)
 {
 	enum { CHUNK = 1 << 16 };
 	uint8_t *buf = malloc(CHUNK);
@@ -77,6 +77,40 @@ static int hash_range(int memfd, uint64_t lo, uint64_t hi, uint64_t *h)
 		lo += (uint64_t)got;
 	}
 	free(buf);
+	return 0;
+}
+
+static uint64_t skip_end(const struct state_digest *d, size_t i)
+{
+	uint64_t a = d->skip[2 * i], e = a + d->skip[2 * i + 1];
+	return e < a ? UINT64_MAX : e;
+}
+
+/* Hash [lo, hi) but d's skip ranges into *h, adding the bytes hashed to
+ * *n (when n is given). */
+static int hash_range(int memfd, const struct state_digest *d, uint64_t lo, uint64_t hi,
+		      uint64_t *h, uint64_t *n)
+{
+	while (lo < hi) {
+		uint64_t next = hi;
+		bool skipped = false;
+		for (size_t i = 0; i < d->nskip; i++) {
+			uint64_t a = d->skip[2 * i], e = skip_end(d, i);
+			if (a <= lo && lo < e) {
+				lo = e < hi ? e : hi;
+				skipped = true;
+			} else if (a > lo && a < next) {
+				next = a;
+			}
+		}
+		if (skipped)
+			continue;
+		if (hash_bytes(memfd, lo, next, h) < 0)
+			return -1;
+		if (n)
+			*n += next - lo;
+		lo = next;
+	}
 	return 0;
 }
 
@@ -98,11 +132,27 @@ static int stack_range(pid_t pid, uint64_t rsp, uint64_t *lo, uint64_t *hi)
 	return 0;
 }
 
-/* The stack pointers of pid's threads: tid's is rsp; the others' as far
- * as they are stopped under ptrace (a thread that is not has none here).
- * A malloc'd array of *n, or NULL (then *n is 0) when nothing could be
- * listed. */
-static uint64_t *thread_rsps(pid_t pid, pid_t tid, uint64_t rsp, size_t *n)
+/* A thread's rsp as view tells it, or from ptrace where it is stopped. */
+static bool other_rsp(pid_t other, const struct state_view *view, uint64_t *rsp)
+{
+	for (size_t i = 0; view && i < view->n; i++)
+		if (view->tids[i] == other) {
+			*rsp = view->rsps[i];
+			return true;
+		}
+	struct user_regs_struct r;
+	if (ptrace(PTRACE_GETREGS, other, NULL, &r) < 0)
+		return false;
+	*rsp = r.rsp;
+	return true;
+}
+
+/* The stack pointers of pid's threads: tid's is rsp; the others' as view
+ * tells or as far as they are stopped under ptrace (a thread that is
+ * neither has none here). A malloc'd array of *n, or NULL (then *n is 0)
+ * when nothing could be listed. */
+static uint64_t *thread_rsps(pid_t pid, pid_t tid, uint64_t rsp, const struct state_view *view,
+			     size_t *n)
 {
 	char path[64];
 	size_t cap = 16;
@@ -116,8 +166,8 @@ static uint64_t *thread_rsps(pid_t pid, pid_t tid, uint64_t rsp, size_t *n)
 	struct dirent *de;
 	while (d && (de = readdir(d))) {
 		pid_t other = (pid_t)atoi(de->d_name);
-		struct user_regs_struct r;
-		if (other <= 0 || other == tid || ptrace(PTRACE_GETREGS, other, NULL, &r) < 0)
+		uint64_t r;
+		if (other <= 0 || other == tid || !other_rsp(other, view, &r))
 			continue;
 		if (*n == cap) {
 			uint64_t *w = realloc(v, 2 * cap * sizeof *v);
@@ -126,7 +176,7 @@ static uint64_t *thread_rsps(pid_t pid, pid_t tid, uint64_t rsp, size_t *n)
 			v = w;
 			cap *= 2;
 		}
-		v[(*n)++] = r.rsp;
+		v[(*n)++] = r;
 	}
 	if (d)
 		closedir(d);
@@ -149,7 +199,7 @@ static uint64_t live_start(const struct proc_mapping *m, const uint64_t *rsps, s
 }
 
 static int memory_hash(pid_t pid, int memfd, const uint64_t *rsps, size_t nrsps,
-		       uint64_t *bytes, uint64_t *out)
+		       const struct state_digest *d, uint64_t *bytes, uint64_t *out)
 {
 	FILE *f = proc_maps_open(pid);
 	struct proc_mapping m;
@@ -161,11 +211,10 @@ static int memory_hash(pid_t pid, int memfd, const uint64_t *rsps, size_t nrsps,
 		    !strcmp(m.name, "[vsyscall]") || m.end - m.start > MAX_MAPPING)
 			continue;
 		uint64_t lo = live_start(&m, rsps, nrsps);
-		if (hash_range(memfd, lo, m.end, &h) < 0) {
+		if (hash_range(memfd, d, lo, m.end, &h, &n) < 0) {
 			fclose(f);
 			return -1;
 		}
-		n += m.end - lo;
 	}
 	fclose(f);
 	*bytes = n;
@@ -174,16 +223,17 @@ static int memory_hash(pid_t pid, int memfd, const uint64_t *rsps, size_t nrsps,
 }
 
 /* The memory digest as flags says: the dead stacks left out or not. */
-static int memory_digest(pid_t pid, pid_t tid, int memfd, uint64_t rsp, struct state_digest *d)
+static int memory_digest(pid_t pid, pid_t tid, int memfd, uint64_t rsp,
+			 const struct state_view *view, struct state_digest *d)
 {
 	size_t n = 0;
 	uint64_t *rsps = NULL;
 	if (d->flags & STATE_DIGEST_LIVE_STACKS) {
-		rsps = thread_rsps(pid, tid, rsp, &n);
+		rsps = thread_rsps(pid, tid, rsp, view, &n);
 		if (!rsps)
 			return -1;
 	}
-	int rc = memory_hash(pid, memfd, rsps, n, &d->mem_bytes, &d->mem_hash);
+	int rc = memory_hash(pid, memfd, rsps, n, d, &d->mem_bytes, &d->mem_hash);
 	free(rsps);
 	return rc;
 }
@@ -197,19 +247,24 @@ static int stack_hash(pid_t pid, int memfd, uint64_t rsp, struct state_digest *d
 		d->stack_lo = d->stack_hi = rsp;
 		return 0;
 	}
-	return hash_range(memfd, d->stack_lo, d->stack_hi, &d->stack_hash);
+	return hash_range(memfd, d, d->stack_lo, d->stack_hi, &d->stack_hash, NULL);
 }
 
 int state_digest_take(pid_t pid, pid_t tid, int memfd, const struct user_regs_struct *regs,
-		      struct state_digest *out, char *err, size_t errlen)
+		      const struct state_view *view, struct state_digest *out, char *err,
+		      size_t errlen)
 {
 	memset(out, 0, sizeof *out);
 	out->flags = STATE_DIGEST_LIVE_STACKS;
+	if (view) {
+		out->skip = view->skip;
+		out->nskip = view->nskip;
+	}
 	if (vec_hash(tid, &out->vec_hash, err, errlen) < 0)
 		return -1;
 	if (stack_hash(pid, memfd, regs->rsp, out) < 0)
 		return fail(err, errlen, "%s: %s", "the stack cannot be read");
-	if (memory_digest(pid, tid, memfd, regs->rsp, out) < 0)
+	if (memory_digest(pid, tid, memfd, regs->rsp, view, out) < 0)
 		return fail(err, errlen, "%s: %s", "the memory cannot be read");
 	return 0;
 }
@@ -228,7 +283,7 @@ int state_digest_matches(pid_t pid, pid_t tid, int memfd, const struct user_regs
 			 const struct user_regs_struct *want_regs, const struct state_digest *want,
 			 char *err, size_t errlen)
 {
-	struct state_digest d;
+	struct state_digest d = {.skip = want->skip, .nskip = want->nskip};
 	if (!same_regs(regs, want_regs))
 		return 0;
 	if (vec_hash(tid, &d.vec_hash, err, errlen) < 0)
@@ -241,7 +296,7 @@ int state_digest_matches(pid_t pid, pid_t tid, int memfd, const struct user_regs
 	    d.stack_hash != want->stack_hash)
 		return 0;
 	d.flags = want->flags;
-	if (memory_digest(pid, tid, memfd, regs->rsp, &d) < 0)
+	if (memory_digest(pid, tid, memfd, regs->rsp, NULL, &d) < 0)
 		return fail(err, errlen, "%s: %s", "the memory cannot be read");
 	return d.mem_bytes == want->mem_bytes && d.mem_hash == want->mem_hash;
 }

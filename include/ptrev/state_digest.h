@@ -34,13 +34,15 @@
  * Why that is sound: between two events the thread executes
  * deterministically (no syscall, signal or rdtsc in between: those are
  * events), and with one thread on the CPU at a time nothing else changes
- * its memory, so the sequence of states it passes through is the same in
- * the recording and in the replay. The first state in that sequence equal
+ * its memory but the syscalls other threads are in, whose ranges are left
+ * out (skip), so the sequence of states it passes through, outside those
+ * ranges, is the same in the recording and in the replay. The first state in that sequence equal
  * to the recorded one is the recorded point unless an earlier state is
  * equal to it in everything the description covers. Two such states either
  * differ only where the description does not look (x87 registers, the
  * upper halves of vector registers, the contents of shared memory, of
- * mappings larger than 256 MiB or of the kernel's own structures) or are
+ * mappings larger than 256 MiB, of the ranges left out or of the kernel's
+ * own structures) or are
  * the same state, in which case the
  * thread was in a loop that changes nothing and either choice continues
  * identically (the history then shows fewer iterations of that loop than
@@ -73,20 +75,42 @@ struct state_digest {
 	uint64_t stack_hash;
 	uint64_t mem_bytes;
 	uint64_t mem_hash;
+	/* Ranges left out of the stack and memory digests, nskip (address,
+	 * length) pairs: what the syscalls other threads are in may write.
+	 * The recorder cannot know whether such a write has landed when it
+	 * describes a point (a read on a pipe completes while another thread
+	 * runs), and a replay makes it only when that thread runs next; the
+	 * replay leaves the same ranges out. Not owned. */
+	const uint64_t *skip;
+	size_t nskip;
+};
+
+/* What the event recorder knows of the other threads that ptrace cannot
+ * tell it: the stack pointers of threads that are inside syscalls (not
+ * stopped; a replay has them stopped at their entries, with the same
+ * rsp), tids[i] with rsps[i]; and the ranges to leave out (skip). */
+struct state_view {
+	const pid_t *tids;
+	const uint64_t *rsps;
+	size_t n;
+	const uint64_t *skip;
+	size_t nskip;
 };
 
 /* Describe thread tid of process pid (stopped under ptrace, registers
- * regs; the other threads' stacks are told by the registers of those that
- * are stopped under ptrace too). memfd: /proc/PID/mem open for reading.
- * 0, or -1 with err. */
+ * regs; the other threads' stacks are told by view where it names them,
+ * else by the registers of those that are stopped under ptrace too; view
+ * may be NULL). memfd: /proc/PID/mem open for reading. 0, or -1 with
+ * err. */
 int state_digest_take(pid_t pid, pid_t tid, int memfd, const struct user_regs_struct *regs,
-		      struct state_digest *out, char *err, size_t errlen);
+		      const struct state_view *view, struct state_digest *out, char *err,
+		      size_t errlen);
 
 /* Does thread tid (stopped, registers regs) stand where want_regs and want
  * describe? Registers are compared as a replay has them: the resume and
  * trap flags and orig_rax are not compared (a breakpoint hit sets RF, and
  * orig_rax says only how the thread last entered the kernel); memory as
- * want->flags says it was hashed. 1 yes, 0 no, -1 when the state cannot
+ * want->flags says it was hashed, want->skip left out. 1 yes, 0 no, -1 when the state cannot
  * be read (err). */
 int state_digest_matches(pid_t pid, pid_t tid, int memfd, const struct user_regs_struct *regs,
 			 const struct user_regs_struct *want_regs, const struct state_digest *want,

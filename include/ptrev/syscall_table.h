@@ -47,7 +47,7 @@ enum sc_len {
 	SC_NONE,       /* (the end of the list) */
 	SC_FIXED,      /* size bytes at arg */
 	SC_RESULT,     /* result bytes at arg; at most arg arg2 where arg2 != SC_NOARG */
-	SC_RESULT_N,   /* result elements of size bytes */
+	SC_RESULT_N,   /* result elements of size bytes, at most arg arg2 of them */
 	SC_ARG_N,      /* arg arg2 elements of size bytes */
 	SC_PTR_U32,    /* *(u32 *)arg arg2 bytes (read after the call) */
 	SC_IOV,        /* an iovec array at arg, arg arg2 entries, filled with
@@ -113,6 +113,16 @@ void syscall_label(uint64_t nr, const uint64_t *args, char *buf, size_t len);
 int syscall_writes(uint64_t nr, const uint64_t args[6], int64_t result, sc_read_fn read_mem,
 		   void *ctx, struct sc_range *out, int max);
 
+/* What syscall nr (args), in progress, may write whatever it returns:
+ * syscall_writes with the largest result (SYSCALL_MAX_RESULT; the
+ * table bounds a result by the count argument it has). The event recorder
+ * leaves these ranges out of a STATE point's digest for the calls other
+ * threads are in: when their writes land, the recording cannot tell, and
+ * a replay makes them when those threads run next. -1: unknown. */
+#define SYSCALL_MAX_RESULT (1ll << 30)
+int syscall_may_write(uint64_t nr, const uint64_t args[6], sc_read_fn read_mem, void *ctx,
+		      struct sc_range *out, int max);
+
 /* Can syscall_writes find nr's case unknown? Only for a number the table
  * does not describe or one described case by case (ioctl, fcntl, ...):
  * what a recorder asks before it describes a call at its entry. */
@@ -120,6 +130,16 @@ bool syscall_may_be_unknown(uint64_t nr);
 
 /* Does the syscall change the address space (mappings, protections)? */
 bool syscall_changes_maps(uint64_t nr);
+
+/* Does the event recorder let the thread keep the CPU from the syscall's
+ * entry to its return, and a replay complete it as soon as the thread's
+ * run ends at its entry? Those that change the address space and really
+ * run again in a replay (mmap, munmap, mprotect, brk, ...): the kernel
+ * places a mapping where the other threads' calls left room, so their
+ * order must be one the replay can repeat, and another thread must see
+ * them done where the recorded one did (its STATE points digest the
+ * mappings). They never block. */
+bool syscall_keeps_cpu(uint64_t nr);
 
 /* How a replay treats it (EMULATE for a number not in the table). */
 enum syscall_replay syscall_replay_kind(uint64_t nr);

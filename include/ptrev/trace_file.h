@@ -149,7 +149,14 @@ struct trace_state {
 	uint64_t flags;       /* TRACE_STATE_*; 0 in recordings made before */
 	uint64_t ran_ns;      /* at most this long (wall time) since the
 	                         thread's previous event; 0: not known */
+	/* Ranges the digests leave out: nskip (address, length) pairs, what
+	 * the syscalls other threads were in could write (state_digest.h).
+	 * Reader-owned (or the writer's caller's). */
+	size_t nskip;
+	const uint64_t *skip;
 };
+/* At most this many ranges in one STATE record. */
+#define TRACE_STATE_MAX_SKIP 4096
 /* The memory digest leaves out each thread's dead stack, below its red
  * zone (state_digest.h, STATE_DIGEST_LIVE_STACKS). */
 #define TRACE_STATE_LIVE_STACKS 1u

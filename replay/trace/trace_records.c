@@ -468,9 +468,24 @@ static void parse_state(struct trace_data *td, struct trace_reader_priv *pv, str
 	st.mem_hash = dec_u64(d);
 	/* Recordings made before these two fields existed end here. */
 	st.flags = st.ran_ns = 0;
+	st.nskip = 0;
+	st.skip = NULL;
 	if (!d->bad && dec_left(d)) {
 		st.flags = dec_u64(d);
 		st.ran_ns = dec_u64(d);
+	}
+	/* The ranges left out, where there are any. */
+	if (!d->bad && dec_left(d)) {
+		uint32_t n = dec_u32(d);
+		if (!d->bad && (n == 0 || n > TRACE_STATE_MAX_SKIP || dec_left(d) != 16ull * n)) {
+			dec_fail(d, "%u ranges left out, %zu bytes for them", n, dec_left(d));
+			return;
+		}
+		uint64_t *r = d->bad ? NULL : keep_alloc(pv, 16ull * n);
+		for (uint32_t i = 0; r && i < 2 * n; i++)
+			r[i] = dec_u64(d);
+		st.skip = r;
+		st.nskip = r ? n : 0;
 	}
 	if (!d->bad && st.stack_hi < st.stack_lo)
 		dec_fail(d, "stack range ends before it starts");

@@ -447,6 +447,15 @@ int trace_write_state(struct trace_writer *w, const struct trace_state *st)
 	enc_u64(&w->rec, st->mem_hash);
 	enc_u64(&w->rec, st->flags);
 	enc_u64(&w->rec, st->ran_ns);
+	/* Only where there are any, so that a reader from before the ranges
+	 * existed reads the other points. */
+	if (st->nskip) {
+		if (st->nskip > TRACE_STATE_MAX_SKIP)
+			return fail(w, "STATE with %zu ranges left out", st->nskip);
+		enc_u32(&w->rec, (uint32_t)st->nskip);
+		for (size_t i = 0; i < 2 * st->nskip; i++)
+			enc_u64(&w->rec, st->skip[i]);
+	}
 	return finish(w, TRACE_REC_STATE);
 }
 

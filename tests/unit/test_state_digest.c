@@ -2,7 +2,9 @@
  * thread matches its own description; a change to one register, to a
  * vector register, to the stack or to any writable memory does not; the
  * resume flag and orig_rax are not compared; the hash is FNV-1a 64; the
- * dead stack below the red zone is left out (flags). The
+ * dead stack below the red zone is left out (flags); ranges the caller
+ * names (skip) are left out of memory and stack, the same bytes hashed
+ * elsewhere. The
  * traced child is this program forked, stopped in a loop of its own. */
 #include <errno.h>
 #include <fcntl.h>
@@ -60,14 +62,14 @@ int main(void)
 	struct user_regs_struct regs, other;
 	ptrace(PTRACE_GETREGS, pid, NULL, &regs);
 	struct state_digest d, e;
-	CHECK(state_digest_take(pid, pid, memfd, &regs, &d, err, sizeof err) == 0, "take: %s", err);
+	CHECK(state_digest_take(pid, pid, memfd, &regs, NULL, &d, err, sizeof err) == 0, "take: %s", err);
 	CHECK(d.mem_bytes >= sizeof heap_marker && d.stack_lo <= regs.rsp - 128 &&
 	      d.stack_hi > regs.rsp, "ranges: %llu bytes, stack %llx-%llx, rsp %llx",
 	      (unsigned long long)d.mem_bytes, (unsigned long long)d.stack_lo,
 	      (unsigned long long)d.stack_hi, (unsigned long long)regs.rsp);
 	CHECK(state_digest_matches(pid, pid, memfd, &regs, &regs, &d, err, sizeof err) == 1,
 	      "itself: %s", err);
-	CHECK(state_digest_take(pid, pid, memfd, &regs, &e, err, sizeof err) == 0 &&
+	CHECK(state_digest_take(pid, pid, memfd, &regs, NULL, &e, err, sizeof err) == 0 &&
 	      !memcmp(&d, &e, sizeof d), "taken twice, the same");
 
 	/* Flags a breakpoint sets, and orig_rax, are not part of the state. */
@@ -131,6 +133,42 @@ int main(void)
 	      "a changed red-zone word not seen");
 	word ^= 1;
 	pwrite(memfd, &word, 8, (off_t)red);
+
+	/* Ranges left out (what other threads' syscalls may write): a byte
+	 * of the global and a stack word inside them change nothing; one
+	 * just outside still does. */
+	uint64_t skip[4] = {at - 10, 20, regs.rsp + 8, 8};
+	struct state_view view = {.skip = skip, .nskip = 2};
+	struct state_digest s;
+	CHECK(state_digest_take(pid, pid, memfd, &regs, &view, &s, err, sizeof err) == 0 &&
+	      s.mem_bytes == d.mem_bytes - 28 &&
+	      s.stack_lo == d.stack_lo && s.stack_hi == d.stack_hi && s.mem_hash != d.mem_hash &&
+	      s.stack_hash != d.stack_hash, "take with ranges left out: %llu bytes of %llu",
+	      (unsigned long long)s.mem_bytes, (unsigned long long)d.mem_bytes);
+	pread(memfd, &b, 1, (off_t)at);
+	b ^= 0x40;
+	pwrite(memfd, &b, 1, (off_t)at);
+	pread(memfd, &word, 8, (off_t)regs.rsp + 8);
+	word ^= 1;
+	pwrite(memfd, &word, 8, (off_t)regs.rsp + 8);
+	CHECK(state_digest_matches(pid, pid, memfd, &regs, &regs, &s, err, sizeof err) == 1,
+	      "a byte inside a range left out compared");
+	CHECK(state_digest_matches(pid, pid, memfd, &regs, &regs, &d, err, sizeof err) == 0,
+	      "the same bytes not seen where nothing is left out");
+	b ^= 0x40;
+	pwrite(memfd, &b, 1, (off_t)at);
+	word ^= 1;
+	pwrite(memfd, &word, 8, (off_t)regs.rsp + 8);
+	uint8_t c;
+	pread(memfd, &c, 1, (off_t)(at + 10));
+	c ^= 1;
+	pwrite(memfd, &c, 1, (off_t)(at + 10));
+	CHECK(state_digest_matches(pid, pid, memfd, &regs, &regs, &s, err, sizeof err) == 0,
+	      "the byte just past a range left out not seen");
+	c ^= 1;
+	pwrite(memfd, &c, 1, (off_t)(at + 10));
+	CHECK(state_digest_matches(pid, pid, memfd, &regs, &regs, &s, err, sizeof err) == 1,
+	      "memory put back (ranges left out)");
 
 	/* A vector register. */
 	struct user_fpregs_struct fp;

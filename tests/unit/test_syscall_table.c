@@ -440,6 +440,39 @@ static void test_may_be_unknown(void)
 	CHECK(!syscall_may_be_unknown(__NR_read) && !syscall_may_be_unknown(__NR_mmap));
 }
 
+/* What a call in progress may write: its largest result, bounded by the
+ * count argument the table names; for every described call the ranges
+ * are finite (no result-sized range without a bound). */
+static void test_may_write(void)
+{
+	static char buf[4096];
+	uint64_t b = (uint64_t)(uintptr_t)buf;
+	const uint64_t rd[6] = {3, b, 1, 0, 0, 0};
+	CHECK(syscall_may_write(__NR_read, rd, read_self, NULL, rg, 64) == 1 && rg[0].addr == b &&
+	      rg[0].len == 1, "read of 1 byte in progress");
+	const uint64_t ep[6] = {3, b, 10, 0, 0, 0};
+	CHECK(syscall_may_write(__NR_epoll_wait, ep, read_self, NULL, rg, 64) == 1 &&
+	      rg[0].len == 10 * sizeof(struct epoll_event), "epoll_wait of 10 in progress");
+	const uint64_t gg[6] = {4, b, 0, 0, 0, 0};
+	CHECK(syscall_may_write(__NR_getgroups, gg, read_self, NULL, rg, 64) == 1 &&
+	      rg[0].len == 16, "getgroups of 4");
+	const uint64_t fx[6] = {b, 0, 1, 0, 0, 0};
+	CHECK(syscall_may_write(__NR_futex, fx, read_self, NULL, rg, 64) == 0, "a futex wait");
+	/* Bounded everywhere the table describes in its own language: with
+	 * every argument 4096, no range of more than 1 MiB. */
+	const uint64_t small[6] = {4096, 4096, 4096, 4096, 4096, 4096};
+	for (uint64_t nr = 0; nr < SYSCALL_TABLE_LEN; nr++) {
+		const struct syscall_desc *d = syscall_desc(nr);
+		if (!d || d->special)
+			continue;
+		struct sc_range out[64];
+		int n = syscall_writes(nr, small, SYSCALL_MAX_RESULT, read_nothing, NULL, out, 64);
+		for (int i = 0; i < n; i++)
+			CHECK(out[i].len <= (1u << 20), "%s (%llu): %llu bytes with counts of 4096",
+			      d->name, (unsigned long long)nr, (unsigned long long)out[i].len);
+	}
+}
+
 int main(void)
 {
 	test_against_header();
@@ -449,6 +482,7 @@ int main(void)
 	test_kinds();
 	test_labels();
 	test_may_be_unknown();
+	test_may_write();
 	printf("%s\n", failures ? "FAIL" : "ok");
 	return failures ? 1 : 0;
 }

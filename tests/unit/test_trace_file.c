@@ -1893,6 +1893,13 @@ static void test_event_records(void)
 	st.flags = TRACE_STATE_LIVE_STACKS;
 	st.ran_ns = 123456789;
 	CHECK(trace_write_state(w, &st) == 0, "state");
+	/* One with ranges left out (what other threads' syscalls may write). */
+	static const uint64_t skip[4] = {0x601000, 64, 0x7ffc0800, 1};
+	struct trace_state sk = st;
+	sk.pos = 78;
+	sk.skip = skip;
+	sk.nskip = 2;
+	CHECK(trace_write_state(w, &sk) == 0, "state with ranges left out");
 	struct trace_state bad = st;
 	bad.stack_hi = bad.stack_lo - 1;
 	CHECK(trace_write_state(w, &bad) < 0, "a stack range ending before it starts accepted");
@@ -1907,7 +1914,9 @@ static void test_event_records(void)
 			CHECK(td.signals[i].pos == sg[i].pos && td.signals[i].where == sg[i].where &&
 			      td.signals[i].handler_ip == sg[i].handler_ip, "pass %d: signal %zu", pass,
 			      i);
-		const struct trace_state *r = td.nstates == 1 ? &td.states[0] : NULL;
+		const struct trace_state *r = td.nstates == 2 ? &td.states[0] : NULL;
+		CHECK(r && r->nskip == 0 && td.states[1].pos == 78 && td.states[1].nskip == 2 &&
+		      !memcmp(td.states[1].skip, skip, sizeof skip), "pass %d: ranges left out", pass);
 		CHECK(r && r->tid == st.tid && r->pos == st.pos &&
 		      !memcmp(r->regs, st.regs, sizeof st.regs) && r->vec_hash == st.vec_hash &&
 		      r->stack_lo == st.stack_lo && r->stack_hi == st.stack_hi &&
@@ -1947,6 +1956,23 @@ static void test_event_records(void)
 	      td.states[0].ran_ns == 0, "the old STATE read back with flags 0");
 	trace_data_free(&td);
 	expect_malformed(TRACE_REC_STATE, old, 280, "STATE");
+	/* Ranges left out: a count that the bytes after it do not match, or
+	 * none, is malformed. */
+	uint8_t ranged[292 + 4 + 32];
+	memset(ranged, 0, sizeof ranged);
+	put32(ranged, 100);
+	put32(ranged + 292, 2);
+	const char *rq = tmp("ranged-state.ptrev");
+	w = trace_writer_open(rq, errbuf, sizeof errbuf);
+	trace_write_meta(w, "backend", "event");
+	trace_write_raw(w, TRACE_REC_STATE, ranged, sizeof ranged);
+	trace_writer_close(w, errbuf, sizeof errbuf);
+	CHECK(trace_read_file(rq, &td, errbuf, sizeof errbuf) == 0 && td.nstates == 1 &&
+	      td.states[0].nskip == 2, "a STATE with two ranges read: %s", errbuf);
+	trace_data_free(&td);
+	expect_malformed(TRACE_REC_STATE, ranged, sizeof ranged - 16, "2 ranges left out");
+	put32(ranged + 292, 0);
+	expect_malformed(TRACE_REC_STATE, ranged, 296, "0 ranges left out");
 }
 
 int main(void)

@@ -83,6 +83,10 @@ struct ev_thread {
 	int stop_expected;         /* our SIGSTOPs not seen yet */
 	bool wants_state;          /* ...one was sent for a STATE point */
 	bool exiting;              /* in its exit syscall, keeping the CPU */
+	/* Its last event is a syscall it gave the CPU up at, which it has not
+	 * run past since: a replay completes it only when it runs next, so
+	 * another thread's STATE point leaves out what it may write. */
+	bool sys_unseen;
 	uint64_t run_since;        /* ns, when it got the CPU */
 	uint64_t event_ns;         /* ns, its previous event (or its start) */
 	uint64_t run_first;        /* the event number its run started at */

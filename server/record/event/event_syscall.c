@@ -6,7 +6,9 @@
  * are logged (one SYSCALL record: entry and return are one event), the
  * mappings refreshed after a syscall that changes them, and the thread
  * waits for the CPU again. A syscall that changes the address space keeps
- * the CPU to its return (keeps_cpu). */
+ * the CPU to its return (syscall_keeps_cpu: a replay completes it as soon
+ * as the run ends at it, so the order of such calls is the recorded one;
+ * pigz's threads making their malloc arenas diverged before). */
 #include "event_rec.h"
 
 #include <errno.h>
@@ -38,19 +40,6 @@ static size_t live_threads(const struct ev_rec *r)
 	for (size_t i = 0; i < r->nthreads; i++)
 		n += r->threads[i]->state != EV_T_GONE;
 	return n;
-}
-
-/* Does the thread keep the CPU through this syscall? Those that change
- * the address space and really run again in a replay (mmap, munmap,
- * mprotect, brk, ...): a replay runs them in the order their threads'
- * runs end, so no other thread may run meanwhile. Another thread's mmap
- * in the same moment could otherwise be given the place first, and the
- * replay's would return another address (pigz's threads making their
- * malloc arenas diverged so). They never block. */
-static bool keeps_cpu(uint64_t nr)
-{
-	enum syscall_replay k = syscall_replay_kind(nr);
-	return syscall_changes_maps(nr) && (k == SYSCALL_RUN || k == SYSCALL_RUN_OK);
 }
 
 static int entry(struct ev_thread *t, struct user_regs_struct *now)
@@ -107,11 +96,12 @@ static int entry(struct ev_thread *t, struct user_regs_struct *now)
 		t->run_first = t->events; /* its run ended at the exit */
 		return ev_resume(t, 0);
 	}
-	if (keeps_cpu(t->entry_nr)) {
+	if (syscall_keeps_cpu(t->entry_nr)) {
 		r->cpu = t;
 		t->run_first = t->events + 1; /* its run ended at the entry */
 		return ev_resume(t, 0);
 	}
+	t->sys_unseen = true;
 	if (ev_resume(t, 0) < 0)
 		return -1;
 	return ev_dispatch(r);

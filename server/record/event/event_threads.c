@@ -156,6 +156,7 @@ int ev_dispatch(struct ev_rec *r)
 		r->rr = i + 1;
 		r->cpu = t;
 		t->state = EV_T_RUNNING;
+		t->sys_unseen = false;
 		t->run_first = t->events;
 		t->run_since = ev_now_ns();
 		/* A thread that starts, or goes on from a STATE point: a signal
