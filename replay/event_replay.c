@@ -28,8 +28,9 @@ static int start_thread(struct erp *e, struct erp_thread *t)
  * either), a clone, whose new thread may run before its creator does
  * again (it existed from the moment the kernel ran the clone), and a
  * syscall the recorder let keep the CPU to its return (an mmap, munmap:
- * syscall_keeps_cpu), which the next thread saw done: its STATE points
- * digest the mappings, so they would not be found. */
+ * syscall_keeps_cpu; one the table cannot describe: kept_cpu), which the
+ * next thread saw done: its STATE points digest the mappings and memory,
+ * so they would not be found. */
 static bool completes_at_once(const struct erp_thread *t, uint64_t k)
 {
 	if (k + 1 == t->nev && t->ev[k].kind == ERP_SIGNAL)
@@ -38,7 +39,7 @@ static bool completes_at_once(const struct erp_thread *t, uint64_t k)
 		return false;
 	const struct trace_syscall *s = t->ev[k].rec;
 	return s->nr == SYS_exit || s->nr == SYS_exit_group || s->nr == SYS_clone ||
-	       s->nr == SYS_clone3 || syscall_keeps_cpu(s->nr);
+	       s->nr == SYS_clone3 || syscall_keeps_cpu(s->nr) || s->kept_cpu;
 }
 
 /* The event that ends the program (exit_group, the last thread's exit, a

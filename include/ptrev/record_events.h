@@ -21,15 +21,19 @@
  * memory it wrote (syscall_table.h) is read back with read_mem. Where the
  * table cannot say, what changed since watch was taken at the entry
  * (record_syscall_watch) is taken instead; without it the record says its
- * writes are unknown. 0, or -1 when the writer failed. */
+ * writes are unknown. kept_cpu: no other thread ran meanwhile (the
+ * record's flag). 0, or -1 when the writer failed. */
 int record_syscall(struct trace_writer *w, pid_t tid, uint64_t pos, uint64_t nr,
 		   const struct user_regs_struct *entry, int64_t result, sc_read_fn read_mem,
-		   void *ctx, struct mem_diff *watch);
+		   void *ctx, struct mem_diff *watch, bool kept_cpu);
 
 /* At the entry of syscall nr (entry registers as above) in process pid: a
  * copy of its writable memory (mem_diff.h) when the syscall table cannot
- * describe the call and no other thread of the program can write memory
- * until it returns (one_thread); NULL otherwise. mem_diff_free it after
+ * describe the call and no other thread of the program runs its own code
+ * until it returns (one_thread: the event recorder keeps the CPU for such
+ * a call; another thread's syscall in progress may still complete
+ * meanwhile, and its writes are then taken for this call's too, which a
+ * replay repeats with the same bytes); NULL otherwise. mem_diff_free it after
  * record_syscall. */
 struct mem_diff *record_syscall_watch(pid_t pid, uint64_t nr, const struct user_regs_struct *entry,
 				      bool one_thread, sc_read_fn read_mem, void *ctx);

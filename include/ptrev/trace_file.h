@@ -82,6 +82,9 @@ struct trace_syscall {
 	uint64_t args[6];
 	int64_t result;       /* rax after the syscall */
 	bool unknown;         /* not in our table: memory it wrote not recorded */
+	bool kept_cpu;        /* no other thread ran from its entry to its
+	                         return (event recordings): a replay completes
+	                         it as soon as its thread's run ends there */
 	size_t nwrites;
 	const struct trace_mem_write *writes;
 };

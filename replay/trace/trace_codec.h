@@ -28,6 +28,7 @@
 
 /* Bits of the flags fields; any other bit set makes a record malformed. */
 #define TRACE_SYSCALL_UNKNOWN 1u
+#define TRACE_SYSCALL_KEPT_CPU 2u
 #define TRACE_RDTSC_IS_RDTSCP 1u
 #define TRACE_THREAD_EXITED 1u
 

@@ -206,8 +206,9 @@ static void parse_syscall(struct trace_data *td, struct trace_reader_priv *pv, s
 		s.args[i] = dec_u64(d);
 	s.result = (int64_t)dec_u64(d);
 	uint32_t flags;
-	flags_field(d, TRACE_SYSCALL_UNKNOWN, &flags);
+	flags_field(d, TRACE_SYSCALL_UNKNOWN | TRACE_SYSCALL_KEPT_CPU, &flags);
 	s.unknown = flags & TRACE_SYSCALL_UNKNOWN;
+	s.kept_cpu = flags & TRACE_SYSCALL_KEPT_CPU;
 	uint32_t nw = dec_u32(d);
 	if (d->bad)
 		return;

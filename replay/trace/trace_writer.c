@@ -401,7 +401,8 @@ int trace_write_syscall(struct trace_writer *w, const struct trace_syscall *s)
 	for (int i = 0; i < 6; i++)
 		enc_u64(&w->rec, s->args[i]);
 	enc_u64(&w->rec, (uint64_t)s->result);
-	enc_u32(&w->rec, s->unknown ? TRACE_SYSCALL_UNKNOWN : 0);
+	enc_u32(&w->rec, (s->unknown ? TRACE_SYSCALL_UNKNOWN : 0) |
+			     (s->kept_cpu ? TRACE_SYSCALL_KEPT_CPU : 0));
 	enc_u32(&w->rec, (uint32_t)s->nwrites);
 	for (size_t i = 0; i < s->nwrites; i++) {
 		enc_u64(&w->rec, s->writes[i].addr);

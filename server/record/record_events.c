@@ -58,7 +58,7 @@ static int watched(struct mem_diff *watch, const struct trace_syscall *s, sc_rea
 
 int record_syscall(struct trace_writer *w, pid_t tid, uint64_t pos, uint64_t nr,
 		   const struct user_regs_struct *entry, int64_t result, sc_read_fn read_mem,
-		   void *ctx, struct mem_diff *watch)
+		   void *ctx, struct mem_diff *watch, bool kept_cpu)
 {
 	struct sc_range *found = NULL;
 	struct sc_range rg_table[MAX_WRITES], *rg = rg_table;
@@ -73,6 +73,7 @@ int record_syscall(struct trace_writer *w, pid_t tid, uint64_t pos, uint64_t nr,
 	s.nr = nr;
 	args_of(entry, s.args);
 	s.result = result;
+	s.kept_cpu = kept_cpu;
 	n = syscall_writes(s.nr, s.args, result, read_mem, ctx, rg, MAX_WRITES);
 	if (n < 0 && watch && (n = watched(watch, &s, read_mem, ctx, &found)) >= 0) {
 		/* What it wrote, seen in the memory itself. */

@@ -131,6 +131,7 @@ static struct trace_syscall sample_syscall(void)
 		s.args[i] = 0x1111111111111111ull * (i + 1);
 	s.result = -14;
 	s.unknown = true;
+	s.kept_cpu = true;
 	sample_writes[0] = (struct trace_mem_write){0x7ffd0000, wr0, sizeof wr0};
 	sample_writes[1] = (struct trace_mem_write){0x7ffd1000, wr1, sizeof wr1};
 	s.nwrites = 2;
@@ -282,7 +283,7 @@ static void check_sample(const struct trace_data *td, bool with_end)
 		const struct trace_syscall *r = &td->syscalls[0];
 		CHECK(r->tid == s.tid && r->pos == s.pos && r->nr == s.nr &&
 		      !memcmp(r->args, s.args, sizeof s.args) && r->result == -14 &&
-		      r->unknown && r->nwrites == 2, "syscall fields");
+		      r->unknown && r->kept_cpu && r->nwrites == 2, "syscall fields");
 		for (size_t i = 0; i < r->nwrites && i < 2; i++)
 			CHECK(r->writes[i].addr == s.writes[i].addr &&
 			      r->writes[i].len == s.writes[i].len &&
@@ -1633,7 +1634,8 @@ static const char *data_diff(const struct trace_data *a, const struct trace_data
 		const struct trace_syscall *x = &a->syscalls[i], *y = &b->syscalls[i];
 		DIFF(x->tid == y->tid && x->pos == y->pos && x->nr == y->nr &&
 		     !memcmp(x->args, y->args, sizeof x->args) && x->result == y->result &&
-		     x->unknown == y->unknown && x->nwrites == y->nwrites, "SYSCALL");
+		     x->unknown == y->unknown && x->kept_cpu == y->kept_cpu &&
+		     x->nwrites == y->nwrites, "SYSCALL");
 		for (size_t k = 0; k < x->nwrites; k++)
 			DIFF(x->writes[k].addr == y->writes[k].addr &&
 			     x->writes[k].len == y->writes[k].len &&

@@ -19,6 +19,10 @@ static uint64_t deadline(const struct ev_rec *r)
 {
 	const struct ev_thread *t = r->cpu;
 	uint64_t d = 0;
+	/* In a call the table cannot describe, keeping the CPU (it may
+	 * block): as long as a time slice. */
+	if (t && t->state == EV_T_SYSCALL && t->watch && !t->exiting)
+		return ev_any_ready(r) ? t->run_since + r->slice_ns : 0;
 	if (!t || t->state != EV_T_RUNNING || t->stop_expected)
 		return 0;
 	if (t->nheld)
@@ -45,6 +49,15 @@ int ev_state_check(struct ev_rec *r)
 	struct ev_thread *t = r->cpu;
 	if (!d || ev_now_ns() < d)
 		return 0;
+	if (t->state == EV_T_SYSCALL) {
+		/* The unknown call blocks: the others run, and what it wrote
+		 * cannot be told from what they write; it stays unknown. */
+		mem_diff_free(t->watch);
+		t->watch = NULL;
+		t->sys_unseen = true;
+		r->cpu = NULL;
+		return ev_dispatch(r);
+	}
 	t->wants_state = true;
 	t->stop_expected++;
 	if (syscall(SYS_tgkill, r->pid, t->tid, SIGSTOP) < 0 && errno != ESRCH)

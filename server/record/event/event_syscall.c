@@ -24,7 +24,7 @@ static int log_syscall(struct ev_thread *t, int64_t result)
 {
 	struct ev_rec *r = t->rec;
 	int rc = record_syscall(r->w, t->tid, t->events, t->entry_nr, &t->entry, result,
-				ev_read_mem, r, t->watch);
+				ev_read_mem, r, t->watch, r->cpu == t && !t->exiting);
 	mem_diff_free(t->watch);
 	t->watch = NULL;
 	if (rc < 0)
@@ -65,8 +65,7 @@ static int entry(struct ev_thread *t, struct user_regs_struct *now)
 	t->entry = *now;
 	t->entry_nr = now->orig_rax;
 	mem_diff_free(t->watch);
-	t->watch = record_syscall_watch(r->pid, t->entry_nr, now, live_threads(r) == 1,
-					ev_read_mem, r);
+	t->watch = record_syscall_watch(r->pid, t->entry_nr, now, true, ev_read_mem, r);
 	if (t->entry_nr == SYS_execve || t->entry_nr == SYS_execveat)
 		ev_exec_entry(t, now);
 	if (t->entry_nr == SYS_rseq) {
@@ -96,9 +95,15 @@ static int entry(struct ev_thread *t, struct user_regs_struct *now)
 		t->run_first = t->events; /* its run ended at the exit */
 		return ev_resume(t, 0);
 	}
-	if (syscall_keeps_cpu(t->entry_nr)) {
+	/* A call the table cannot describe keeps the CPU too, where other
+	 * threads live, so that what changed in memory by its return is its
+	 * own doing (record_syscall_watch); for at most a time slice while
+	 * another thread waits (it may block: ev_state_check gives the CPU
+	 * away then, and the call stays unknown). */
+	if (syscall_keeps_cpu(t->entry_nr) || (t->watch && live_threads(r) > 1)) {
 		r->cpu = t;
 		t->run_first = t->events + 1; /* its run ended at the entry */
+		t->run_since = ev_now_ns();
 		return ev_resume(t, 0);
 	}
 	t->sys_unseen = true;

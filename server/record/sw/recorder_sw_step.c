@@ -30,7 +30,7 @@ int sw_log_syscall(struct sw_thread *t, int64_t result)
 {
 	struct sw_rec *r = t->rec;
 	int rc = record_syscall(r->w, t->tid, t->insns, t->regs.rax, &t->regs, result,
-				sw_read_mem, r, t->watch);
+				sw_read_mem, r, t->watch, false);
 	mem_diff_free(t->watch);
 	t->watch = NULL;
 	r->end.syscalls++;
