@@ -71,6 +71,16 @@ static int search_bounded(struct erp *e, struct erp_thread *t, const struct trac
 		t->search_insns = t->insns;
 	}
 	t->search_hits++;
+	/* A point inside a hot loop costs a trap per pass (about 25 us
+	 * here): seconds to hours, with nothing to see meanwhile. Said at
+	 * 2^17 passes and each doubling. */
+	if (t->search_hits >= (1u << 17) && !(t->search_hits & (t->search_hits - 1)))
+		fprintf(stderr, "ptrev: replay: thread %d's STATE point at %#llx (its event %zu) is "
+			"not reached yet: passed its PC %llu times; the recorder stopped the thread "
+			"inside a loop, and a replay finds the place by a trap at every pass since the "
+			"thread's previous event (which, in the recording, ran %.1f ms before it)\n",
+			(int)t->rec_tid, (unsigned long long)st->regs[16], t->next,
+			(unsigned long long)t->search_hits, (double)ran / 1e6);
 	bool over = t->search_hits > 8 * ran + 100000;
 	/* Stepped, what it executed is counted: no more than 6 instructions
 	 * a cycle at 4 GHz. */
