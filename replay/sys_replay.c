@@ -99,7 +99,8 @@ bool sys_replay_runs(const struct trace_syscall *s)
 int sys_replay_check(const struct sys_replay *c, const struct trace_syscall *s,
 		     const struct user_regs_struct *regs)
 {
-	const uint64_t args[6] = {regs->rdi, regs->rsi, regs->rdx, regs->r10, regs->r8, regs->r9};
+	uint64_t args[6];
+	syscall_args(regs, args);
 	if (regs->orig_rax != s->nr)
 		return fail(c, "replay diverged at position %llu: syscall %llu, the recording "
 			    "made syscall %llu", (unsigned long long)s->pos,

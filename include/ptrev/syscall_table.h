@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/user.h>
 
 /* One more than the highest number described (the kernel's x86-64 table
  * as of Linux 6.17: file_setattr is 469). */
@@ -27,6 +28,18 @@ struct sc_range {
 	uint64_t addr;
 	uint64_t len;
 };
+
+/* A syscall's six arguments from its entry registers (rdi rsi rdx r10 r8
+ * r9, the x86-64 convention). */
+static inline void syscall_args(const struct user_regs_struct *entry, uint64_t args[6])
+{
+	args[0] = entry->rdi;
+	args[1] = entry->rsi;
+	args[2] = entry->rdx;
+	args[3] = entry->r10;
+	args[4] = entry->r8;
+	args[5] = entry->r9;
+}
 
 /* Reads inferior memory; returns bytes read or -1. */
 typedef long (*sc_read_fn)(void *arg, uint64_t addr, void *buf, size_t len);

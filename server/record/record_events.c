@@ -12,22 +12,12 @@
 /* A program's writable memory copied at most this big. */
 #define WATCH_LIMIT (512ull << 20)
 
-static void args_of(const struct user_regs_struct *entry, uint64_t args[6])
-{
-	args[0] = entry->rdi;
-	args[1] = entry->rsi;
-	args[2] = entry->rdx;
-	args[3] = entry->r10;
-	args[4] = entry->r8;
-	args[5] = entry->r9;
-}
-
 struct mem_diff *record_syscall_watch(pid_t pid, uint64_t nr, const struct user_regs_struct *entry,
 				      bool one_thread, sc_read_fn read_mem, void *ctx)
 {
 	struct sc_range rg[MAX_WRITES];
 	uint64_t args[6];
-	args_of(entry, args);
+	syscall_args(entry, args);
 	/* At every syscall's entry: only a call described case by case is
 	 * described here. The cases depend on the arguments; the sizes on
 	 * the result, which any success stands for. */
@@ -71,7 +61,7 @@ int record_syscall(struct trace_writer *w, pid_t tid, uint64_t pos, uint64_t nr,
 	s.tid = tid;
 	s.pos = pos;
 	s.nr = nr;
-	args_of(entry, s.args);
+	syscall_args(entry, s.args);
 	s.result = result;
 	s.kept_cpu = kept_cpu;
 	n = syscall_writes(s.nr, s.args, result, read_mem, ctx, rg, MAX_WRITES);

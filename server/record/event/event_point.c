@@ -13,10 +13,9 @@
 #include "event_rec.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
-
-#include <stdlib.h>
 
 #include "ptrev/state_record.h"
 #include "ptrev/syscall_table.h"
@@ -42,8 +41,8 @@ static int view_take(struct ev_rec *r, const struct ev_thread *t, struct state_v
 		}
 		if (!o->sys_unseen)
 			continue;
-		const struct user_regs_struct *e = &o->entry;
-		uint64_t args[6] = {e->rdi, e->rsi, e->rdx, e->r10, e->r8, e->r9};
+		uint64_t args[6];
+		syscall_args(&o->entry, args);
 		struct sc_range w[64];
 		int n = syscall_may_write(o->entry_nr, args, ev_read_mem, r, w, 64);
 		for (int k = 0; k < n && nskip < TRACE_STATE_MAX_SKIP; k++) {
