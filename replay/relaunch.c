@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,6 +107,8 @@ int relaunch_read(struct relaunch *rl, const struct trace_data *td, char *why, s
 			if (strcmp(td->meta_keys[i], "env") == 0)
 				rl->envp[nenv++] = td->meta_values[i];
 	}
+	const char *ci = trace_meta(td, "cpu_index");
+	rl->cpu = ci ? atoi(ci) : -1;
 	const char *ar = trace_meta(td, "at_random");
 	uint8_t *bytes = NULL;
 	size_t len = 0;
@@ -253,8 +256,14 @@ int relaunch_start(const struct relaunch *rl, bool hide_vdso, pid_t *pid, int *m
 		inferior_destroy(&inf);
 		return fail(why, whylen, "cannot start the recorded program again: %s", err);
 	}
-	/* A replay stops at every event, as the recording did. */
-	cpu_bind_tracer_and(inf.pid);
+	/* A replay stops at every event, as the recording did; on the CPU
+	 * it ran on (ptrev/cpu_bind.h), said once where that cannot be. */
+	static atomic_bool told;
+	if (cpu_bind_tracer_and_on(inf.pid, rl->cpu) == 0 && rl->cpu >= 0 &&
+	    !atomic_exchange(&told, true))
+		fprintf(stderr, "ptrev: the recording ran on CPU %d, which this replay cannot use: "
+			"a program that keeps what CPUID says of its CPU (static glibc does) may "
+			"diverge where the replay compares its memory\n", rl->cpu);
 	pid_t p = inf.pid;
 	if (inf.memfd >= 0)
 		close(inf.memfd);

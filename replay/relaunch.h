@@ -28,6 +28,7 @@ struct relaunch {
 	/* Its resource limits, umask, personality (recordings from before
 	 * these were kept: ours). */
 	struct inherited_limits limits;
+	int cpu;                  /* the CPU it ran on (META cpu_index), or -1 */
 	char warning[512];        /* what the recording lacks, or "" */
 };
 

@@ -13,35 +13,63 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static cpu_set_t before;
 static bool bound;
 
-int cpu_bind_tracer_and(pid_t pid)
+/* Bind the calling thread and pid to cpu (-1: the one the calling thread
+ * runs on), one of those ptrev may use: 1 bound there, 0 cpu is not one
+ * of them (nothing done), -1 with errno. Under the lock. */
+static int bind_to(pid_t pid, int cpu)
 {
 	cpu_set_t allowed, one;
-	int rc = -1;
-	pthread_mutex_lock(&lock);
 	if (sched_getaffinity(0, sizeof allowed, &allowed) < 0)
-		goto out;
+		return -1;
 	if (!bound)
 		before = allowed;
-	rc = 0;
-	if (CPU_COUNT(&allowed) <= 1)
-		goto out;
-	rc = -1;
-	int cpu = sched_getcpu();
-	if (cpu < 0 || !CPU_ISSET(cpu, &allowed))
-		goto out;
+	if (cpu >= 0 && (cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &before)))
+		return 0;
+	if (cpu < 0 && CPU_COUNT(&allowed) <= 1)
+		return 1;
+	if (cpu < 0)
+		cpu = sched_getcpu();
+	if (cpu < 0 || !CPU_ISSET(cpu, &before))
+		return -1;
 	CPU_ZERO(&one);
 	CPU_SET(cpu, &one);
 	if (sched_setaffinity(pid, sizeof one, &one) < 0)
-		goto out;
+		return -1;
 	if (sched_setaffinity(0, sizeof one, &one) < 0) {
 		sched_setaffinity(pid, sizeof allowed, &allowed);
-		goto out;
+		return -1;
 	}
 	bound = true;
-	rc = 0;
-out:
+	return 1;
+}
+
+int cpu_bind_tracer_and(pid_t pid)
+{
+	pthread_mutex_lock(&lock);
+	int rc = bind_to(pid, -1);
+	pthread_mutex_unlock(&lock);
+	return rc < 0 ? -1 : 0;
+}
+
+int cpu_bind_tracer_and_on(pid_t pid, int cpu)
+{
+	pthread_mutex_lock(&lock);
+	int rc = cpu >= 0 ? bind_to(pid, cpu) : 0;
+	if (rc == 0 && bind_to(pid, -1) < 0)
+		rc = -1;
 	pthread_mutex_unlock(&lock);
 	return rc;
+}
+
+int cpu_bind_index(void)
+{
+	cpu_set_t mine;
+	if (sched_getaffinity(0, sizeof mine, &mine) < 0 || CPU_COUNT(&mine) != 1)
+		return -1;
+	for (int i = 0; i < CPU_SETSIZE; i++)
+		if (CPU_ISSET(i, &mine))
+			return i;
+	return -1;
 }
 
 int cpu_bind_thread_elsewhere(void)

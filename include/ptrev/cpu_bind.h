@@ -14,6 +14,19 @@
  * -1 with errno (the processes are then left as they were). */
 int cpu_bind_tracer_and(pid_t pid);
 
+/* The same on CPU cpu where ptrev may use it: a replay runs on the CPU
+ * its recording ran on, because a program can read which CPU it is on
+ * without a syscall, and keeps what it read (static glibc keeps CPUID
+ * leaf 1, whose EBX holds the CPU's APIC id, in writable memory that a
+ * STATE point's digest covers: a replay on the other CPU of two never
+ * found the points). 1 bound on cpu, 0 bound as cpu_bind_tracer_and
+ * (cpu -1, or not one ptrev may use), -1 with errno. */
+int cpu_bind_tracer_and_on(pid_t pid, int cpu);
+
+/* The one CPU the calling thread is bound to, or -1 (not bound to one):
+ * what a recording says it ran on (META cpu_index). */
+int cpu_bind_index(void);
+
 /* For a second tracer thread of ptrev (a background materialisation):
  * let the calling thread run on the CPUs ptrev could use but those the
  * thread that made it is bound to, where there are others; the processes

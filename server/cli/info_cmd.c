@@ -286,6 +286,9 @@ void trace_info_print(FILE *out, const char *path, const struct trace_data *td)
 	meta_line(out, td, "cwd", "cwd");
 	start_files_lines(out, td);
 	cpu_line(out, td);
+	/* Where the recorder was bound: its replays run there. */
+	if (trace_meta(td, "cpu_index"))
+		meta_line(out, td, "ran on cpu", "cpu_index");
 	meta_line(out, td, "start time", "start_time");
 	const char *started = trace_meta(td, "started");
 	if (started && strcmp(started, "exec") == 0)

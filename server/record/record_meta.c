@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ptrev/cpu_bind.h"
 #include "ptrev/cpu_id.h"
 
 #ifndef PTREV_VERSION
@@ -18,6 +19,13 @@ static void write_cpu_meta(record_meta_fn put, void *w)
 	struct cpu_id id;
 	char num[32];
 
+	/* The CPU the recorder and its program are bound to (not the pt
+	 * backend's): a replay runs there (ptrev/cpu_bind.h). */
+	int cpu = cpu_bind_index();
+	if (cpu >= 0) {
+		snprintf(num, sizeof num, "%d", cpu);
+		put(w, "cpu_index", num);
+	}
 	if (cpu_id_read(&id) != 0)
 		return;
 	put(w, "cpu_vendor", id.vendor);
