@@ -6,12 +6,15 @@
 # here). A replay finds each point with a hardware breakpoint at its PC,
 # a trap (~25 us) at every pass since the thread's previous event, so a
 # point inside the loop costs about one trap per iteration run before it.
+# A replay predicts most passes from the loop's counter instead
+# (replay/event_skip.c); PTREV_STATE_SKIP=0 counts every pass, as before.
 # Prints, for loops of growing length: the native run, the recording, the
 # state points, and the time gdb takes to open the recording's replay
 # (`target remote | ptrev replay --stdio`, which shows the end first: the
-# whole recording re-run natively; gdb's own start, about 0.1 s, included),
-# as a ratio to the native run. A replay
-# that takes longer than LIMIT seconds is shown as "> LIMIT".
+# whole recording re-run natively; gdb's own start, about 0.1 s, included)
+# with passes predicted and with every pass counted, the first as a ratio
+# to the native run. A replay that takes longer than LIMIT seconds is
+# shown as "> LIMIT".
 #
 #   bench/state_point_bench.sh PTREV THREAD_PROG [LIMIT]
 set -euo pipefail
@@ -25,7 +28,22 @@ trap 'rm -rf "$tmp"' EXIT
 now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
 
-printf '%-12s %10s %10s %7s %12s %10s\n' iterations native_s record_s points replay_s replay/native
+# Seconds gdb takes to open the replay (env: extra variables), or "> LIMIT".
+open_replay() {
+	local t0 t1
+	t0=$(now)
+	if env "$@" timeout "$limit" gdb -nx -batch -ex "set remotetimeout $limit" \
+		-ex "target remote | $ptrev replay --stdio $tmp/p.ptrev" -ex 'monitor why' "$prog" \
+		</dev/null 2>&1 | grep -q 'Every register and all memory are available here'; then
+		t1=$(now)
+		secs "$t0" "$t1"
+	else
+		echo "> $limit"
+	fi
+}
+
+printf '%-12s %10s %10s %7s %12s %10s %12s\n' iterations native_s record_s points replay_s \
+	replay/native counted_s
 for n in 20000 200000 2000000 20000000; do
 	t0=$(now)
 	"$prog" 2 "$n" >/dev/null
@@ -34,17 +52,12 @@ for n in 20000 200000 2000000 20000000; do
 		"$prog" 2 "$n" >/dev/null 2>&1
 	t2=$(now)
 	points=$("$ptrev" info "$tmp/p.ptrev" | sed -n 's/^state points: //p')
-	t3=$(now)
-	if timeout "$limit" gdb -nx -batch -ex "set remotetimeout $limit" \
-		-ex "target remote | $ptrev replay --stdio $tmp/p.ptrev" -ex 'monitor why' "$prog" \
-		</dev/null 2>&1 | grep -q 'Every register and all memory are available here'; then
-		t4=$(now)
-		replay=$(secs "$t3" "$t4")
-		ratio=$(awk -v a="$replay" -v b="$(secs "$t0" "$t1")" 'BEGIN { printf "%.0fx", a / b }')
-	else
-		replay="> $limit"
-		ratio="-"
-	fi
-	printf '%-12s %10s %10s %7s %12s %10s\n' "$n" "$(secs "$t0" "$t1")" "$(secs "$t1" "$t2")" \
-		"${points:-0}" "$replay" "$ratio"
+	replay=$(open_replay)
+	counted=$(open_replay PTREV_STATE_SKIP=0)
+	case $replay in
+	">"*) ratio="-" ;;
+	*) ratio=$(awk -v a="$replay" -v b="$(secs "$t0" "$t1")" 'BEGIN { printf "%.0fx", a / b }') ;;
+	esac
+	printf '%-12s %10s %10s %7s %12s %10s %12s\n' "$n" "$(secs "$t0" "$t1")" "$(secs "$t1" "$t2")" \
+		"${points:-0}" "$replay" "$ratio" "$counted"
 done

@@ -59,6 +59,9 @@ static int run_to_state(struct erp *e, struct erp_thread *t, const struct trace_
 		if (WSTOPSIG(ws) != SIGTRAP || erp_get_regs(e, t, &out->regs) < 0 ||
 		    out->regs.rip != pc) {
 			inf_dr_write(t->tid, 7, e->search_dr7);
+			/* Passes were let go uncounted: the point may have been
+			 * one of them (event_skip.c). */
+			e->skip_missed = t->skip_target != 0;
 			return erp_fail(e, "replay diverged in thread %d before its event %zu (a STATE "
 					"point at %#llx): %s", (int)t->rec_tid, t->next,
 					(unsigned long long)pc,
@@ -66,7 +69,12 @@ static int run_to_state(struct erp *e, struct erp_thread *t, const struct trace_
 									  : "a signal came first");
 		}
 		inf_dr_clear_dr6(t->tid);
-		if ((m = erp_at_state(e, t, st, &out->regs)) < 0)
+		/* At each pass that is not the point, passes the registers say
+		 * cannot be it may be let go (event_skip.c). */
+		while ((m = erp_at_state(e, t, st, &out->regs)) == 0 &&
+		       (m = erp_skip_passes(e, t, st, &out->regs)) == 1)
+			;
+		if (m < 0)
 			return -1;
 		if (m)
 			break;

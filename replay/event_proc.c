@@ -13,13 +13,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/sched.h>
 
+#include "ptrev/cpu_timer.h"
 #include "ptrev/debugregs.h"
 #include "ptrev/ptrace_wait.h"
 #include "sys_replay.h"
@@ -176,6 +179,73 @@ int erp_resume(struct erp *e, struct erp_thread *t, int req, int sig, int *st)
 				WIFEXITED(*st) ? WEXITSTATUS(*st) : WTERMSIG(*st));
 	}
 	return 0;
+}
+
+/* Wait for t's next stop, a search's hits passed on the way. */
+static int wait_stop(struct erp *e, struct erp_thread *t, int *st)
+{
+	for (;;) {
+		if (ptrace_wait_task(t->tid, st) < 0)
+			return erp_fail(e, "replay thread %d: %s", (int)t->tid, strerror(errno));
+		if (erp_count_stop(e) < 0)
+			return -1;
+		if (!search_hit(e, t, *st))
+			break;
+		if (ptrace(PTRACE_SYSCALL, t->tid, NULL, NULL) < 0)
+			return erp_fail(e, "replay thread %d: %s", (int)t->tid, strerror(errno));
+	}
+	if (WIFEXITED(*st) || WIFSIGNALED(*st)) {
+		t->gone = true;
+		return erp_fail(e, "the replay of thread %d ended unexpectedly after its event %zu",
+				(int)t->rec_tid, t->next);
+	}
+	return 0;
+}
+
+int erp_run_for(struct erp *e, struct erp_thread *t, uint64_t ns, int guard, uint64_t guard_ns,
+		int *st)
+{
+	if (guard >= 0 && guard_ns)
+		cpu_timer_arm(guard, guard_ns); /* where it cannot be, the tracer's stop alone */
+	if (ptrace(PTRACE_SYSCALL, t->tid, NULL, NULL) < 0) {
+		cpu_timer_disarm(guard);
+		return erp_fail(e, "replay thread %d: %s", (int)t->tid, strerror(errno));
+	}
+	/* A sleeping tracer's timer may fire up to its slack late (50 us by
+	 * default): more than many of the runs asked for. */
+	struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
+	int slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+	prctl(PR_SET_TIMERSLACK, 1, 0, 0, 0);
+	nanosleep(&ts, NULL);
+	if (slack > 0)
+		prctl(PR_SET_TIMERSLACK, (unsigned long)slack, 0, 0, 0);
+	/* If another stop comes first, this one stays pending: the caller
+	 * gives the process up then. */
+	syscall(SYS_tgkill, e->pid, t->tid, SIGSTOP);
+	/* The guard's stop (this run's, or a late one of an earlier run:
+	 * the kernel sends it from an interrupt's aftermath) comes before
+	 * it or not at all; the SIGSTOP, pending by then, follows at once
+	 * when the thread is resumed, before any instruction of its. */
+	int rc;
+	for (;;) {
+		if ((rc = wait_stop(e, t, st)) < 0)
+			break;
+		siginfo_t si;
+		memset(&si, 0, sizeof si);
+		ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &si);
+		if (WSTOPSIG(*st) == SIGSTOP && si.si_code == SI_TKILL && si.si_pid == getpid()) {
+			rc = 1;
+			break;
+		}
+		if (!cpu_timer_is(guard, &si))
+			break; /* rc 0: something else came first */
+		if (ptrace(PTRACE_SYSCALL, t->tid, NULL, NULL) < 0) {
+			rc = erp_fail(e, "replay thread %d: %s", (int)t->tid, strerror(errno));
+			break;
+		}
+	}
+	cpu_timer_disarm(guard);
+	return rc;
 }
 
 /* ---- classification ---- */

@@ -31,6 +31,7 @@
 #include "ptrev/amd64_regfile.h"
 #include "ptrev/block_cache.h"
 #include "ptrev/block_step.h"
+#include "ptrev/pass_model.h"
 #include "ptrev/event_end.h"
 #include "ptrev/insn_class.h"
 #include "ptrev/trace_file.h"
@@ -76,6 +77,17 @@ struct erp_thread {
 	uint64_t search_hits;
 	uint64_t search_utime_ns;
 	uint64_t search_insns;  /* insns when it began (stepped) */
+	uint64_t search_traps;  /* hits that stopped the thread */
+	/* Passing over passes of a hot loop (event_skip.c): what the
+	 * registers at the passes say, whether the latest pass was reached
+	 * by a jump (already in the model), the pass (search_hits) where the
+	 * model put the point once it let passes go uncounted (0: it has
+	 * not), the run asked for last (ns; 0: none yet), and the fastest
+	 * pass rate seen, per ns asked for (0: no run yet). */
+	struct pass_model model;
+	bool skip_jumped;
+	uint64_t skip_target, skip_asked;
+	double skip_rate;
 	void *obs;            /* the observer's per-thread state */
 };
 
@@ -165,6 +177,12 @@ struct erp {
 	uint64_t search_hits;
 	size_t search_last;
 	bool exited;          /* the replay process is gone */
+	/* How boldly passes of a hot loop are let go uncounted
+	 * (event_skip.c): SKIP_BOLD first; a failure because passes were let
+	 * go where the point was (skip_missed) tries again one level down;
+	 * SKIP_NONE also where asked for (PTREV_STATE_SKIP=0). */
+	enum { SKIP_BOLD, SKIP_CAREFUL, SKIP_NONE } skip_level;
+	bool skip_missed;
 	char why[512];
 };
 
@@ -197,6 +215,16 @@ int erp_set_regs(struct erp *e, struct erp_thread *t, const struct user_regs_str
  * passing). *st its status; the thread or process ending is a failure
  * unless allowed. */
 int erp_resume(struct erp *e, struct erp_thread *t, int req, int sig, int *st);
+/* Let t run on natively (to its next syscall at most, a search's hits
+ * counted on the way) for about ns of wall time, then stop it wherever
+ * it is; with guard, t's timer (ptrev/cpu_timer.h; -1: none) armed
+ * for guard_ns (0: not armed), stopped after that much of its own CPU
+ * time at the latest, however late the tracer is (the timer's stops,
+ * late ones of earlier runs too, are passed). 1 stopped so, 0 another stop
+ * came first (*st; the stops asked for stay pending, and the process is
+ * not to be used again), -1. */
+int erp_run_for(struct erp *e, struct erp_thread *t, uint64_t ns, int guard, uint64_t guard_ns,
+		int *st);
 /* t stands at the entry stop of its syscall event k: emulate or run it
  * (a clone creates the thread, an exit ends one), ending after it. */
 int erp_syscall(struct erp *e, struct erp_thread *t, const struct trace_syscall *s,
@@ -229,6 +257,15 @@ struct erp_stop {
  * completes reported to the observer. */
 int erp_step_to_stop(struct erp *e, struct erp_thread *t, const struct trace_state *st,
 		     struct erp_stop *out);
+
+/* ---- event_skip.c ---- */
+/* t stands at a pass of st's PC that is not the point (regs): let it run
+ * on natively past the passes that the registers say cannot be the
+ * point, to a later pass. 1 it stands there (regs), 0 nothing done
+ * (count on), -1 (skip_missed set when the point may have been among
+ * the passes let go). */
+int erp_skip_passes(struct erp *e, struct erp_thread *t, const struct trace_state *st,
+		    struct user_regs_struct *regs);
 
 /* ---- event_advance.c ---- */
 /* Is t where the STATE record st says (state_digest.h)? 1, 0, or -1. */

@@ -18,7 +18,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -35,31 +34,21 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Let t run on (to its next syscall at most), no signal given. */
-static int resume(struct erp *e, struct erp_thread *t)
-{
-	if (ptrace(PTRACE_SYSCALL, t->tid, NULL, NULL) < 0)
-		return erp_fail(e, "replay thread %d: %s", (int)t->tid, strerror(errno));
-	return 0;
-}
-
-/* Wait for t's next stop: 1 when it is signal sig (a SIGSTOP must be the
- * one we sent; a SIGTRAP a single step's), 0 another, -1. */
-static int stopped_by(struct erp *e, struct erp_thread *t, int sig, struct user_regs_struct *regs)
+/* Wait for the end of t's single step: 1 it ended so (regs), 0 another
+ * stop came (a signal), -1. */
+static int stepped(struct erp *e, struct erp_thread *t, struct user_regs_struct *regs)
 {
 	int ws;
 	if (ptrace_wait_task(t->tid, &ws) < 0)
 		return erp_fail(e, "replay thread %d: %s", (int)t->tid, strerror(errno));
 	if (erp_count_stop(e) < 0)
 		return -1;
-	if (!WIFSTOPPED(ws) || WSTOPSIG(ws) != sig)
+	if (!WIFSTOPPED(ws) || WSTOPSIG(ws) != SIGTRAP)
 		return 0;
 	siginfo_t si;
 	memset(&si, 0, sizeof si);
 	ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &si);
-	if (sig == SIGSTOP && (si.si_code != SI_TKILL || si.si_pid != getpid()))
-		return 0;
-	if (sig == SIGTRAP && (si.si_code == SI_KERNEL || si.si_code <= 0))
+	if (si.si_code == SI_KERNEL || si.si_code <= 0)
 		return 0;
 	return erp_get_regs(e, t, regs) < 0 ? -1 : 1;
 }
@@ -111,7 +100,7 @@ static int step(struct erp *e, struct erp_thread *t, struct user_regs_struct *re
 		return 0;
 	if (ptrace(PTRACE_SINGLESTEP, t->tid, NULL, NULL) < 0)
 		return erp_fail(e, "replay thread %d: %s", (int)t->tid, strerror(errno));
-	return stopped_by(e, t, SIGTRAP, regs);
+	return stepped(e, t, regs);
 }
 
 /* From regs (where the timer stopped t, about ran_ns into its stretch:
@@ -157,22 +146,11 @@ int erp_take_point(struct erp *e, uint64_t after_ns, struct trace_state *out)
 	struct erp_thread *t = &e->threads[0];
 	struct user_regs_struct regs;
 	uint64_t t0 = now_ns();
-	if (resume(e, t) < 0)
-		return -1;
-	struct timespec ts = {(time_t)(after_ns / 1000000000ull), (long)(after_ns % 1000000000ull)};
-	/* A sleeping thread's timer may fire up to its slack late (50 us by
-	 * default): more than a tail of tens of us holds. */
-	int slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
-	prctl(PR_SET_TIMERSLACK, 1, 0, 0, 0);
-	nanosleep(&ts, NULL);
-	if (slack > 0)
-		prctl(PR_SET_TIMERSLACK, (unsigned long)slack, 0, 0, 0);
-	/* If its event came first, this stays pending: the process is not
-	 * used again. */
-	syscall(SYS_tgkill, e->pid, t->tid, SIGSTOP);
-	int rc = stopped_by(e, t, SIGSTOP, &regs);
+	int ws, rc = erp_run_for(e, t, after_ns, -1, 0, &ws);
 	if (rc <= 0)
 		return rc;
+	if (erp_get_regs(e, t, &regs) < 0)
+		return -1;
 	if ((rc = to_cold_pc(e, t, after_ns, &regs)) <= 0)
 		return rc;
 	struct state_digest d;

@@ -69,12 +69,18 @@ static int search_bounded(struct erp *e, struct erp_thread *t, const struct trac
 		t->search_hits = 0;
 		t->search_utime_ns = user_ns(e->pid, t->tid);
 		t->search_insns = t->insns;
+		t->search_traps = 0;
+		pass_model_init(&t->model);
+		t->skip_jumped = false;
+		t->skip_target = t->skip_asked = 0;
+		t->skip_rate = 0;
 	}
 	t->search_hits++;
+	t->search_traps++;
 	/* A point inside a hot loop costs a trap per pass (about 25 us
-	 * here): seconds to hours, with nothing to see meanwhile. Said at
-	 * 2^17 passes and each doubling. */
-	if (t->search_hits >= (1u << 17) && !(t->search_hits & (t->search_hits - 1)))
+	 * here) that event_skip.c cannot let go: seconds to hours, with
+	 * nothing to see meanwhile. Said at 2^17 traps and each doubling. */
+	if (t->search_traps >= (1u << 17) && !(t->search_traps & (t->search_traps - 1)))
 		fprintf(stderr, "ptrev: replay: thread %d's STATE point at %#llx (its event %zu) is "
 			"not reached yet: passed its PC %llu times; the recorder stopped the thread "
 			"inside a loop, and a replay finds the place by a trap at every pass since the "
@@ -86,7 +92,7 @@ static int search_bounded(struct erp *e, struct erp_thread *t, const struct trac
 	 * a cycle at 4 GHz. */
 	if (e->obs && t->insns - t->search_insns > 24 * ran + 1000000)
 		over = true;
-	/* Each pass costs the replay some user time of its own (the trap's
+	/* Each trap costs the replay some user time of its own (the trap's
 	 * way back, and whatever the tick-based accounting charges the thread
 	 * for it): 100 us each is allowed for that. 1 us was too little: on
 	 * a loaded machine (CI, tests in parallel) a thread that passed a
@@ -95,9 +101,9 @@ static int search_bounded(struct erp *e, struct erp_thread *t, const struct trac
 	 * have found. A loop that passes the PC that often is bounded by the
 	 * count of passes above instead; this bound is for a thread that
 	 * passes it rarely and runs its own code in between. */
-	if (!over && t->search_hits % 256 == 0)
+	if (!over && t->search_traps % 256 == 0)
 		over = user_ns(e->pid, t->tid) >
-		       t->search_utime_ns + 2 * ran + t->search_hits * 100000 + 100000000;
+		       t->search_utime_ns + 2 * ran + t->search_traps * 100000 + 100000000;
 	if (!over)
 		return 0;
 	return erp_fail(e, "replay diverged in thread %d before its event %zu: its STATE point "

@@ -88,6 +88,18 @@ out:
 	return rc;
 }
 
+int cpu_bind_step_aside(cpu_set_t *saved)
+{
+	if (sched_getaffinity(0, sizeof *saved, saved) < 0)
+		return -1;
+	return cpu_bind_thread_elsewhere();
+}
+
+void cpu_bind_step_back(const cpu_set_t *saved)
+{
+	sched_setaffinity(0, sizeof *saved, saved);
+}
+
 void cpu_bind_release(pid_t pid)
 {
 	pthread_mutex_lock(&lock);

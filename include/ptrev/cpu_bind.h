@@ -2,6 +2,7 @@
 #ifndef PTREV_CPU_BIND_H
 #define PTREV_CPU_BIND_H
 
+#include <sched.h>
 #include <sys/types.h>
 
 /* Bind ptrev and the traced process pid (and so the threads it makes) to
@@ -34,6 +35,15 @@ int cpu_bind_index(void);
  * Where there is no other CPU it may run where ptrev could. 0, or -1 with
  * errno. */
 int cpu_bind_thread_elsewhere(void);
+
+/* While the tracee computes on the CPU they share, for a wait that must
+ * end on time (a tracee stopped after a given run: the tracer's timer
+ * waits on a CPU the tracee does not leave, and the tracee, ahead in the
+ * scheduler's eyes, may keep it for milliseconds): the calling thread
+ * moved to the other CPUs ptrev may use (cpu_bind_thread_elsewhere),
+ * its own set kept in *saved for cpu_bind_step_back. 0, or -1. */
+int cpu_bind_step_aside(cpu_set_t *saved);
+void cpu_bind_step_back(const cpu_set_t *saved);
 
 /* Give a process that leaves ptrev's control (a fork child let go) the
  * CPUs the program had before cpu_bind_tracer_and. */

@@ -5,7 +5,9 @@
 #ifndef PTREV_STATE_RECORD_H
 #define PTREV_STATE_RECORD_H
 
+#include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ptrev/state_digest.h"
 #include "ptrev/trace_file.h"
@@ -31,6 +33,22 @@ static inline void state_record_fill(struct trace_state *st, pid_t tid, uint64_t
 	st->ran_ns = ran_ns;
 	st->skip = d->skip;
 	st->nskip = d->nskip;
+}
+
+/* The stack around the point's rsp, read from memfd into buf (from the
+ * red zone's start, STATE_RECORD_SP_LEN bytes, fewer where the mapping
+ * ends), for st (sp_*; nothing where none can be read). */
+#define STATE_RECORD_SP_LEN 512
+static inline void state_record_stack(struct trace_state *st, int memfd,
+				      uint8_t buf[STATE_RECORD_SP_LEN])
+{
+	uint64_t addr = st->regs[19] - 128; /* rsp */
+	ssize_t n = pread(memfd, buf, STATE_RECORD_SP_LEN, (off_t)addr);
+	if (n < 8 || addr > UINT64_MAX - STATE_RECORD_SP_LEN)
+		return;
+	st->sp_addr = addr;
+	st->sp_len = (size_t)n & ~(size_t)7;
+	st->sp_bytes = buf;
 }
 
 #endif

@@ -30,6 +30,7 @@ enum trace_record_type {
 	TRACE_REC_SCHED = 12,   /* the global order of the threads' instructions */
 	TRACE_REC_SIGFRAME = 13, /* the frame the kernel wrote for a signal handler */
 	TRACE_REC_STATE = 14,   /* where a thread stood at a point no event marks */
+	TRACE_REC_STATE_STACK = 15, /* a STATE point's stack around rsp, in full */
 };
 
 struct trace_mmap {
@@ -157,7 +158,17 @@ struct trace_state {
 	 * Reader-owned (or the writer's caller's). */
 	size_t nskip;
 	const uint64_t *skip;
+	/* The stack around rsp as it was (sp_len bytes at sp_addr, 0 where
+	 * not recorded; its own record, STATE_STACK, after the STATE): the
+	 * locals of code that keeps them in memory, which a replay reads to
+	 * tell how far a loop is from the point (pass_model.h).
+	 * Reader-owned (or the writer's caller's). */
+	uint64_t sp_addr;
+	size_t sp_len;
+	const uint8_t *sp_bytes;
 };
+/* At most this many bytes of stack with a STATE record. */
+#define TRACE_STATE_SP_MAX 4096
 /* At most this many ranges in one STATE record. */
 #define TRACE_STATE_MAX_SKIP 4096
 /* The memory digest leaves out each thread's dead stack, below its red

@@ -114,6 +114,7 @@ const char *trace_type_name(uint32_t type)
 	case TRACE_REC_SCHED: return "SCHED";
 	case TRACE_REC_SIGFRAME: return "SIGFRAME";
 	case TRACE_REC_STATE: return "STATE";
+	case TRACE_REC_STATE_STACK: return "STATE_STACK";
 	}
 	return NULL;
 }

@@ -48,7 +48,8 @@
 #define TRACE_END_LEN (4 + 4 + 8 * 5)
 /* SCHED: nruns:u32, then per run tid:i32 pos:u64 count:u64. */
 #define TRACE_SCHED_RUN_LEN (4 + 8 + 8)
-/* SIGFRAME: tid:i32 pos:u64 addr:u64, then the frame's bytes. */
+/* SIGFRAME: tid:i32 pos:u64 addr:u64, then the frame's bytes; STATE_STACK
+ * the same, with the stack's bytes. */
 #define TRACE_SIGFRAME_FIXED_LEN (4 + 8 + 8)
 /* FILE: build_id_len:u32 build_id[20] size:u64 offset:u64 path_len:u32,
  * then the path and the chunk's bytes. */

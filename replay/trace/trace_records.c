@@ -435,6 +435,30 @@ static void parse_sigframe(struct trace_data *td, struct trace_reader_priv *pv, 
 	f->bytes = keep(pv, p, n);
 }
 
+/* A STATE point's stack bytes: they belong to the STATE record just
+ * before, of the same thread and position (the writer writes them so); a
+ * record that follows no such STATE is malformed. */
+static void parse_state_stack(struct trace_data *td, struct trace_reader_priv *pv,
+			      struct dec *d)
+{
+	pid_t tid = tid_field(d, false);
+	uint64_t pos = dec_u64(d), addr = dec_u64(d);
+	size_t n = dec_left(d);
+	const uint8_t *p = dec_bytes(d, n);
+	if (!d->bad && (n == 0 || n > TRACE_STATE_SP_MAX))
+		dec_fail(d, "stack of %zu bytes is not 1-%d bytes", n, TRACE_STATE_SP_MAX);
+	check_range(d, addr, n);
+	struct trace_state *st = td->nstates ? &td->states[td->nstates - 1] : NULL;
+	if (!d->bad && (!st || st->tid != tid || st->pos != pos || st->sp_len))
+		dec_fail(d, "stack bytes of thread %d's point %llu, which the STATE record before "
+			 "is not", (int)tid, (unsigned long long)pos);
+	if (d->bad)
+		return;
+	st->sp_addr = addr;
+	st->sp_len = n;
+	st->sp_bytes = keep(pv, p, n);
+}
+
 int trace_parse_pt(struct trace_data *td, pid_t tid, const uint8_t *data, size_t len,
 		   char *why, size_t whylen)
 {
@@ -471,6 +495,9 @@ static void parse_state(struct trace_data *td, struct trace_reader_priv *pv, str
 	st.flags = st.ran_ns = 0;
 	st.nskip = 0;
 	st.skip = NULL;
+	st.sp_addr = 0;
+	st.sp_len = 0;
+	st.sp_bytes = NULL;
 	if (!d->bad && dec_left(d)) {
 		st.flags = dec_u64(d);
 		st.ran_ns = dec_u64(d);
@@ -515,6 +542,7 @@ int trace_parse_record(struct trace_data *td, uint32_t type,
 	case TRACE_REC_SCHED: parse_sched(td, pv, &d); break;
 	case TRACE_REC_SIGFRAME: parse_sigframe(td, pv, &d); break;
 	case TRACE_REC_STATE: parse_state(td, pv, &d); break;
+	case TRACE_REC_STATE_STACK: parse_state_stack(td, pv, &d); break;
 	default: return 1;
 	}
 	if (!d.bad && dec_left(&d))

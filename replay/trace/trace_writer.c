@@ -457,7 +457,22 @@ int trace_write_state(struct trace_writer *w, const struct trace_state *st)
 		for (size_t i = 0; i < 2 * st->nskip; i++)
 			enc_u64(&w->rec, st->skip[i]);
 	}
-	return finish(w, TRACE_REC_STATE);
+	if (st->sp_len > TRACE_STATE_SP_MAX)
+		return fail(w, "STATE with %zu bytes of stack", st->sp_len);
+	if (st->sp_len && st->sp_addr + (st->sp_len - 1) < st->sp_addr)
+		return fail(w, "STATE stack bytes wrap around the address space");
+	if (finish(w, TRACE_REC_STATE) < 0)
+		return -1;
+	if (!st->sp_len)
+		return 0;
+	/* Its own record, after the STATE: readers from before it skip it. */
+	begin(w);
+	enc_reserve(&w->rec, TRACE_SIGFRAME_FIXED_LEN + st->sp_len);
+	enc_u32(&w->rec, (uint32_t)st->tid);
+	enc_u64(&w->rec, st->pos);
+	enc_u64(&w->rec, st->sp_addr);
+	enc_bytes(&w->rec, st->sp_bytes, st->sp_len);
+	return finish(w, TRACE_REC_STATE_STACK);
 }
 
 int trace_write_sigframe(struct trace_writer *w, const struct trace_sigframe *f)

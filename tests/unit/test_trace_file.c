@@ -1902,7 +1902,20 @@ static void test_event_records(void)
 	sk.skip = skip;
 	sk.nskip = 2;
 	CHECK(trace_write_state(w, &sk) == 0, "state with ranges left out");
-	struct trace_state bad = st;
+	/* One with the stack around rsp (its own STATE_STACK record). */
+	static uint8_t sp[64];
+	for (size_t i = 0; i < sizeof sp; i++)
+		sp[i] = (uint8_t)(i * 7 + 1);
+	struct trace_state ss = st;
+	ss.pos = 79;
+	ss.sp_addr = 0x7ffc0f00;
+	ss.sp_len = sizeof sp;
+	ss.sp_bytes = sp;
+	CHECK(trace_write_state(w, &ss) == 0, "state with its stack");
+	struct trace_state bad = ss;
+	bad.sp_len = TRACE_STATE_SP_MAX + 1;
+	CHECK(trace_write_state(w, &bad) < 0, "a stack of more than TRACE_STATE_SP_MAX accepted");
+	bad = st;
 	bad.stack_hi = bad.stack_lo - 1;
 	CHECK(trace_write_state(w, &bad) < 0, "a stack range ending before it starts accepted");
 	trace_writer_close(w, errbuf, sizeof errbuf);
@@ -1916,9 +1929,12 @@ static void test_event_records(void)
 			CHECK(td.signals[i].pos == sg[i].pos && td.signals[i].where == sg[i].where &&
 			      td.signals[i].handler_ip == sg[i].handler_ip, "pass %d: signal %zu", pass,
 			      i);
-		const struct trace_state *r = td.nstates == 2 ? &td.states[0] : NULL;
+		const struct trace_state *r = td.nstates == 3 ? &td.states[0] : NULL;
 		CHECK(r && r->nskip == 0 && td.states[1].pos == 78 && td.states[1].nskip == 2 &&
 		      !memcmp(td.states[1].skip, skip, sizeof skip), "pass %d: ranges left out", pass);
+		CHECK(r && r->sp_len == 0 && td.states[1].sp_len == 0 && td.states[2].pos == 79 &&
+		      td.states[2].sp_addr == ss.sp_addr && td.states[2].sp_len == sizeof sp &&
+		      !memcmp(td.states[2].sp_bytes, sp, sizeof sp), "pass %d: the stack", pass);
 		CHECK(r && r->tid == st.tid && r->pos == st.pos &&
 		      !memcmp(r->regs, st.regs, sizeof st.regs) && r->vec_hash == st.vec_hash &&
 		      r->stack_lo == st.stack_lo && r->stack_hi == st.stack_hi &&
@@ -1939,6 +1955,11 @@ static void test_event_records(void)
 	expect_malformed(TRACE_REC_SIGNAL, p, sizeof p, "signal delivery point 9 unknown");
 	uint8_t short_state[40] = {100};
 	expect_malformed(TRACE_REC_STATE, short_state, sizeof short_state, "STATE");
+	/* Stack bytes with no STATE before them, or none at all. */
+	uint8_t stray[4 + 8 + 8 + 16] = {100, 0, 0, 0, 79};
+	expect_malformed(TRACE_REC_STATE_STACK, stray, sizeof stray,
+			 "stack bytes of thread 100's point 79, which the STATE record before is not");
+	expect_malformed(TRACE_REC_STATE_STACK, stray, 20, "stack of 0 bytes");
 
 	/* A STATE record as recordings made before flags and ran_ns have it
 	 * (276 bytes): read with both 0 (the whole stack hashed, no bound

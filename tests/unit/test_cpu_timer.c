@@ -1,0 +1,66 @@
+/* Tests of the CPU-time timer (common/ptrace/cpu_timer.c): armed on a
+ * traced child that computes, it stops the child with its own signal,
+ * which the tracer tells from others (si_fd); armed again on the same
+ * descriptor it stops it again; a signal the child has pending is seen
+ * (cpu_timer_pending) and one it has not is not. Skipped (77) where the
+ * kernel gives no task-clock event (a container's seccomp,
+ * perf_event_paranoid). */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ptrev/cpu_timer.h"
+#include "../check.h"
+
+static volatile unsigned long counter;
+
+int main(void)
+{
+	pid_t c = fork();
+	if (c == 0) {
+		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+		raise(SIGSTOP);
+		for (;;)
+			counter++;
+	}
+	int st;
+	CHECK(waitpid(c, &st, 0) == c && WIFSTOPPED(st), "the child stops");
+	int fd = cpu_timer_open(c);
+	if (fd < 0) {
+		printf("SKIP: no task-clock event here: %s\n", strerror(errno));
+		kill(c, SIGKILL);
+		waitpid(c, &st, 0);
+		return 77;
+	}
+	for (int round = 0; round < 2; round++) {
+		CHECK(cpu_timer_arm(fd, 1000000) == 0, "armed (round %d)", round);
+		CHECK(ptrace(PTRACE_CONT, c, NULL, NULL) == 0);
+		CHECK(waitpid(c, &st, 0) == c && WIFSTOPPED(st) && WSTOPSIG(st) == CPU_TIMER_SIGNAL,
+		      "round %d: stopped by the timer's signal (status %#x)", round, st);
+		siginfo_t si;
+		memset(&si, 0, sizeof si);
+		CHECK(ptrace(PTRACE_GETSIGINFO, c, NULL, &si) == 0);
+		CHECK(cpu_timer_is(fd, &si), "round %d: its signal, told by si_fd (%d)", round,
+		      si.si_fd);
+		cpu_timer_disarm(fd);
+		CHECK(!cpu_timer_pending(c, CPU_TIMER_SIGNAL), "round %d: nothing pending", round);
+	}
+	/* A signal sent and not taken yet: pending. */
+	syscall(SYS_tgkill, c, c, CPU_TIMER_SIGNAL);
+	CHECK(cpu_timer_pending(c, CPU_TIMER_SIGNAL), "a pending signal seen");
+	siginfo_t other;
+	memset(&other, 0, sizeof other);
+	other.si_signo = CPU_TIMER_SIGNAL;
+	other.si_fd = fd + 1;
+	CHECK(!cpu_timer_is(fd, &other), "another descriptor's signal is not the timer's");
+	CHECK(!cpu_timer_is(-1, &other), "no timer, no timer's signal");
+	cpu_timer_close(fd);
+	kill(c, SIGKILL);
+	waitpid(c, &st, 0);
+	return failures != 0;
+}
