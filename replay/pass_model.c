@@ -50,18 +50,21 @@ void pass_model_feed(struct pass_model *m, const uint64_t *r)
 	m->seen++;
 }
 
-uint64_t pass_model_left(const struct pass_model *m, const uint64_t *t)
+/* After how many passes from the last one fed the model's words are w's:
+ * the one number every induction word says, every invariant w's
+ * already; 0 where there is none. */
+static uint64_t passes_to(const struct pass_model *m, const uint64_t *w)
 {
 	uint64_t n = 0;
 	for (size_t i = 0; i < PASS_MODEL_WORDS; i++) {
 		if (!predicted(m, i))
 			continue;
 		if (m->step[i] == 0) {
-			if (t[i] != m->last[i])
+			if (w[i] != m->last[i])
 				return 0;
 			continue;
 		}
-		uint64_t q = steps_in(t[i] - m->last[i], m->step[i]);
+		uint64_t q = steps_in(w[i] - m->last[i], m->step[i]);
 		if (q == 0 || (n && q != n))
 			return 0;
 		n = q;
@@ -69,22 +72,14 @@ uint64_t pass_model_left(const struct pass_model *m, const uint64_t *t)
 	return n;
 }
 
+uint64_t pass_model_left(const struct pass_model *m, const uint64_t *t)
+{
+	return passes_to(m, t);
+}
+
 uint64_t pass_model_jump(struct pass_model *m, const uint64_t *r)
 {
-	uint64_t n = 0;
-	for (size_t i = 0; i < PASS_MODEL_WORDS; i++) {
-		if (!predicted(m, i))
-			continue;
-		if (m->step[i] == 0) {
-			if (r[i] != m->last[i])
-				return 0;
-			continue;
-		}
-		uint64_t q = steps_in(r[i] - m->last[i], m->step[i]);
-		if (q == 0 || (n && q != n))
-			return 0;
-		n = q;
-	}
+	uint64_t n = passes_to(m, r);
 	if (n == 0)
 		return 0;
 	/* Words outside the model changed by who knows how much: their

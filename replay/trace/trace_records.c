@@ -414,25 +414,43 @@ static void parse_sched(struct trace_data *td, struct trace_reader_priv *pv, str
 	}
 }
 
-/* The bytes of a signal frame, kept in a reader-owned block (as CODE
- * bytes are) so they live as long as td. */
+/* Memory bytes of one thread's event: tid:i32 pos:u64 addr:u64, then 1
+ * to max bytes (what: how the error names them), kept in a reader-owned
+ * block (as CODE bytes are) so they live as long as td. NULL when the
+ * record is malformed. */
+struct bytes_at {
+	pid_t tid;
+	uint64_t pos, addr;
+	size_t len;
+	const uint8_t *bytes;
+};
+
+static bool parse_bytes_at(struct trace_reader_priv *pv, struct dec *d, size_t max,
+			   const char *what, struct bytes_at *out)
+{
+	out->tid = tid_field(d, false);
+	out->pos = dec_u64(d);
+	out->addr = dec_u64(d);
+	out->len = dec_left(d);
+	const uint8_t *p = dec_bytes(d, out->len);
+	if (!d->bad && (out->len == 0 || out->len > max))
+		dec_fail(d, "%s of %zu bytes is not 1-%zu bytes", what, out->len, max);
+	check_range(d, out->addr, out->len);
+	out->bytes = d->bad ? NULL : keep(pv, p, out->len);
+	return !d->bad;
+}
+
 static void parse_sigframe(struct trace_data *td, struct trace_reader_priv *pv, struct dec *d)
 {
-	pid_t tid = tid_field(d, false);
-	uint64_t pos = dec_u64(d), addr = dec_u64(d);
-	size_t n = dec_left(d);
-	const uint8_t *p = dec_bytes(d, n);
-	if (!d->bad && (n == 0 || n > TRACE_SIGFRAME_MAX))
-		dec_fail(d, "frame of %zu bytes is not 1-%d bytes", n, TRACE_SIGFRAME_MAX);
-	check_range(d, addr, n);
-	if (d->bad)
+	struct bytes_at b;
+	if (!parse_bytes_at(pv, d, TRACE_SIGFRAME_MAX, "frame", &b))
 		return;
 	struct trace_sigframe *f = PUSH(td, pv, sigframes, nsigframes, sigframes_cap);
-	f->tid = tid;
-	f->pos = pos;
-	f->addr = addr;
-	f->len = n;
-	f->bytes = keep(pv, p, n);
+	f->tid = b.tid;
+	f->pos = b.pos;
+	f->addr = b.addr;
+	f->len = b.len;
+	f->bytes = b.bytes;
 }
 
 /* A STATE point's stack bytes: they belong to the STATE record just
@@ -441,22 +459,18 @@ static void parse_sigframe(struct trace_data *td, struct trace_reader_priv *pv, 
 static void parse_state_stack(struct trace_data *td, struct trace_reader_priv *pv,
 			      struct dec *d)
 {
-	pid_t tid = tid_field(d, false);
-	uint64_t pos = dec_u64(d), addr = dec_u64(d);
-	size_t n = dec_left(d);
-	const uint8_t *p = dec_bytes(d, n);
-	if (!d->bad && (n == 0 || n > TRACE_STATE_SP_MAX))
-		dec_fail(d, "stack of %zu bytes is not 1-%d bytes", n, TRACE_STATE_SP_MAX);
-	check_range(d, addr, n);
-	struct trace_state *st = td->nstates ? &td->states[td->nstates - 1] : NULL;
-	if (!d->bad && (!st || st->tid != tid || st->pos != pos || st->sp_len))
-		dec_fail(d, "stack bytes of thread %d's point %llu, which the STATE record before "
-			 "is not", (int)tid, (unsigned long long)pos);
-	if (d->bad)
+	struct bytes_at b;
+	if (!parse_bytes_at(pv, d, TRACE_STATE_SP_MAX, "stack", &b))
 		return;
-	st->sp_addr = addr;
-	st->sp_len = n;
-	st->sp_bytes = keep(pv, p, n);
+	struct trace_state *st = td->nstates ? &td->states[td->nstates - 1] : NULL;
+	if (!st || st->tid != b.tid || st->pos != b.pos || st->sp_len) {
+		dec_fail(d, "stack bytes of thread %d's point %llu, which the STATE record before "
+			 "is not", (int)b.tid, (unsigned long long)b.pos);
+		return;
+	}
+	st->sp_addr = b.addr;
+	st->sp_len = b.len;
+	st->sp_bytes = b.bytes;
 }
 
 int trace_parse_pt(struct trace_data *td, pid_t tid, const uint8_t *data, size_t len,

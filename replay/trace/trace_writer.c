@@ -429,6 +429,20 @@ int trace_write_signal(struct trace_writer *w, const struct trace_signal *s)
 	return finish(w, TRACE_REC_SIGNAL);
 }
 
+/* A record of memory bytes of one thread's event (SIGFRAME, STATE_STACK):
+ * tid:i32 pos:u64 addr:u64, then the bytes. */
+static int write_bytes_at(struct trace_writer *w, uint32_t type, pid_t tid, uint64_t pos,
+			  uint64_t addr, const uint8_t *bytes, size_t len)
+{
+	begin(w);
+	enc_reserve(&w->rec, TRACE_SIGFRAME_FIXED_LEN + len);
+	enc_u32(&w->rec, (uint32_t)tid);
+	enc_u64(&w->rec, pos);
+	enc_u64(&w->rec, addr);
+	enc_bytes(&w->rec, bytes, len);
+	return finish(w, type);
+}
+
 int trace_write_state(struct trace_writer *w, const struct trace_state *st)
 {
 	if (st->tid <= 0)
@@ -466,13 +480,8 @@ int trace_write_state(struct trace_writer *w, const struct trace_state *st)
 	if (!st->sp_len)
 		return 0;
 	/* Its own record, after the STATE: readers from before it skip it. */
-	begin(w);
-	enc_reserve(&w->rec, TRACE_SIGFRAME_FIXED_LEN + st->sp_len);
-	enc_u32(&w->rec, (uint32_t)st->tid);
-	enc_u64(&w->rec, st->pos);
-	enc_u64(&w->rec, st->sp_addr);
-	enc_bytes(&w->rec, st->sp_bytes, st->sp_len);
-	return finish(w, TRACE_REC_STATE_STACK);
+	return write_bytes_at(w, TRACE_REC_STATE_STACK, st->tid, st->pos, st->sp_addr,
+			      st->sp_bytes, st->sp_len);
 }
 
 int trace_write_sigframe(struct trace_writer *w, const struct trace_sigframe *f)
@@ -487,13 +496,7 @@ int trace_write_sigframe(struct trace_writer *w, const struct trace_sigframe *f)
 	if (f->addr + (f->len - 1) < f->addr)
 		return fail(w, "SIGFRAME of %zu bytes at 0x%llx wraps around the address space",
 			    f->len, (unsigned long long)f->addr);
-	begin(w);
-	enc_reserve(&w->rec, TRACE_SIGFRAME_FIXED_LEN + f->len);
-	enc_u32(&w->rec, (uint32_t)f->tid);
-	enc_u64(&w->rec, f->pos);
-	enc_u64(&w->rec, f->addr);
-	enc_bytes(&w->rec, f->bytes, f->len);
-	return finish(w, TRACE_REC_SIGFRAME);
+	return write_bytes_at(w, TRACE_REC_SIGFRAME, f->tid, f->pos, f->addr, f->bytes, f->len);
 }
 
 int trace_write_rdtsc(struct trace_writer *w, const struct trace_rdtsc *r)
