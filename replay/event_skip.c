@@ -17,14 +17,15 @@
  * thread's own CPU time by the kernel's task clock where there is one
  * (ptrev/cpu_timer.h: a tracer whose CPU is taken for milliseconds,
  * which happens in a VM even when idle, is late by that much). So the
- * runs close in on the point, and the last few thousand passes are
- * counted, compared one by one as before.
+ * runs close in on the point, and the last passes (what the shortest
+ * run makes: tens of thousands in a tight loop, a second or two of
+ * traps) are counted, compared one by one as before.
  *
- * Sound as far as the model is: a pass let go is one whose registers the
+ * Sound as far as the model is: a pass let go is one whose words the
  * model says differ from the point's. Where the model is wrong (a loop
  * nested in one whose counter is in memory; a run that went on longer
  * than asked, on a loaded machine, past the point) it shows: the
- * registers after a run do not say a whole number of passes, or say
+ * words after a run do not say a whole number of passes, or say
  * more than were left, or the pass they named is not the point, or an
  * event comes first. Then the replay fails with skip_missed set, and
  * event_replay.c replays again from the start, more carefully (runs of
@@ -33,7 +34,6 @@
 
 #include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
