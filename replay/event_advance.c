@@ -14,7 +14,6 @@
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 
 #include "ptrev/debugregs.h"
 
@@ -109,13 +108,10 @@ static int to_stop(struct erp *e, struct erp_thread *t, const struct trace_state
 {
 	if (stepping(e))
 		return erp_step_to_stop(e, t, st, out);
-	struct timespec a, b;
-	clock_gettime(CLOCK_MONOTONIC, &a);
+	uint64_t t0 = erp_now_ns();
 	int rc = st ? run_to_state(e, t, st, out) : run_to_stop(e, t, out);
-	clock_gettime(CLOCK_MONOTONIC, &b);
 	if (t->next < t->nev)
-		t->ev[t->next].native_ns += (uint64_t)(b.tv_sec - a.tv_sec) * 1000000000ull +
-					    (uint64_t)b.tv_nsec - (uint64_t)a.tv_nsec;
+		t->ev[t->next].native_ns += erp_now_ns() - t0;
 	return rc;
 }
 

@@ -161,16 +161,20 @@ int erp_set_regs(struct erp *e, struct erp_thread *t, const struct user_regs_str
 	return 0;
 }
 
-int erp_resume(struct erp *e, struct erp_thread *t, int req, int sig, int *st)
+/* Wait for t's next stop, a search's hits passed on the way (t resumed
+ * with req again after each). */
+static int wait_stop(struct erp *e, struct erp_thread *t, int req, int *st)
 {
-	do {
-		if (ptrace(req, t->tid, NULL, (void *)(long)sig) < 0 ||
-		    ptrace_wait_task(t->tid, st) < 0)
+	for (;;) {
+		if (ptrace_wait_task(t->tid, st) < 0)
 			return erp_fail(e, "replay thread %d: %s", (int)t->tid, strerror(errno));
 		if (erp_count_stop(e) < 0)
 			return -1;
-		sig = 0; /* delivered with the first resume */
-	} while (search_hit(e, t, *st));
+		if (!search_hit(e, t, *st))
+			break;
+		if (ptrace(req, t->tid, NULL, NULL) < 0)
+			return erp_fail(e, "replay thread %d: %s", (int)t->tid, strerror(errno));
+	}
 	if (WIFEXITED(*st) || WIFSIGNALED(*st)) {
 		t->gone = true;
 		return erp_fail(e, "the replay of thread %d ended unexpectedly after its event %zu "
@@ -181,25 +185,19 @@ int erp_resume(struct erp *e, struct erp_thread *t, int req, int sig, int *st)
 	return 0;
 }
 
-/* Wait for t's next stop, a search's hits passed on the way. */
-static int wait_stop(struct erp *e, struct erp_thread *t, int *st)
+int erp_resume(struct erp *e, struct erp_thread *t, int req, int sig, int *st)
 {
-	for (;;) {
-		if (ptrace_wait_task(t->tid, st) < 0)
-			return erp_fail(e, "replay thread %d: %s", (int)t->tid, strerror(errno));
-		if (erp_count_stop(e) < 0)
-			return -1;
-		if (!search_hit(e, t, *st))
-			break;
-		if (ptrace(PTRACE_SYSCALL, t->tid, NULL, NULL) < 0)
-			return erp_fail(e, "replay thread %d: %s", (int)t->tid, strerror(errno));
-	}
-	if (WIFEXITED(*st) || WIFSIGNALED(*st)) {
-		t->gone = true;
-		return erp_fail(e, "the replay of thread %d ended unexpectedly after its event %zu",
-				(int)t->rec_tid, t->next);
-	}
-	return 0;
+	/* sig is delivered with this resume only. */
+	if (ptrace(req, t->tid, NULL, (void *)(long)sig) < 0)
+		return erp_fail(e, "replay thread %d: %s", (int)t->tid, strerror(errno));
+	return wait_stop(e, t, req, st);
+}
+
+uint64_t erp_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 int erp_run_for(struct erp *e, struct erp_thread *t, uint64_t ns, int guard, uint64_t guard_ns,
@@ -228,7 +226,7 @@ int erp_run_for(struct erp *e, struct erp_thread *t, uint64_t ns, int guard, uin
 	 * when the thread is resumed, before any instruction of its. */
 	int rc;
 	for (;;) {
-		if ((rc = wait_stop(e, t, st)) < 0)
+		if ((rc = wait_stop(e, t, PTRACE_SYSCALL, st)) < 0)
 			break;
 		siginfo_t si;
 		memset(&si, 0, sizeof si);

@@ -215,6 +215,8 @@ int erp_set_regs(struct erp *e, struct erp_thread *t, const struct user_regs_str
  * passing). *st its status; the thread or process ending is a failure
  * unless allowed. */
 int erp_resume(struct erp *e, struct erp_thread *t, int req, int sig, int *st);
+/* CLOCK_MONOTONIC in ns: how long a run took. */
+uint64_t erp_now_ns(void);
 /* Let t run on natively (to its next syscall at most, a search's hits
  * counted on the way) for about ns of wall time, then stop it wherever
  * it is; with guard, t's timer (ptrev/cpu_timer.h; -1: none) armed

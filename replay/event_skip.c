@@ -37,7 +37,6 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "ptrev/cpu_bind.h"
@@ -52,13 +51,6 @@
  * CPU than the tracer's is not running yet for some us, and stopped
  * sooner makes no pass. */
 #define MIN_RUN_NS 5000
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* How many of the point's stack bytes the model takes. */
 static size_t stack_len(const struct trace_state *st)
@@ -162,9 +154,9 @@ static int one_run(struct erp *e, struct erp_thread *t, const struct trace_state
 		return erp_fail(e, "thread %d: cannot clear its hardware breakpoint",
 				(int)t->rec_tid);
 	int ws;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = erp_now_ns();
 	int rc = erp_run_for(e, t, ns, guard, guard_ns, &ws);
-	uint64_t wall = now_ns() - t0;
+	uint64_t wall = erp_now_ns() - t0;
 	if (rc < 0)
 		return -1;
 	if (rc == 0)

@@ -21,18 +21,10 @@
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "ptrev/ptrace_wait.h"
 #include "ptrev/state_record.h"
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* Wait for the end of t's single step: 1 it ended so (regs), 0 another
  * stop came (a signal), -1. */
@@ -145,7 +137,7 @@ int erp_take_point(struct erp *e, uint64_t after_ns, struct trace_state *out)
 		return erp_fail(e, "no thread is held where a tail begins");
 	struct erp_thread *t = &e->threads[0];
 	struct user_regs_struct regs;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = erp_now_ns();
 	int ws, rc = erp_run_for(e, t, after_ns, -1, 0, &ws);
 	if (rc <= 0)
 		return rc;
@@ -158,6 +150,6 @@ int erp_take_point(struct erp *e, uint64_t after_ns, struct trace_state *out)
 	if (state_digest_take(e->pid, t->tid, e->memfd, &regs, NULL, &d, why, sizeof why) < 0)
 		return erp_fail(e, "thread %d: cannot describe where it stands: %s",
 				(int)t->rec_tid, why);
-	state_record_fill(out, t->rec_tid, e->tail_from, &regs, &d, now_ns() - t0 + 1);
+	state_record_fill(out, t->rec_tid, e->tail_from, &regs, &d, erp_now_ns() - t0 + 1);
 	return 1;
 }

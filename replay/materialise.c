@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "ptrev/pt_encoder.h"
 #include "event_replay.h"
@@ -325,13 +324,6 @@ static int write_all(const struct conv *c, const struct trace_data *ev, struct t
 	return r;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 size_t materialise_event_count(const struct trace_data *ev)
 {
 	return ev->nsyscalls + ev->nsignals + ev->nrdtsc + ev->nstates;
@@ -344,7 +336,7 @@ static int make(const struct trace_data *ev, size_t from, const struct trace_sta
 		struct materialise_stats *st, struct materialise_progress *progress, char *err,
 		size_t errlen)
 {
-	uint64_t t0 = now_ns();
+	uint64_t t0 = erp_now_ns();
 	struct mat m = {.progress = progress, .from = from, .point = point};
 	if (progress)
 		atomic_store(&progress->events_total, materialise_event_count(ev));
@@ -369,7 +361,7 @@ static int make(const struct trace_data *ev, size_t from, const struct trace_sta
 			st->instructions += e.threads[i].insns;
 		st->stops = e.stops;
 		st->cut_short = rc == 0 && !all_done(&e);
-		st->ns = now_ns() - t0;
+		st->ns = erp_now_ns() - t0;
 	}
 	erp_free(&e);
 	for (size_t i = 0; i < m.nthreads; i++) {
