@@ -82,12 +82,14 @@ struct erp_thread {
 	 * registers at the passes say, whether the latest pass was reached
 	 * by a jump (already in the model), the pass (search_hits) where the
 	 * model put the point once it let passes go uncounted (0: it has
-	 * not), the run asked for last (ns; 0: none yet), and the fastest
-	 * pass rate seen, per ns asked for (0: no run yet). */
+	 * not), the run asked for last (ns; 0: none yet), the fastest
+	 * pass rate seen, per ns asked for (0: no run yet), and how many
+	 * runs in a row barely moved it. */
 	struct pass_model model;
 	bool skip_jumped;
 	uint64_t skip_target, skip_asked;
 	double skip_rate;
+	unsigned skip_futile;   /* runs in a row that barely moved it */
 	void *obs;            /* the observer's per-thread state */
 };
 

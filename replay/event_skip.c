@@ -51,6 +51,8 @@
  * CPU than the tracer's is not running yet for some us, and stopped
  * sooner makes no pass. */
 #define MIN_RUN_NS 5000
+/* Runs in a row that barely move the thread before the rest is counted. */
+#define FUTILE_RUNS 8
 
 /* How many of the point's stack bytes the model takes. */
 static size_t stack_len(const struct trace_state *st)
@@ -181,9 +183,13 @@ static int one_run(struct erp *e, struct erp_thread *t, const struct trace_state
 	t->search_hits += n - 1; /* erp_at_state counts the pass it stands at */
 	t->skip_target = t->search_hits + 1 + *left;
 	t->skip_asked = ns;
-	/* A run this short barely ran (the thread was not on its CPU yet
-	 * when stopped): the ones after it would not either. */
-	return !first && n < SKIP_MIN_PASSES / 4;
+	/* A run that barely moved it (the thread was not on its CPU yet
+	 * when stopped: a loaded machine, or a run too short) costs about
+	 * what six counted passes do; after FUTILE_RUNS of them in a row the
+	 * rest is counted. One alone says little: under load the next may
+	 * run. */
+	t->skip_futile = !first && n < SKIP_MIN_PASSES / 4 ? t->skip_futile + 1 : 0;
+	return t->skip_futile >= FUTILE_RUNS;
 }
 
 int erp_skip_passes(struct erp *e, struct erp_thread *t, const struct trace_state *st,
