@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include <linux/sched.h>
 
+#include "ptrev/cpu_bind.h"
 #include "ptrev/cpu_timer.h"
 #include "ptrev/debugregs.h"
 #include "ptrev/ptrace_wait.h"
@@ -244,6 +245,39 @@ int erp_run_for(struct erp *e, struct erp_thread *t, uint64_t ns, int guard, uin
 	}
 	cpu_timer_disarm(guard);
 	return rc;
+}
+
+void erp_timed_begin(struct erp_thread *t, struct erp_timed *tm)
+{
+	tm->guard = cpu_timer_open(t->tid);
+	tm->aside = cpu_bind_step_aside(&tm->mine) == 0;
+}
+
+bool erp_timer_stop(const struct erp_thread *t, int guard, int ws)
+{
+	siginfo_t si;
+	memset(&si, 0, sizeof si);
+	return WIFSTOPPED(ws) && WSTOPSIG(ws) == CPU_TIMER_SIGNAL &&
+	       ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &si) == 0 && cpu_timer_is(guard, &si);
+}
+
+int erp_timed_end(struct erp *e, struct erp_thread *t, struct erp_timed *tm, bool going_on)
+{
+	if (tm->aside)
+		cpu_bind_step_back(&tm->mine);
+	tm->aside = false;
+	/* Closed, the timer sends nothing more. */
+	cpu_timer_close(tm->guard);
+	int guard = tm->guard, ws;
+	tm->guard = -1;
+	if (!going_on || guard < 0 || !cpu_timer_pending(t->tid, CPU_TIMER_SIGNAL))
+		return 0;
+	if (erp_resume(e, t, PTRACE_CONT, 0, &ws) < 0)
+		return -1;
+	if (!erp_timer_stop(t, guard, ws))
+		return erp_fail(e, "thread %d: its CPU-time timer's signal did not come",
+				(int)t->rec_tid);
+	return 0;
 }
 
 /* ---- classification ---- */

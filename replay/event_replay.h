@@ -20,6 +20,7 @@
 #define PTREV_EVENT_REPLAY_H
 
 #include <stdatomic.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -229,6 +230,24 @@ uint64_t erp_now_ns(void);
  * not to be used again), -1. */
 int erp_run_for(struct erp *e, struct erp_thread *t, uint64_t ns, int guard, uint64_t guard_ns,
 		int *st);
+/* What timed runs of one thread need (erp_timed_begin to erp_timed_end):
+ * t's CPU-time timer (guard for erp_run_for; -1 where the kernel has
+ * none), and the tracer on another CPU than t's where there is one: on
+ * the CPU they share the running thread, ahead in the scheduler's eyes,
+ * may keep it for milliseconds past the time asked for. */
+struct erp_timed {
+	int guard;
+	bool aside;        /* the tracer stepped aside; mine: its own CPUs */
+	cpu_set_t mine;
+};
+void erp_timed_begin(struct erp_thread *t, struct erp_timed *tm);
+/* The tracer back on its CPUs, the timer closed. With going_on (t is to
+ * run on), a timer signal sent but not yet taken is taken now (it comes
+ * before any instruction of t). 0, or -1. */
+int erp_timed_end(struct erp *e, struct erp_thread *t, struct erp_timed *tm, bool going_on);
+/* Is t's stop ws the signal of its timer guard (a late one: the kernel
+ * sends it from an interrupt's aftermath)? */
+bool erp_timer_stop(const struct erp_thread *t, int guard, int ws);
 /* t stands at the entry stop of its syscall event k: emulate or run it
  * (a clone creates the thread, an exit ends one), ending after it. */
 int erp_syscall(struct erp *e, struct erp_thread *t, const struct trace_syscall *s,

@@ -39,8 +39,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "ptrev/cpu_bind.h"
-#include "ptrev/cpu_timer.h"
 #include "ptrev/debugregs.h"
 
 /* Fewer passes left than this are counted (a tenth of a second of
@@ -90,16 +88,6 @@ static int missed(struct erp *e, struct erp_thread *t, const struct trace_state 
 			(int)t->rec_tid, (unsigned long long)st->regs[16], t->next, how);
 }
 
-/* Is t's stop ws the CPU-time timer's (a late one: the kernel sends it
- * from an interrupt's aftermath)? */
-static bool timer_stop(struct erp_thread *t, int guard, int ws)
-{
-	siginfo_t si;
-	memset(&si, 0, sizeof si);
-	return WSTOPSIG(ws) == CPU_TIMER_SIGNAL &&
-	       ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &si) == 0 && cpu_timer_is(guard, &si);
-}
-
 /* From wherever t was stopped on to its next pass of pc, the breakpoint
  * armed (a late stop of the timer guard passed): 1 there (regs), 0
  * something else came first, -1. */
@@ -113,7 +101,7 @@ static int to_next_pass(struct erp *e, struct erp_thread *t, uint64_t pc, int gu
 	do {
 		if (erp_resume(e, t, PTRACE_SYSCALL, 0, &ws) < 0)
 			return -1;
-	} while (timer_stop(t, guard, ws));
+	} while (erp_timer_stop(t, guard, ws));
 	if (WSTOPSIG(ws) != SIGTRAP)
 		return 0;
 	if (erp_get_regs(e, t, regs) < 0)
@@ -210,29 +198,14 @@ int erp_skip_passes(struct erp *e, struct erp_thread *t, const struct trace_stat
 	uint64_t left = pass_model_left(&t->model, w);
 	if (left < SKIP_MIN_PASSES)
 		return 0;
-	int guard = cpu_timer_open(t->tid);
 	uint64_t before = left;
-	/* The tracer waits on another CPU than the thread's, where there is
-	 * one: on the one they share, the thread (ahead in the scheduler's
-	 * eyes) may keep it for milliseconds past the time asked for. */
-	cpu_set_t mine;
-	bool aside = cpu_bind_step_aside(&mine) == 0;
+	struct erp_timed tm;
+	erp_timed_begin(t, &tm);
 	int rc = 0;
 	while (rc == 0 && left >= SKIP_MIN_PASSES)
-		rc = one_run(e, t, st, guard, &left, regs);
-	if (aside)
-		cpu_bind_step_back(&mine);
-	/* Closed, the timer sends nothing more; one it sent and the thread
-	 * has not taken yet is taken now (it comes before any instruction). */
-	cpu_timer_close(guard);
-	int ws;
-	if (rc >= 0 && guard >= 0 && cpu_timer_pending(t->tid, CPU_TIMER_SIGNAL)) {
-		if (erp_resume(e, t, PTRACE_CONT, 0, &ws) < 0)
-			rc = -1;
-		else if (!timer_stop(t, guard, ws))
-			rc = erp_fail(e, "thread %d: its CPU-time timer's signal did not come",
-				      (int)t->rec_tid);
-	}
+		rc = one_run(e, t, st, tm.guard, &left, regs);
+	if (erp_timed_end(e, t, &tm, rc >= 0) < 0)
+		rc = -1;
 	if (rc < 0)
 		return -1;
 	if (left == before)
