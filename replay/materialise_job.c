@@ -11,7 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "ptrev/cpu_bind.h"
 
@@ -32,6 +35,13 @@ static void *run(void *arg)
 {
 	struct materialise_job *j = arg;
 	cpu_bind_thread_elsewhere(); /* else it shares the maker's CPU: fine */
+	/* Lowest priority, for this thread and the replay process it starts
+	 * (a child inherits its creator's): a replay runs on the CPU its
+	 * recording ran on (relaunch.h), so this job and the session's own
+	 * replays (the first move's tail, a search) share that CPU, and the
+	 * session's are the ones gdb waits for. As equals, a tail was made
+	 * at two thirds of its rate. */
+	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), MATERIALISE_JOB_NICE);
 	j->rc = materialise_to_memory(j->ev, &j->out, &j->st, &j->progress, j->err,
 				      sizeof j->err);
 	atomic_store(&j->done, true);

@@ -1,9 +1,10 @@
 /* Making an event recording's history in the background (replay/
  * materialise_job.c): a thread of ptrev's own re-executes the recording
  * stepped (materialise.h), with a replay process of its own, on another CPU
- * than its maker's where there is one, while the maker goes on (a gdb
- * session looking at the end state). The history is then ready, or nearer,
- * when the first command needs it. */
+ * than its maker's where there is one (but a replay's, relaunch.h), at the
+ * lowest priority, while the maker goes on (a gdb session looking at the
+ * end state). The history is then ready, or nearer, when the first command
+ * needs it. */
 #ifndef PTREV_MATERIALISE_JOB_H
 #define PTREV_MATERIALISE_JOB_H
 
@@ -15,6 +16,10 @@
 #include "ptrev/trace_file.h"
 
 struct materialise_job;
+
+/* The nice value of the job's thread and its replay process: the
+ * session's own replays come first. */
+#define MATERIALISE_JOB_NICE 19
 
 /* Start making ev's history (ev must stay as it is until the job is
  * finished or cancelled). NULL with err when no thread could be made. */

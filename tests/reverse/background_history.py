@@ -7,9 +7,11 @@ is; once it says the history was made, the first reverse move takes it
 made at that move (PTREV_BACKGROUND_HISTORY=0, the oracle) shows; an sw
 recording and a live program answer `monitor history` too. A session
 that waits for a history of some seconds hears how far it is every few
-seconds. A session that ends while the history is still being made (a loop of ~10^8
-instructions) stops it: gdb and ptrev end at once, and no replay process
-is left behind.
+seconds. The background's replay process runs at the lowest priority (nice 19)
+beside the session's own (nice 0): both run on the recording's CPU, and
+gdb waits for the session's. A session that ends while the history is
+still being made (a loop of ~10^8 instructions) stops it: gdb and ptrev
+end at once, and no replay process is left behind.
 
 usage: background_history.py PTREV PROGRAM_DIR WORK_DIR
 """
@@ -32,6 +34,20 @@ for _ in range(3000):
         break
     time.sleep(0.1)
 print('history: ' + said.strip())
+end
+'''
+
+# The nice values of the processes named bg_rec_loop (the replays of the
+# long recording) once the background's has started.
+NICE = '''python
+import subprocess, time
+for _ in range(200):
+    nice = subprocess.run(['ps', '-o', 'ni=', '-C', 'bg_rec_loop'], capture_output=True,
+                          text=True).stdout.split()
+    if len(nice) >= 2:
+        break
+    time.sleep(0.05)
+print('nice: ' + ' '.join(sorted(nice, key=int)))
 end
 '''
 
@@ -110,10 +126,13 @@ def main():
     long_trace = os.path.join(work, 'loop.ptrev')
     r = record(ptrev, 'event', long_trace, [loop, '3000000'])
     check(r.returncode == 0, 'a loop of about 10^8 instructions recorded')
-    out = gdb(ptrev, long_trace, loop, 'monitor history\n')
+    out = gdb(ptrev, long_trace, loop, NICE + 'monitor history\n')
     check('is being made in the background' in out,
           'monitor history says it is being made (%s)'
           % re.findall(r'.*history of this.*', out)[:1])
+    check(re.search(r'^nice: 0 19$', out, re.M),
+          "the session's replay process runs at nice 0, the background's at 19 (%s)"
+          % re.findall(r'^nice: .*', out, re.M))
     left = []
     for _ in range(100):
         left = subprocess.run(['pgrep', '-x', 'bg_rec_loop'], capture_output=True,
