@@ -468,6 +468,7 @@ static int cmd_replay(int argc, char **argv)
 	static struct gdb_server srv;
 	gdb_server_init(&srv);
 	size_t nthreads = 0;
+	struct cli_keepalive *keepalive = stdio ? cli_keepalive_start(STDOUT_FILENO) : NULL;
 	if (materialise_needed(&td)) {
 		/* The end first (quick: native); the history when gdb first
 		 * needs it. */
@@ -479,6 +480,7 @@ static int cmd_replay(int argc, char **argv)
 		nthreads = tl ? timeline_thread_count(tl) : 0;
 		srv.target = tl ? target_history_new(tl, &td, err, sizeof err) : NULL;
 	}
+	cli_keepalive_stop(keepalive);
 	if (!srv.target) {
 		fprintf(stderr, "ptrev replay: %s: %s\n", file, err);
 		trace_data_free(&td);

@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""`target remote | ptrev replay --stdio FILE` with gdb's default
+remotetimeout, on an event recording whose end takes longer to show than
+gdb waits for a silent server (about 6 s: its first packet's ack, 2 s,
+three tries). gdb had given up on qSupported and gone on with a broken
+session ("Remote replied unexpectedly to 'vMustReplyEmpty'", "No
+stack."); ptrev now keeps gdb waiting while it opens the recording.
+
+The recording: `dd if=/dev/zero of=/dev/null bs=1 count=30000` (a real
+program of 60,000 syscalls: re-executed to its end, a stop each, it takes
+seconds; in the test build, with its sanitizers, over ten). gdb, with no setting of its own, has full state at the
+end: the backtrace in _exit, `monitor why`, and a reverse-stepi.
+
+usage: replay_open_wait.py PTREV PROGRAM_DIR WORK_DIR
+"""
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'pylib'))
+from ptrev_checks import check, finish, record  # noqa: E402
+
+
+def main():
+    ptrev, work = sys.argv[1], sys.argv[3]
+    os.makedirs(work, exist_ok=True)
+    dd = shutil.which('dd')
+    trace = os.path.join(work, 'dd.ptrev')
+    r = record(ptrev, 'event', trace,
+               [dd, 'if=/dev/zero', 'of=/dev/null', 'bs=1', 'count=30000'], timeout=600)
+    check(r.returncode == 0, 'dd recorded (%s)' % r.stderr.strip()[-200:])
+    t0 = time.time()
+    g = subprocess.run(['gdb', '-nx', '-batch',
+                        '-ex', 'target remote | %s replay --stdio %s' % (ptrev, trace),
+                        '-ex', 'shell echo OPENED', '-ex', 'bt 1', '-ex', 'monitor why',
+                        '-ex', 'reverse-stepi', '-ex', 'info registers rip', dd],
+                       stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=600)
+    out = g.stdout + g.stderr
+    print('gdb ran %.1f s' % (time.time() - t0))
+    check('Ignoring packet error' not in out and 'Remote replied unexpectedly' not in out,
+          'gdb waited for ptrev to open the recording (%s)'
+          % [ln for ln in out.splitlines() if 'packet' in ln or 'unexpectedly' in ln][:2])
+    check('#0 ' in out and '_exit' in out and
+          'Every register and all memory are available here.' in out,
+          'full state at the end, as the recording ended (%s)'
+          % [ln for ln in out.splitlines() if ln.startswith('#0') or 'available' in ln])
+    check('rip ' in out and 'in ?? ()' not in out, 'a reverse-stepi from there (%s)'
+          % [ln for ln in out.splitlines() if ln.startswith('rip')])
+    return finish()
+
+
+if __name__ == '__main__':
+    sys.exit(main())
