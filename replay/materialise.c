@@ -409,9 +409,10 @@ int materialise_to_memory(const struct trace_data *ev, struct trace_data *out,
 
 int materialise_tail_to_memory(const struct trace_data *ev, size_t from,
 			       const struct trace_state *point, struct trace_data *out,
-			       struct materialise_stats *st, char *err, size_t errlen)
+			       struct materialise_stats *st, struct materialise_progress *progress,
+			       char *err, size_t errlen)
 {
-	return to_memory(ev, from, point, out, st, NULL, err, errlen);
+	return to_memory(ev, from, point, out, st, progress, err, errlen);
 }
 
 /* How many of n records of stride size (pos at offset off) come at or

@@ -21,6 +21,9 @@
 struct materialise_job {
 	pthread_t thread;
 	const struct trace_data *ev;
+	size_t from;                 /* a tail's (0: the whole history) */
+	struct trace_state point;    /* inside the stretch before it */
+	bool has_point;
 	struct materialise_progress progress;
 	atomic_bool done;
 	struct timespec t0;
@@ -35,6 +38,13 @@ static void *run(void *arg)
 {
 	struct materialise_job *j = arg;
 	cpu_bind_thread_elsewhere(); /* else it shares the maker's CPU: fine */
+	if (j->from) {
+		j->rc = materialise_tail_to_memory(j->ev, j->from, j->has_point ? &j->point : NULL,
+						   &j->out, &j->st, &j->progress, j->err,
+						   sizeof j->err);
+		atomic_store(&j->done, true);
+		return NULL;
+	}
 	/* Lowest priority, for this thread and the replay process it starts
 	 * (a child inherits its creator's): a replay runs on the CPU its
 	 * recording ran on (relaunch.h), so this job and the session's own
@@ -48,8 +58,8 @@ static void *run(void *arg)
 	return NULL;
 }
 
-struct materialise_job *materialise_job_start(const struct trace_data *ev, char *err,
-					      size_t errlen)
+static struct materialise_job *start(const struct trace_data *ev, size_t from,
+				     const struct trace_state *point, char *err, size_t errlen)
 {
 	struct materialise_job *j = calloc(1, sizeof *j);
 	if (!j) {
@@ -57,6 +67,11 @@ struct materialise_job *materialise_job_start(const struct trace_data *ev, char 
 		return NULL;
 	}
 	j->ev = ev;
+	j->from = from;
+	if (point) {
+		j->point = *point;
+		j->has_point = true;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &j->t0);
 	int e = pthread_create(&j->thread, NULL, run, j);
 	if (e) {
@@ -65,6 +80,19 @@ struct materialise_job *materialise_job_start(const struct trace_data *ev, char 
 		return NULL;
 	}
 	return j;
+}
+
+struct materialise_job *materialise_job_start(const struct trace_data *ev, char *err,
+					      size_t errlen)
+{
+	return start(ev, 0, NULL, err, errlen);
+}
+
+struct materialise_job *materialise_job_start_tail(const struct trace_data *ev, size_t from,
+						   const struct trace_state *point, char *err,
+						   size_t errlen)
+{
+	return start(ev, from, point, err, errlen);
 }
 
 void materialise_job_status(struct materialise_job *j, struct materialise_job_status *out)

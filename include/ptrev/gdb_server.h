@@ -89,6 +89,7 @@ struct gdb_server {
 	bool remote_debug;         /* every packet, both ways */
 	bool debug_timestamp;      /* each log line starts with the time */
 	bool log_resumed;          /* the packet being answered set it going */
+	uint64_t alive_sent_ms;    /* when gdb_server_alive last sent an O packet */
 	char *state_note;          /* why the state is unavailable, as last told
 				    * gdb's user at a stop (NULL: nothing told) */
 

@@ -73,10 +73,12 @@ int materialise_to_memory(const struct trace_data *ev, struct trace_data *out,
  * (server/target/history_event.c). */
 /* point (NULL: none) is where the tail begins inside the stretch before
  * event from (event_end_tail_point): the thread is run natively on to it
- * and stepped from there; the result holds it as its one STATE record. */
+ * and stepped from there; the result holds it as its one STATE record.
+ * progress as materialise's (NULL: nobody asks, nothing stops it). */
 int materialise_tail_to_memory(const struct trace_data *ev, size_t from,
 			       const struct trace_state *point, struct trace_data *out,
-			       struct materialise_stats *st, char *err, size_t errlen);
+			       struct materialise_stats *st, struct materialise_progress *progress,
+			       char *err, size_t errlen);
 /* A tail that ends early (a piece of the history): *view is ev as if its
  * recorder had stopped at its one thread's event `last` (done, or for a
  * syscall at its entry; later events left out, no END), sharing ev's

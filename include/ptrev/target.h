@@ -172,12 +172,14 @@ struct target_ops {
 	 * it stands cannot be shown: true with the reason in out; false when
 	 * it can (a live program; a position the re-execution reaches). */
 	bool (*state_unavailable)(struct target *t, pid_t tid, struct strbuf *out);
-	/* Optional: alive(ctx) is to be called at least every second while
-	 * the target works long inside one request (making an event
+	/* Optional: alive(ctx) is to be called every tenth of a second or so
+	 * while the target works long inside one request (making an event
 	 * recording's history: minutes), so that the protocol layer can tell
 	 * gdb it is still at work (gdb gives up waiting for a monitor
-	 * command's reply after `remotetimeout`, 2 s). */
-	void (*set_alive)(struct target *t, void (*alive)(void *ctx), void *ctx);
+	 * command's reply after `remotetimeout`, 2 s). It returns true when
+	 * gdb asked to stop (its user's Ctrl-C) or went away: the target then
+	 * ends the request where it stands, a move with a SIGINT stop. */
+	void (*set_alive)(struct target *t, bool (*alive)(void *ctx), void *ctx);
 
 	/* ---- breakpoints and watchpoints (Z numbering) ---- */
 	/* 0, -1 refused, -2 unsupported type. */
@@ -225,7 +227,7 @@ struct target {
 };
 
 /* The target in t's stack that does long work calls alive (set_alive). */
-void target_set_alive(struct target *t, void (*alive)(void *ctx), void *ctx);
+void target_set_alive(struct target *t, bool (*alive)(void *ctx), void *ctx);
 
 /* ---- making targets ---- */
 /* Launch path (argv, envp as given) as o says (ptrev/inferior.h: its

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ptrev/hex.h"
@@ -331,18 +332,41 @@ static void new_connection(struct gdb_server *s, int rfd, int wfd)
 }
 
 /* The target is still at work inside a request (target_set_alive): an
- * empty console output packet, where one may come before the reply, so
- * that gdb, which waits 2 s (remotetimeout) for a monitor command's
- * reply, does not print "Ignoring packet error, continuing..." while an
- * event recording's history is made. */
-static void gdb_server_alive(void *ctx)
+ * empty console output packet every second, where one may come before
+ * the reply, so that gdb, which waits 2 s (remotetimeout) for a monitor
+ * command's reply, does not print "Ignoring packet error, continuing..."
+ * while an event recording's history is made; and gdb's Ctrl-C, which
+ * the user presses when a move takes minutes, asks the target to stop
+ * (true; so does a gdb that went away). */
+static bool gdb_server_alive(void *ctx)
 {
 	struct gdb_server *s = ctx;
 	if (!s->console_open || s->fuzzing)
-		return;
-	if (s->remote_debug)
-		gdb_debug_log_sent(s, "O", 1);
-	rsp_conn_send(&s->conn, "O", 1);
+		return false;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	uint64_t now = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	if (now - s->alive_sent_ms >= 1000) {
+		if (s->remote_debug)
+			gdb_debug_log_sent(s, "O", 1);
+		rsp_conn_send(&s->conn, "O", 1);
+		s->alive_sent_ms = now;
+	}
+	const char *pkt;
+	size_t len;
+	switch (rsp_conn_recv(&s->conn, &pkt, &len, 0)) {
+	case RSP_RECV_INTERRUPT:
+	case RSP_RECV_CLOSED:
+		return true;
+	case RSP_RECV_PACKET:
+		/* All-stop: nothing but Ctrl-C comes while a request is
+		 * answered (as wait_for_stop refuses it). */
+		rsp_conn_send_str(&s->conn, "E01");
+		return false;
+	case RSP_RECV_TIMEOUT:
+		break;
+	}
+	return false;
 }
 
 int gdb_server_run(struct gdb_server *s, int rfd, int wfd)

@@ -77,22 +77,23 @@ void history_event_close(struct history_event *he)
 	he->tail_ok = false;
 }
 
-/* Wait for the background job, saying how far it is after 2 s and then
- * every 10 s: a history of tens of millions of instructions takes
- * minutes, and one line at the start left the user to guess whether ptrev
- * still worked. (gdb shows ptrev's stderr when it started ptrev through a
- * pipe; over TCP the lines are on ptrev's own terminal.) */
-static void wait_with_progress(struct history_event *he, struct materialise_job *j)
+/* Wait for job j, saying how far it is after 2 s and then every 10 s: a
+ * history of tens of millions of instructions takes minutes, and one line
+ * at the start left the user to guess whether ptrev still worked. (gdb
+ * shows ptrev's stderr when it started ptrev through a pipe; over TCP the
+ * lines are on ptrev's own terminal.) false: gdb asked to stop first
+ * (he->interrupted); j runs on. */
+static bool wait_with_progress(struct history_event *he, struct materialise_job *j)
 {
-	double next = 2.0, alive = 1.0;
+	double next = 2.0;
 	for (;;) {
 		struct materialise_job_status js;
 		materialise_job_status(j, &js);
 		if (js.done)
-			return;
-		if (he->alive && js.seconds >= alive) {
-			he->alive(he->alive_ctx);
-			alive = js.seconds + 1.0;
+			return true;
+		if (he->alive && he->alive(he->alive_ctx)) {
+			he->interrupted = true;
+			return false;
 		}
 		if (js.seconds >= next) {
 			/* Events, not a percentage: how many instructions lie
@@ -135,10 +136,21 @@ static int make_whole(struct history_event *he, struct materialise_stats *st, ch
 			fprintf(stderr, "ptrev: the %shistory of this event recording was made in the "
 				"background\n", he->tail_ok ? "whole " : "");
 	}
-	wait_with_progress(he, he->job);
+	if (!wait_with_progress(he, he->job)) {
+		/* It goes on in the background: the next move takes it. */
+		snprintf(err, errlen, "stopped by gdb (Ctrl-C)");
+		return -1;
+	}
 	int rc = materialise_job_finish(he->job, &he->made, st, err, errlen);
 	he->job = NULL;
 	return rc;
+}
+
+bool history_event_interrupted(struct history_event *he)
+{
+	bool was = he->interrupted;
+	he->interrupted = false;
+	return was;
 }
 
 /* Is the background's whole history ready? */
@@ -205,6 +217,27 @@ static int tail_point(struct history_event *he, size_t from, uint64_t split,
 	return 0;
 }
 
+/* A tail's history (materialise_tail_to_memory): in a job of its own
+ * where someone waits to be told that ptrev is at work (he->alive: its
+ * progress said, gdb's Ctrl-C stops it), else made here. 0, or -1 with
+ * err (he->interrupted: gdb stopped it). */
+static int tail_data(struct history_event *he, const struct trace_data *ev, size_t from,
+		     const struct trace_state *point, struct trace_data *out,
+		     struct materialise_stats *st, char *err, size_t errlen)
+{
+	char why[256];
+	struct materialise_job *j =
+		he->alive ? materialise_job_start_tail(ev, from, point, why, sizeof why) : NULL;
+	if (!j)
+		return materialise_tail_to_memory(ev, from, point, out, st, NULL, err, errlen);
+	if (!wait_with_progress(he, j)) {
+		materialise_job_cancel(j);
+		snprintf(err, errlen, "stopped by gdb (Ctrl-C)");
+		return -1;
+	}
+	return materialise_job_finish(j, out, st, err, errlen);
+}
+
 /* Make a tail's history (he->tail). 0; 1 when there is none to make;
  * -1 with err. */
 static int make_tail(struct history_event *he, char *err, size_t errlen)
@@ -216,8 +249,8 @@ static int make_tail(struct history_event *he, char *err, size_t errlen)
 	if (from == 0)
 		return 1;
 	he->tail_split = split >= 4 && tail_point(he, from, split, &point);
-	if (materialise_tail_to_memory(he->ev, from, he->tail_split ? &point : NULL, &he->tail, &st,
-				       err, errlen) < 0)
+	if (tail_data(he, he->ev, from, he->tail_split ? &point : NULL, &he->tail, &st, err,
+		      errlen) < 0)
 		return -1;
 	he->tail_ok = true;
 	he->tail_budget_ns = tail_budget_ns();
@@ -365,8 +398,7 @@ struct timeline *history_event_widen(struct history_event *he, size_t from, size
 		snprintf(err, errlen, "the recording cannot be cut at an event");
 		return NULL;
 	}
-	if (materialise_tail_to_memory(cut ? &view : he->ev, from, NULL, &made, &st, err,
-				       errlen) < 0)
+	if (tail_data(he, cut ? &view : he->ev, from, NULL, &made, &st, err, errlen) < 0)
 		return NULL;
 	timeline_close(old);
 	trace_data_free(&he->tail);
@@ -401,6 +433,8 @@ struct timeline *history_event_make(struct history_event *he, bool whole, char *
 	int rc = 1;
 	if (!he->made_ok && !whole && !history_event_whole_ready(he)) {
 		rc = make_tail(he, err, errlen);
+		if (rc < 0 && he->interrupted)
+			return NULL;
 		if (rc < 0) {
 			fprintf(stderr, "ptrev: cannot make the history of the recording's tail "
 				"first (%s): making the whole history\n", err);

@@ -239,7 +239,7 @@ bool target_monitor(struct target *t, pid_t current, const char *cmd, const char
 	return t && t->ops->monitor(t, current, cmd, arg, out);
 }
 
-void target_set_alive(struct target *t, void (*alive)(void *ctx), void *ctx)
+void target_set_alive(struct target *t, bool (*alive)(void *ctx), void *ctx)
 {
 	OWNER(t, set_alive);
 	if (t)

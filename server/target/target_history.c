@@ -55,7 +55,9 @@ static bool have_history(struct history_target *h)
 		return false;
 	h->tl = history_event_make(h->ev, false, err, sizeof err);
 	if (!h->tl) {
-		fprintf(stderr, "ptrev: cannot make the history of this recording: %s\n", err);
+		if (!h->ev->interrupted)
+			fprintf(stderr, "ptrev: cannot make the history of this recording: %s\n",
+				err);
 		return false;
 	}
 	h->td = history_event_data(h->ev);
@@ -168,6 +170,8 @@ static bool further_back(struct history_target *h, pid_t tid, const struct stop_
 			take_history(h, tid, tl, true, 0);
 			return true;
 		}
+		if (he->interrupted)
+			return false; /* gdb's Ctrl-C: no other way back either */
 		fprintf(stderr, "ptrev: cannot make the history of the hit's stretch (%s)\n", err);
 	}
 	if (found == 0 && bps)
@@ -332,6 +336,25 @@ static pid_t forward_thread(const struct target_resume *r)
 	return tid;
 }
 
+static int history_current_stop(struct target *t, pid_t current, const struct target_stop *last,
+				struct target_stop *stop);
+
+/* gdb's Ctrl-C stopped the history being made for a move (alive): the
+ * move ends where the thread stood, or where it had got to, with the
+ * stop gdb expects for its interrupt. */
+static bool interrupted_here(struct history_target *h, pid_t tid)
+{
+	if (!h->ev || !history_event_interrupted(h->ev))
+		return false;
+	fprintf(stderr, "ptrev: stopped by gdb (Ctrl-C) while making the history; the move ends "
+		"here%s\n", history_event_whole_ready(h->ev) || !h->ev->job ? ""
+			: " (the whole history is still made in the background)");
+	history_current_stop(&h->base, tid, NULL, &h->stop);
+	h->stop.sig = SIGINT;
+	h->has_stop = true;
+	return true;
+}
+
 static int history_resume(struct target *t, const struct target_resume *r)
 {
 	struct history_target *h = hist(t);
@@ -342,8 +365,12 @@ static int history_resume(struct target *t, const struct target_resume *r)
 	pid_t pre = h->pre_signal;
 	h->has_stop = false;
 	h->pre_signal = 0;
-	if (r->nactions == 0 || !have_history(h))
+	if (h->ev)
+		history_event_interrupted(h->ev); /* one of a monitor command is no move's */
+	if (r->nactions == 0)
 		return TARGET_REFUSED;
+	if (!have_history(h))
+		return interrupted_here(h, r->current) ? 0 : TARGET_REFUSED;
 	if (r->reverse) {
 		/* bs/bc carry no thread: gdb names the one to move with Hc, or
 		 * Hc0/-1 for "the current one, the others as they please". */
@@ -380,6 +407,12 @@ static int history_resume(struct target *t, const struct target_resume *r)
 		if (h->ev && history_event_cut(h->ev) && (again || timeline_at_end(h->tl, tid)) &&
 		    piece_to_tail(h, tid) && again)
 			rc = timeline_forward(h->tl, tid, all, step, stops, &ts);
+	}
+	/* A move that had to make more history, stopped by gdb. */
+	if ((rc == 0 && (ts.kind == TIMELINE_BEGIN || ts.kind == TIMELINE_END)) || rc == 1) {
+		pid_t at = r->reverse_tid > 0 ? r->reverse_tid : r->current;
+		if (interrupted_here(h, at))
+			return 0;
 	}
 	/* Either way a recorded signal stops before its delivery. */
 	if (rc == 0 && ts.kind == TIMELINE_SIGNAL)
@@ -595,7 +628,7 @@ static bool history_monitor(struct target *t, pid_t current, const char *cmd, co
 	return true;
 }
 
-static void history_set_alive(struct target *t, void (*alive)(void *ctx), void *ctx)
+static void history_set_alive(struct target *t, bool (*alive)(void *ctx), void *ctx)
 {
 	struct history_target *h = hist(t);
 	if (h->ev) {

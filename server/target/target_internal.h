@@ -89,10 +89,12 @@ struct history_event {
 	bool tail_ok;
 	size_t tail_events;
 	bool tail_split;      /* ...and part of the stretch before them */
-	/* Called every second while a request waits for the history
-	 * (target_set_alive); NULL: nobody asked. */
-	void (*alive)(void *ctx);
+	/* Called every tenth of a second while a request waits for the
+	 * history (target_set_alive); NULL: nobody asked. true: gdb asked to
+	 * stop, and interrupted says so until history_event_interrupted. */
+	bool (*alive)(void *ctx);
 	void *alive_ctx;
+	bool interrupted;
 	double tail_seconds;
 	uint64_t tail_budget_ns; /* the native run time it was chosen to hold */
 	/* A tail that ends early, after event tail_last (a piece: going back
@@ -120,6 +122,9 @@ struct timeline *history_event_make(struct history_event *he, bool whole, char *
 const struct trace_data *history_event_data(const struct history_event *he);
 /* Is the whole history made, in the background or before? */
 bool history_event_whole_ready(struct history_event *he);
+/* Did gdb stop the last wait for a history (history_event_make or
+ * history_event_widen failed so)? Says it once. */
+bool history_event_interrupted(struct history_event *he);
 /* Is only a tail made? */
 bool history_event_tail_only(const struct history_event *he);
 /* Going back past the start of a tail's history (history_event_tail_only):

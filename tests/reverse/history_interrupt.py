@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""gdb's Ctrl-C stops a move that waits for an event recording's history
+(minutes for ~10^8 instructions): the move ends where the thread stood,
+reported as gdb's interrupt (SIGINT), with the state it had there, and
+the history goes on being made in the background. Before, ptrev read
+nothing from gdb until the history was made, and the user waited.
+
+rec_loop of ~10^8 instructions, recorded with the event backend, replayed
+through a gdb pipe; the first reverse-stepi waits for the whole history
+(PTREV_TAIL_HISTORY=0), and reverse-continue to a breakpoint waits for
+the history of the recording's tail made first. gdb gets SIGINT (the
+terminal's Ctrl-C) a few seconds into each: each move ends within
+seconds with "Program received signal SIGINT", the registers and the
+backtrace as before the move (the end of the recording), full state,
+and `monitor history` says the history is still being made.
+
+usage: history_interrupt.py PTREV PROGRAM_DIR WORK_DIR
+"""
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'pylib'))
+from ptrev_checks import check, finish, record  # noqa: E402
+
+BEFORE = 'info registers rip rsp\nbt 2\necho MOVE\\n\n'
+AFTER = 'echo AFTER\\n\ninfo registers rip rsp\nbt 2\nmonitor why\nmonitor history\n'
+
+
+def interrupted_move(ptrev, trace, prog, move, env):
+    """gdb at the end of trace, then move, SIGINT to gdb 3 s into it."""
+    g = subprocess.Popen(['gdb', '-nx', '-q', '-ex', 'set pagination off',
+                          '-ex', 'target remote | %s replay --stdio %s' % (ptrev, trace), prog],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         text=True, start_new_session=True, env=env)
+    g.stdin.write(BEFORE + move)
+    g.stdin.flush()
+    time.sleep(8)  # connected (the end shown), the move begun
+    t0 = time.time()
+    os.killpg(g.pid, signal.SIGINT)
+    g.stdin.write(AFTER + 'shell echo STOPPED $(date +%s.%N)\nquit\n')
+    g.stdin.flush()
+    try:
+        out, _ = g.communicate(timeout=300)
+    except subprocess.TimeoutExpired:
+        os.killpg(g.pid, signal.SIGKILL)
+        out, _ = g.communicate()
+    m = re.search(r'STOPPED (\S+)', out)
+    return out, (float(m.group(1)) - t0) if m else None
+
+
+def state(text):
+    """rip, rsp and the first two frames in text (gdb's prompts taken out)."""
+    text = text.replace('(gdb) ', '')
+    return [ln.split()[0:2] for ln in text.splitlines()
+            if re.match(r'^(rip|rsp) ', ln)] + re.findall(r'^#\d .*', text, re.M)[:2]
+
+
+def main():
+    ptrev, progdir, work = sys.argv[1:4]
+    os.makedirs(work, exist_ok=True)
+    loop = os.path.join(work, 'int_rec_loop')
+    shutil.copy(os.path.join(progdir, 'rec_loop'), loop)
+    trace = os.path.join(work, 'loop.ptrev')
+    r = record(ptrev, 'event', trace, [loop, '3000000'])
+    check(r.returncode == 0, 'a loop of about 10^8 instructions recorded')
+    cases = [('reverse-stepi (the whole history)', 'reverse-stepi\n',
+              dict(os.environ, PTREV_TAIL_HISTORY='0')),
+             ('reverse-continue to a breakpoint (its tail first)',
+              'break main\nreverse-continue\n', dict(os.environ))]
+    for what, move, env in cases:
+        out, took = interrupted_move(ptrev, trace, loop, move, env)
+        check('Program received signal SIGINT' in out and took is not None and took < 30,
+              '%s: Ctrl-C ends it (%s s; %s)' % (what, took and round(took, 1),
+                                                 re.findall(r'.*(?:SIGINT|ptrev:).*', out)[-3:]))
+        before = state(out.split('MOVE', 1)[0])
+        after = state(out.split('AFTER', 1)[1] if 'AFTER' in out else '')
+        check(before and before == after,
+              '%s: the state where it stood (%s / %s)' % (what, before, after))
+        check('Every register and all memory are available here.' in out and
+              'is being made in the background' in out,
+              '%s: full state, the history made on in the background (%s)'
+              % (what, re.findall(r'.*(?:available|history of this).*', out)[-2:]))
+    left = subprocess.run(['pgrep', '-x', 'int_rec_loop'], capture_output=True,
+                          text=True).stdout.split()
+    check(not left, 'no replay process left (%s)' % left)
+    return finish()
+
+
+if __name__ == '__main__':
+    sys.exit(main())
