@@ -15,6 +15,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include "ptrev/cpu_timer.h"
 #include "ptrev/debugregs.h"
 
 static bool stepping(const struct erp *e)
@@ -108,10 +109,18 @@ static int to_stop(struct erp *e, struct erp_thread *t, const struct trace_state
 {
 	if (stepping(e))
 		return erp_step_to_stop(e, t, st, out);
-	uint64_t t0 = erp_now_ns();
+	if (!t->clock_open) {
+		t->clock = cpu_clock_open(t->tid);
+		t->clock_open = true;
+	}
+	uint64_t t0 = erp_now_ns(), c0 = cpu_clock_read(t->clock);
 	int rc = st ? run_to_state(e, t, st, out) : run_to_stop(e, t, out);
-	if (t->next < t->nev)
+	uint64_t c1 = cpu_clock_read(t->clock);
+	if (t->next < t->nev) {
 		t->ev[t->next].native_ns += erp_now_ns() - t0;
+		if (c0 && c1 > c0)
+			t->ev[t->next].native_cpu_ns += c1 - c0;
+	}
 	return rc;
 }
 

@@ -12,6 +12,7 @@
 
 struct event_end {
 	struct erp e;
+	uint64_t replay_ns; /* how long the native replay to the end took */
 };
 
 struct event_end *event_end_open(const struct trace_data *td, char *err, size_t errlen)
@@ -21,11 +22,13 @@ struct event_end *event_end_open(const struct trace_data *td, char *err, size_t 
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
+	uint64_t t0 = erp_now_ns();
 	if (erp_replay_all(&ee->e, td, NULL, true, NULL) < 0) {
 		snprintf(err, errlen, "%s", ee->e.why);
 		event_end_close(ee);
 		return NULL;
 	}
+	ee->replay_ns = erp_now_ns() - t0;
 	return ee;
 }
 
@@ -99,10 +102,16 @@ ssize_t event_end_read(struct event_end *ee, uint64_t addr, void *buf, size_t le
  * ptrace stops bound to one CPU: bench/stop_cost). */
 #define STOP_COST_NS 20000
 
-/* The program's own run in the stretch before event k of t (the
- * replay's wall time less the stop's). */
+/* The program's own run in the stretch before event k of t: the thread's
+ * CPU time in the replay where the kernel counts it, else the replay's
+ * wall time less the stop's (an estimate that came out at a third of
+ * sort's last stretches, some 30 us each: a stop costs less than
+ * STOP_COST_NS inside a run's wall time, and a tail chosen by it held
+ * three times the run it was to). */
 static uint64_t ran_ns(const struct erp_thread *t, size_t k)
 {
+	if (t->ev[k].native_cpu_ns)
+		return t->ev[k].native_cpu_ns;
 	uint64_t ns = t->ev[k].native_ns;
 	return ns > STOP_COST_NS ? ns - STOP_COST_NS : 0;
 }
@@ -138,10 +147,26 @@ size_t event_end_tail_back(const struct event_end *ee, size_t end, uint64_t budg
 	return k > 1 ? k : 0;
 }
 
-/* Less than this much of a stretch to leave out is not worth a point (one
- * more native replay of the whole recording to take it, and every replay
- * of the tail finding it with a breakpoint). */
-#define MIN_SPLIT_NS 200000
+/* Is leaving out that much of a stretch worth a point? A point costs one
+ * more native replay of the recording up to the stretch (at most what the
+ * replay to the end took), single steps on to a cold PC and the traps of
+ * each later replay finding it again (POINT_COST_NS together); a
+ * nanosecond of the program's native run left out saves about
+ * STEP_NS_PER_NATIVE_NS of stepping (some 5 instructions, at about 200,000
+ * instructions a second: python3's and sort's last stretches ran 3-7
+ * instructions a ns). So about 25 us for a replay of a tenth of a second,
+ * half a millisecond for one of 12 s (dd's 300,000 syscalls); below the
+ * fixed 0.2 ms this was before, sort's last stretch (50 us, with 13 more
+ * after it) was stepped whole. */
+#define POINT_COST_NS 500000000ull
+#define STEP_NS_PER_NATIVE_NS 25000ull
+#define MIN_SPLIT_FLOOR_NS 20000ull
+
+static uint64_t min_split_ns(const struct event_end *ee)
+{
+	uint64_t ns = (ee->replay_ns + POINT_COST_NS) / STEP_NS_PER_NATIVE_NS;
+	return ns > MIN_SPLIT_FLOOR_NS ? ns : MIN_SPLIT_FLOOR_NS;
+}
 
 uint64_t event_end_tail_split(const struct event_end *ee, size_t from, uint64_t budget_ns)
 {
@@ -152,7 +177,7 @@ uint64_t event_end_tail_split(const struct event_end *ee, size_t from, uint64_t 
 		return 0;
 	uint64_t after = event_end_tail_ns(ee, from + 1, t->nev); /* its stretches after the first */
 	uint64_t first = ran_ns(t, from);
-	if (after >= budget_ns || first < budget_ns - after + MIN_SPLIT_NS)
+	if (after >= budget_ns || first < budget_ns - after + min_split_ns(ee))
 		return 0;
 	return first - (budget_ns - after);
 }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int erp_fail(struct erp *e, const char *fmt, ...)
 {
@@ -126,8 +127,11 @@ int erp_index(struct erp *e, const struct trace_data *td)
 
 void erp_index_free(struct erp *e)
 {
-	for (size_t i = 0; i < e->nthreads; i++)
+	for (size_t i = 0; i < e->nthreads; i++) {
 		free(e->threads[i].ev);
+		if (e->threads[i].clock_open && e->threads[i].clock >= 0)
+			close(e->threads[i].clock);
+	}
 	free(e->threads);
 	e->threads = NULL;
 	e->nthreads = 0;

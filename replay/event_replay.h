@@ -45,8 +45,9 @@ struct erp_event {
 	const void *rec;      /* the trace_syscall / _rdtsc / _signal / _state */
 	/* Wall time the thread ran natively from its previous event to this
 	 * one in this replay (0: stepped, or not reached): how long the
-	 * stretch is, for choosing a tail to make first (event_end.h). */
-	uint64_t native_ns;
+	 * stretch is, for choosing a tail to make first (event_end.h); and
+	 * its own CPU time in that run (0: unknown), the better measure. */
+	uint64_t native_ns, native_cpu_ns;
 };
 
 struct erp_thread {
@@ -64,6 +65,9 @@ struct erp_thread {
 	                         stops before the program's end) */
 	bool started;         /* the observer heard of its first instruction */
 	bool ended;           /* ...and of its end */
+	int clock;            /* its CPU-time counter (cpu_clock_open), once
+				 clock_open; -1: none */
+	bool clock_open;
 	bool gone;            /* exited (or the process ended) */
 	uint64_t insns;       /* instructions completed (stepped runs only) */
 	/* rcx and r11 before its last syscall instruction (stepped runs):

@@ -63,6 +63,22 @@ void cpu_timer_close(int fd)
 	close(fd);
 }
 
+int cpu_clock_open(pid_t tid)
+{
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.size = sizeof a;
+	a.config = PERF_COUNT_SW_TASK_CLOCK;
+	return (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+uint64_t cpu_clock_read(int fd)
+{
+	uint64_t ns;
+	return fd >= 0 && read(fd, &ns, sizeof ns) == (ssize_t)sizeof ns ? ns : 0;
+}
+
 static bool has(const char *line, const char *key, int sig)
 {
 	unsigned long long mask;

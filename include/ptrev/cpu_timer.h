@@ -37,6 +37,14 @@ bool cpu_timer_is(int fd, const siginfo_t *si);
 /* Disarm and close (fd -1: nothing). */
 void cpu_timer_close(int fd);
 
+/* A counter of thread tid's own CPU time, counting from now (the same
+ * task-clock event, never signalling): a file descriptor, or -1 (errno).
+ * A stretch's time measured so leaves out its tracer's (ptrace stops on
+ * a CPU both share) and the wait for the CPU. */
+int cpu_clock_open(pid_t tid);
+/* Its count in ns (0 where it cannot be read). */
+uint64_t cpu_clock_read(int fd);
+
 /* Is signal sig pending at thread tid (its own or its process's)? */
 bool cpu_timer_pending(pid_t tid, int sig);
 

@@ -53,7 +53,8 @@ size_t event_end_tail_of(const struct event_end *ee, size_t n);
  * far longer than budget_ns (a computation before the program's exit:
  * milliseconds, millions of instructions to step). How much of that
  * stretch's native run to leave out, so that the tail holds about
- * budget_ns in all: 0 when not worth it (less than 0.2 ms). */
+ * budget_ns in all: 0 when not worth it (what it saves in stepping, less
+ * than one more native replay up to there costs). */
 uint64_t event_end_tail_split(const struct event_end *ee, size_t from, uint64_t budget_ns);
 /* Take the point where such a tail begins: td (an event recording of
  * one thread) replayed natively to its event from - 1, then on for about

@@ -2,7 +2,9 @@
  * traced child that computes, it stops the child with its own signal,
  * which the tracer tells from others (si_fd); armed again on the same
  * descriptor it stops it again; a signal the child has pending is seen
- * (cpu_timer_pending) and one it has not is not. Skipped (77) where the
+ * (cpu_timer_pending) and one it has not is not. The CPU clock
+ * (cpu_clock_open) counts the child's computing (two timer periods of it
+ * at least) and not the time it is stopped. Skipped (77) where the
  * kernel gives no task-clock event (a container's seccomp,
  * perf_event_paranoid). */
 #include <errno.h>
@@ -31,7 +33,8 @@ int main(void)
 	int st;
 	CHECK(waitpid(c, &st, 0) == c && WIFSTOPPED(st), "the child stops");
 	int fd = cpu_timer_open(c);
-	if (fd < 0) {
+	int clock = cpu_clock_open(c);
+	if (fd < 0 || clock < 0) {
 		printf("SKIP: no task-clock event here: %s\n", strerror(errno));
 		kill(c, SIGKILL);
 		waitpid(c, &st, 0);
@@ -50,6 +53,15 @@ int main(void)
 		cpu_timer_disarm(fd);
 		CHECK(!cpu_timer_pending(c, CPU_TIMER_SIGNAL), "round %d: nothing pending", round);
 	}
+	uint64_t ran = cpu_clock_read(clock);
+	CHECK(ran >= 2000000 && ran < 1000000000ull, "the clock counted its two runs of 1 ms at "
+	      "least (%llu ns)", (unsigned long long)ran);
+	usleep(20000);
+	uint64_t later = cpu_clock_read(clock);
+	CHECK(later >= ran && later - ran < 1000000, "not the 20 ms it was stopped (%llu ns more)",
+	      (unsigned long long)(later - ran));
+	CHECK(cpu_clock_read(-1) == 0, "no clock reads 0");
+	close(clock);
 	/* A signal sent and not taken yet: pending. */
 	syscall(SYS_tgkill, c, c, CPU_TIMER_SIGNAL);
 	CHECK(cpu_timer_pending(c, CPU_TIMER_SIGNAL), "a pending signal seen");
