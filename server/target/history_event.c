@@ -163,12 +163,18 @@ bool history_event_whole_ready(struct history_event *he)
 	return js.done && !js.failed;
 }
 
-/* How much of the program's own run a tail holds: PTREV_TAIL_US
- * microseconds (tests, benchmarks), else 100 us. */
+/* How much of the program's own run (its CPU time) a tail holds:
+ * PTREV_TAIL_US microseconds (tests, benchmarks), else 30 us: the code
+ * that runs last (formatting output, freeing) runs 3-7 instructions a ns,
+ * and a tail of 100 us held 0.3-1.3 million instructions, 2-6 s to step
+ * before the first reverse-stepi (sort, python3); one of 30 us, the last
+ * few stretches, holds thousands. Going back further makes one four times
+ * as long, each time. */
+#define TAIL_BUDGET_US 30ull
 static uint64_t tail_budget_ns(void)
 {
 	const char *v = getenv("PTREV_TAIL_US");
-	return v && *v ? strtoull(v, NULL, 10) * 1000ull : 100000ull;
+	return (v && *v ? strtoull(v, NULL, 10) : TAIL_BUDGET_US) * 1000ull;
 }
 
 /* Where a tail to make first begins (0: none). PTREV_TAIL_EVENTS=N: the

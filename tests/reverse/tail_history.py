@@ -17,7 +17,7 @@ move (PTREV_TAIL_HISTORY=0 PTREV_BACKGROUND_HISTORY=0): every register,
 variable, backtrace and breakpoint hit must be the same, and so must the
 instruction numbers `monitor when` gives once the whole history is there.
 A tail of a fixed two events (PTREV_TAIL_EVENTS) makes the crossing
-certain; the default tail (about 100 us of the program's run) must agree
+certain; the default tail (about 30 us of the program's run) must agree
 too. A tail of 50 us begins inside the last round's computation, one
 stretch of about a millisecond, at a point found again by its state
 (replay/event_split.c): the same again there. The whole history is made
