@@ -1,0 +1,77 @@
+#!/bin/bash
+# The first reverse moves at the end of event recordings of real programs,
+# as a user meets them: `target remote | ptrev replay --stdio` (the end
+# shown), then reverse-stepi, reverse-stepi, reverse-next, each timed in
+# gdb, beside the program's own native run in the same script (ratios
+# against it, absolute figures beside). Programs: sort -n of LINES
+# shuffled numbers, python3 -S -c (json of small lists), and dd of BLOCKS
+# one-byte blocks (a syscall per byte: what the native replays cost).
+# With BASE_PTREV the same moves on the same recordings by that build too
+# (an earlier one), in turn with this one.
+#
+#   bench/first_move_bench.sh PTREV [LINES] [BLOCKS] [BASE_PTREV]
+set -euo pipefail
+
+ptrev=${1:?usage: first_move_bench.sh PTREV [LINES] [BLOCKS] [BASE_PTREV]}
+lines=${2:-20000}
+blocks=${3:-30000}
+base=${4:-}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+python=$(command -v python3)
+seq 1 "$lines" | awk 'BEGIN { srand(1) } { print rand() "\t" $0 }' | sort | cut -f2 \
+	>"$tmp/nums.txt"
+
+# native NAME ARGV...: the program's own run, seconds (best of 3).
+native() {
+	local best=
+	for _ in 1 2 3; do
+		local t0 t1
+		t0=$(date +%s.%N)
+		"$@" <"$tmp/nums.txt" >/dev/null 2>&1 || true
+		t1=$(date +%s.%N)
+		best=$(awk -v a="$t0" -v b="$t1" -v c="$best" \
+			'BEGIN { d = b - a; print (c == "" || d < c) ? d : c }')
+	done
+	echo "$best"
+}
+
+# moves PTREV TRACE PROG: the seconds of each move, one line each.
+moves() {
+	cat >"$tmp/m.gdb" <<GDB
+set pagination off
+python
+import time
+def timed(what, cmd):
+    t0 = time.time()
+    gdb.execute(cmd, to_string=True)
+    print('T %s %.3f' % (what, time.time() - t0))
+timed('open', 'target remote | $1 replay --stdio $2')
+for what in ('reverse-stepi', 'reverse-stepi-again', 'reverse-next'):
+    timed(what, what.replace('-again', ''))
+end
+GDB
+	gdb -nx -batch -x "$tmp/m.gdb" "$3" 2>&1 | awk '$1 == "T" { print $2, $3 }'
+}
+
+run() { # NAME PROG ARGV...
+	local name=$1 prog=$2
+	shift 2
+	local n
+	n=$(native "$@")
+	"$ptrev" record --force -o "$tmp/$name.ptrev" -- "$@" <"$tmp/nums.txt" >/dev/null 2>&1 || true
+	echo "$name (native run $n s):"
+	for who in this ${base:+base}; do
+		local p=$ptrev
+		[ "$who" = base ] && p=$base
+		moves "$p" "$tmp/$name.ptrev" "$prog" | while read -r what s; do
+			printf '  %-5s %-20s %7.2f s  %9.0fx native\n' "$who" "$what" "$s" \
+				"$(awk -v a="$s" -v b="$n" 'BEGIN { print (b > 0 ? a / b : 0) }')"
+		done
+	done
+}
+
+run sort "$(command -v sort)" "$(command -v sort)" -n
+run python3 "$python" "$python" -S -c \
+	'import json; print(sum(len(json.dumps(list(range(i)))) for i in range(300)))'
+run dd "$(command -v dd)" "$(command -v dd)" if=/dev/zero of=/dev/null bs=1 count="$blocks"
