@@ -9,17 +9,24 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-int cpu_timer_open(pid_t tid)
+/* Thread tid's task-clock event: counting only, or (sample_period)
+ * disabled until armed, waking at each overflow. */
+static int task_clock(pid_t tid, uint64_t sample_period)
 {
 	struct perf_event_attr a;
 	memset(&a, 0, sizeof a);
 	a.type = PERF_TYPE_SOFTWARE;
 	a.size = sizeof a;
 	a.config = PERF_COUNT_SW_TASK_CLOCK;
-	a.sample_period = 1000000000;
-	a.disabled = 1;
-	a.wakeup_events = 1;
-	int fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	a.sample_period = sample_period;
+	a.disabled = sample_period != 0;
+	a.wakeup_events = sample_period != 0;
+	return (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+int cpu_timer_open(pid_t tid)
+{
+	int fd = task_clock(tid, 1000000000);
 	if (fd < 0)
 		return -1;
 	/* The signal goes to the thread itself (F_OWNER_TID), as
@@ -65,12 +72,7 @@ void cpu_timer_close(int fd)
 
 int cpu_clock_open(pid_t tid)
 {
-	struct perf_event_attr a;
-	memset(&a, 0, sizeof a);
-	a.type = PERF_TYPE_SOFTWARE;
-	a.size = sizeof a;
-	a.config = PERF_COUNT_SW_TASK_CLOCK;
-	return (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	return task_clock(tid, 0);
 }
 
 uint64_t cpu_clock_read(int fd)
