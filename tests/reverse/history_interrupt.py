@@ -12,7 +12,10 @@ the history of the recording's tail made first. gdb gets SIGINT (the
 terminal's Ctrl-C) a few seconds into each: each move ends within
 seconds with "Program received signal SIGINT", the registers and the
 backtrace as before the move (the end of the recording), full state,
-and `monitor history` says the history is still being made.
+and `monitor history` says the history is still being made. An IDE's
+way too: GDB/MI with mi-async on, over TCP (`ptrev replay --listen`),
+-exec-interrupt during a reverse step stops it with SIGINT at the same
+PC.
 
 usage: history_interrupt.py PTREV PROGRAM_DIR WORK_DIR
 """
@@ -53,6 +56,38 @@ def interrupted_move(ptrev, trace, prog, move, env):
     return out, (float(m.group(1)) - t0) if m else None
 
 
+def mi_interrupted(ptrev, trace, prog, env):
+    """GDB/MI over TCP: a reverse step, -exec-interrupt 8 s into it."""
+    srv = subprocess.Popen([ptrev, 'replay', '--listen', '127.0.0.1:0', trace],
+                           stderr=subprocess.PIPE, text=True, env=env)
+    port = None
+    for line in srv.stderr:
+        m = re.search(r'Listening on 127\.0\.0\.1:(\d+)', line)
+        if m:
+            port = m.group(1)
+            break
+    g = subprocess.Popen(['gdb', '-nx', '-q', '--interpreter=mi2', prog], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                         start_new_session=True)
+    g.stdin.write('-gdb-set mi-async on\n-target-select remote 127.0.0.1:%s\n'
+                  '-data-evaluate-expression $pc\n-exec-step-instruction --reverse\n' % port)
+    g.stdin.flush()
+    time.sleep(8)
+    g.stdin.write('-exec-interrupt\n')
+    g.stdin.flush()
+    time.sleep(3)
+    g.stdin.write('-data-evaluate-expression $pc\n-gdb-exit\n')
+    g.stdin.flush()
+    try:
+        out, _ = g.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        os.killpg(g.pid, signal.SIGKILL)
+        out, _ = g.communicate()
+    srv.kill()
+    srv.wait()
+    return out
+
+
 def state(text):
     """rip, rsp and the first two frames in text (gdb's prompts taken out)."""
     text = text.replace('(gdb) ', '')
@@ -85,6 +120,12 @@ def main():
               'is being made in the background' in out,
               '%s: full state, the history made on in the background (%s)'
               % (what, re.findall(r'.*(?:available|history of this).*', out)[-2:]))
+    out = mi_interrupted(ptrev, trace, loop, dict(os.environ, PTREV_TAIL_HISTORY='0'))
+    pcs = re.findall(r'\^done,value="(0x[0-9a-f]+)', out)
+    check(re.search(r'^\*stopped,reason="signal-received",signal-name="SIGINT"', out, re.M) and
+          len(pcs) == 2 and pcs[0] == pcs[1],
+          'GDB/MI over TCP: -exec-interrupt stops the reverse step with SIGINT where it stood '
+          '(%s; %s)' % (re.findall(r'^\*stopped.*', out, re.M)[-1:], pcs))
     left = subprocess.run(['pgrep', '-x', 'int_rec_loop'], capture_output=True,
                           text=True).stdout.split()
     check(not left, 'no replay process left (%s)' % left)
