@@ -83,8 +83,13 @@ def mi_interrupted(ptrev, trace, prog, env):
     except subprocess.TimeoutExpired:
         os.killpg(g.pid, signal.SIGKILL)
         out, _ = g.communicate()
-    srv.kill()
-    srv.wait()
+    # gdb gone, ptrev ends by itself (no --reconnect), its replays with it.
+    try:
+        srv.wait(timeout=120)
+    except subprocess.TimeoutExpired:
+        srv.kill()
+        srv.wait()
+        out += '\nptrev did not end after gdb left'
     return out
 
 
@@ -126,8 +131,14 @@ def main():
           len(pcs) == 2 and pcs[0] == pcs[1],
           'GDB/MI over TCP: -exec-interrupt stops the reverse step with SIGINT where it stood '
           '(%s; %s)' % (re.findall(r'^\*stopped.*', out, re.M)[-1:], pcs))
-    left = subprocess.run(['pgrep', '-x', 'int_rec_loop'], capture_output=True,
-                          text=True).stdout.split()
+    check('ptrev did not end after gdb left' not in out, 'ptrev ended after gdb left')
+    left = []
+    for _ in range(100):
+        left = subprocess.run(['pgrep', '-x', 'int_rec_loop'], capture_output=True,
+                              text=True).stdout.split()
+        if not left:
+            break
+        time.sleep(0.1)
     check(not left, 'no replay process left (%s)' % left)
     return finish()
 
