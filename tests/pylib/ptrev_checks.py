@@ -4,6 +4,7 @@ loopback port for a server to listen on, and `ptrev record` run as the
 tests run it."""
 import socket
 import subprocess
+import time
 
 FAILURES = []
 
@@ -43,3 +44,16 @@ def shell_each_below_gdb(comm, body):
     return ('shell below() { for c in $(pgrep -P "$1"); do echo "$c"; below "$c"; done; }; '
             'for p in $(below $PPID); do '
             'if [ "$(cat /proc/$p/comm 2>/dev/null)" = %s ]; then %s; fi; done\n' % (comm, body))
+
+
+def processes_left(comm, seconds=10):
+    """The pids of processes named COMM still there after waiting up to
+    SECONDS for them to go (a session's replays end as it does)."""
+    left = []
+    for _ in range(int(seconds * 10)):
+        left = subprocess.run(['pgrep', '-x', comm], capture_output=True,
+                              text=True).stdout.split()
+        if not left:
+            break
+        time.sleep(0.1)
+    return left

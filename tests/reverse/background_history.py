@@ -20,10 +20,9 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'pylib'))
-from ptrev_checks import check, finish, record  # noqa: E402
+from ptrev_checks import check, finish, processes_left, record  # noqa: E402
 
 # gdb's Python polls `monitor history` until the background is done.
 WAIT_MADE = '''python
@@ -133,13 +132,7 @@ def main():
     check(re.search(r'^nice: 0 19$', out, re.M),
           "the session's replay process runs at nice 0, the background's at 19 (%s)"
           % re.findall(r'^nice: .*', out, re.M))
-    left = []
-    for _ in range(100):
-        left = subprocess.run(['pgrep', '-x', 'bg_rec_loop'], capture_output=True,
-                              text=True).stdout.split()
-        if not left:
-            break
-        time.sleep(0.1)
+    left = processes_left('bg_rec_loop')
     check(not left and not re.search(r'Sanitizer|runtime error|cannot make', out),
           'the session ended, the background stopped, no replay process left (%s)'
           % (left or re.findall(r'.*(?:Sanitizer|runtime error|cannot make).*', out)))

@@ -28,10 +28,19 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'pylib'))
-from ptrev_checks import check, finish, record  # noqa: E402
+from ptrev_checks import check, finish, processes_left, record  # noqa: E402
 
 BEFORE = 'info registers rip rsp\nbt 2\necho MOVE\\n\n'
 AFTER = 'echo AFTER\\n\ninfo registers rip rsp\nbt 2\nmonitor why\nmonitor history\n'
+
+
+def gdb_output(g, timeout):
+    """What gdb printed, once it ended (killed after timeout seconds)."""
+    try:
+        return g.communicate(timeout=timeout)[0]
+    except subprocess.TimeoutExpired:
+        os.killpg(g.pid, signal.SIGKILL)
+        return g.communicate()[0]
 
 
 def interrupted_move(ptrev, trace, prog, move, env):
@@ -47,11 +56,7 @@ def interrupted_move(ptrev, trace, prog, move, env):
     os.killpg(g.pid, signal.SIGINT)
     g.stdin.write(AFTER + 'shell echo STOPPED $(date +%s.%N)\nquit\n')
     g.stdin.flush()
-    try:
-        out, _ = g.communicate(timeout=300)
-    except subprocess.TimeoutExpired:
-        os.killpg(g.pid, signal.SIGKILL)
-        out, _ = g.communicate()
+    out = gdb_output(g, 300)
     m = re.search(r'STOPPED (\S+)', out)
     return out, (float(m.group(1)) - t0) if m else None
 
@@ -78,11 +83,7 @@ def mi_interrupted(ptrev, trace, prog, env):
     time.sleep(3)
     g.stdin.write('-data-evaluate-expression $pc\n-gdb-exit\n')
     g.stdin.flush()
-    try:
-        out, _ = g.communicate(timeout=120)
-    except subprocess.TimeoutExpired:
-        os.killpg(g.pid, signal.SIGKILL)
-        out, _ = g.communicate()
+    out = gdb_output(g, 120)
     # gdb gone, ptrev ends by itself (no --reconnect), its replays with it.
     try:
         srv.wait(timeout=120)
@@ -132,13 +133,7 @@ def main():
           'GDB/MI over TCP: -exec-interrupt stops the reverse step with SIGINT where it stood '
           '(%s; %s)' % (re.findall(r'^\*stopped.*', out, re.M)[-1:], pcs))
     check('ptrev did not end after gdb left' not in out, 'ptrev ended after gdb left')
-    left = []
-    for _ in range(100):
-        left = subprocess.run(['pgrep', '-x', 'int_rec_loop'], capture_output=True,
-                              text=True).stdout.split()
-        if not left:
-            break
-        time.sleep(0.1)
+    left = processes_left('int_rec_loop')
     check(not left, 'no replay process left (%s)' % left)
     return finish()
 
