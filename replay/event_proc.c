@@ -201,23 +201,79 @@ uint64_t erp_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-int erp_run_for(struct erp *e, struct erp_thread *t, uint64_t ns, int guard, uint64_t guard_ns,
-		int *st)
+/* Sleep ns with no slack: a sleeping tracer's timer may fire up to its
+ * slack late (50 us by default), more than many of the runs asked for. */
+static void sleep_exactly(uint64_t ns)
 {
-	if (guard >= 0 && guard_ns)
-		cpu_timer_arm(guard, guard_ns); /* where it cannot be, the tracer's stop alone */
-	if (ptrace(PTRACE_SYSCALL, t->tid, NULL, NULL) < 0) {
-		cpu_timer_disarm(guard);
-		return erp_fail(e, "replay thread %d: %s", (int)t->tid, strerror(errno));
-	}
-	/* A sleeping tracer's timer may fire up to its slack late (50 us by
-	 * default): more than many of the runs asked for. */
 	struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
 	int slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
 	prctl(PR_SET_TIMERSLACK, 1, 0, 0, 0);
 	nanosleep(&ts, NULL);
 	if (slack > 0)
 		prctl(PR_SET_TIMERSLACK, (unsigned long)slack, 0, 0, 0);
+}
+
+/* t's next stop, as wait_stop, if it comes before the wall-clock
+ * deadline: 1 (*st), 0 none by then, -1. The tracer sleeps first, then
+ * looks every poll_ns: t runs on another CPU, and a look costs it
+ * nothing. */
+static int wait_stop_by(struct erp *e, struct erp_thread *t, int req, int *st, uint64_t first_ns,
+			uint64_t poll_ns, uint64_t deadline)
+{
+	sleep_exactly(first_ns);
+	for (;;) {
+		pid_t w = ptrace_waitpid(t->tid, st, __WALL | WNOHANG);
+		if (w < 0)
+			return erp_fail(e, "replay thread %d: %s", (int)t->tid, strerror(errno));
+		if (w == t->tid) {
+			if (erp_count_stop(e) < 0)
+				return -1;
+			if (!search_hit(e, t, *st))
+				break;
+			if (ptrace(req, t->tid, NULL, NULL) < 0)
+				return erp_fail(e, "replay thread %d: %s", (int)t->tid, strerror(errno));
+			continue;
+		}
+		uint64_t now = erp_now_ns();
+		if (now >= deadline)
+			return 0;
+		sleep_exactly(deadline - now < poll_ns ? deadline - now : poll_ns);
+	}
+	if (WIFEXITED(*st) || WIFSIGNALED(*st)) {
+		t->gone = true;
+		return erp_fail(e, "the replay of thread %d ended unexpectedly after its event %zu "
+				"(%s %d)", (int)t->rec_tid, t->next,
+				WIFEXITED(*st) ? "exit" : "signal",
+				WIFEXITED(*st) ? WEXITSTATUS(*st) : WTERMSIG(*st));
+	}
+	return 1;
+}
+
+int erp_run_for(struct erp *e, struct erp_thread *t, uint64_t ns, int guard, uint64_t guard_ns,
+		int *st)
+{
+	bool timed = guard >= 0 && guard_ns && cpu_timer_arm(guard, guard_ns) == 0;
+	uint64_t start = erp_now_ns();
+	if (ptrace(PTRACE_SYSCALL, t->tid, NULL, NULL) < 0) {
+		cpu_timer_disarm(guard);
+		return erp_fail(e, "replay thread %d: %s", (int)t->tid, strerror(errno));
+	}
+	/* Timed, the thread's own timer stops it (in its CPU time, whatever
+	 * else runs on its CPU: a run on a loaded machine still makes its
+	 * passes), and the tracer looks for that stop; at ns the tracer
+	 * stops it itself. Untimed, the tracer's stop at ns is all. */
+	int rc = 0;
+	if (timed) {
+		uint64_t poll = guard_ns / 8 < 20000 ? 20000 : guard_ns / 8;
+		rc = wait_stop_by(e, t, PTRACE_SYSCALL, st, guard_ns < ns ? guard_ns : ns,
+				  poll < 1000000 ? poll : 1000000, start + ns);
+		if (rc != 0) {
+			cpu_timer_disarm(guard);
+			return rc < 0 ? -1 : erp_timer_stop(t, guard, *st) ? 1 : 0;
+		}
+	} else {
+		sleep_exactly(ns);
+	}
 	/* If another stop comes first, this one stays pending: the caller
 	 * gives the process up then. */
 	syscall(SYS_tgkill, e->pid, t->tid, SIGSTOP);
@@ -225,7 +281,6 @@ int erp_run_for(struct erp *e, struct erp_thread *t, uint64_t ns, int guard, uin
 	 * the kernel sends it from an interrupt's aftermath) comes before
 	 * it or not at all; the SIGSTOP, pending by then, follows at once
 	 * when the thread is resumed, before any instruction of its. */
-	int rc;
 	for (;;) {
 		if ((rc = wait_stop(e, t, PTRACE_SYSCALL, st)) < 0)
 			break;

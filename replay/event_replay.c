@@ -169,9 +169,13 @@ static int replay_as(struct erp *e, const struct trace_data *td, const struct er
 {
 	*e = *how;
 	e->memfd = -1;
+	/* PTREV_STATE_SKIP: 0 counts every pass; N > 0 lets passes go from
+	 * N ahead (tests make a nested loop's misses so). */
 	const char *skip = getenv("PTREV_STATE_SKIP");
 	if (skip && strcmp(skip, "0") == 0)
 		e->skip_level = SKIP_NONE;
+	else if (skip)
+		e->skip_from = strtoull(skip, NULL, 10);
 	if ((e->tail_obs || e->hold_at_tail) && e->tail_from == 0)
 		return erp_fail(e, "a tail begins after an event");
 	int rc;
@@ -183,10 +187,12 @@ static int replay_as(struct erp *e, const struct trace_data *td, const struct er
 		int level = e->skip_level + 1;
 		fprintf(stderr, "ptrev: replay: %s; replaying again, %s\n", e->why,
 			level == SKIP_NONE ? "counting every pass" : "letting fewer passes go");
+		uint64_t from = e->skip_from;
 		erp_free(e);
 		*e = *how;
 		e->memfd = -1;
 		e->skip_level = level;
+		e->skip_from = from;
 	}
 	return rc;
 }

@@ -88,13 +88,17 @@ struct erp_thread {
 	 * by a jump (already in the model), the pass (search_hits) where the
 	 * model put the point once it let passes go uncounted (0: it has
 	 * not), the run asked for last (ns; 0: none yet), the fastest
-	 * pass rate seen, per ns asked for (0: no run yet), and how many
-	 * runs in a row barely moved it. */
+	 * pass rate seen, per ns of the loop's run (0: no run yet), how
+	 * many runs in a row barely moved it, and the CPU time a resume
+	 * costs the thread before and after it runs anything (runs timed
+	 * by its CPU clock; 0: not measured yet). */
 	struct pass_model model;
 	bool skip_jumped;
 	uint64_t skip_target, skip_asked;
 	double skip_rate;
 	unsigned skip_futile;   /* runs in a row that barely moved it */
+	uint64_t skip_overhead;
+	bool skip_timed;        /* the runs are timed by its CPU clock */
 	void *obs;            /* the observer's per-thread state */
 };
 
@@ -187,8 +191,11 @@ struct erp {
 	/* How boldly passes of a hot loop are let go uncounted
 	 * (event_skip.c): SKIP_BOLD first; a failure because passes were let
 	 * go where the point was (skip_missed) tries again one level down;
-	 * SKIP_NONE also where asked for (PTREV_STATE_SKIP=0). */
+	 * SKIP_NONE also where asked for (PTREV_STATE_SKIP=0); skip_from:
+	 * the fewest passes ahead that timed runs start for
+	 * (PTREV_STATE_SKIP=N; 0: event_skip.c's default). */
 	enum { SKIP_BOLD, SKIP_CAREFUL, SKIP_NONE } skip_level;
+	uint64_t skip_from;
 	bool skip_missed;
 	char why[512];
 };
@@ -225,13 +232,13 @@ int erp_resume(struct erp *e, struct erp_thread *t, int req, int sig, int *st);
 /* CLOCK_MONOTONIC in ns: how long a run took. */
 uint64_t erp_now_ns(void);
 /* Let t run on natively (to its next syscall at most, a search's hits
- * counted on the way) for about ns of wall time, then stop it wherever
- * it is; with guard, t's timer (ptrev/cpu_timer.h; -1: none) armed
- * for guard_ns (0: not armed), stopped after that much of its own CPU
- * time at the latest, however late the tracer is (the timer's stops,
- * late ones of earlier runs too, are passed). 1 stopped so, 0 another stop
- * came first (*st; the stops asked for stay pending, and the process is
- * not to be used again), -1. */
+ * counted on the way), then stop it wherever it is: with guard, t's
+ * timer (ptrev/cpu_timer.h; -1: none) armed for guard_ns (0: not
+ * armed), after that much of its own CPU time, however loaded its CPU;
+ * the tracer's stop after ns of wall time in any case (the timer's
+ * stops, late ones of earlier runs too, are passed then). 1 stopped so,
+ * 0 another stop came first (*st; the stops asked for stay pending, and
+ * the process is not to be used again), -1. */
 int erp_run_for(struct erp *e, struct erp_thread *t, uint64_t ns, int guard, uint64_t guard_ns,
 		int *st);
 /* What timed runs of one thread need (erp_timed_begin to erp_timed_end):

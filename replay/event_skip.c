@@ -12,14 +12,25 @@
  * stopped wherever it is, and is run on to its next pass with the
  * breakpoint; the passes it made meanwhile are read from the words
  * again. Each run is asked to last at most half of what is left at the
- * fastest rate seen (the tracer waits on another CPU and stops the
- * thread with a signal), and is cut at three quarters of it in the
- * thread's own CPU time by the kernel's task clock where there is one
- * (ptrev/cpu_timer.h: a tracer whose CPU is taken for milliseconds,
- * which happens in a VM even when idle, is late by that much). So the
+ * fastest rate seen. Where the kernel has a task clock (ptrev/cpu_timer.h)
+ * a run is measured in the thread's own CPU time, and its timer stops
+ * it: a run then makes the passes asked for however loaded the machine
+ * (in wall time, with its CPU shared, runs of tens of us made no pass
+ * and a CI run counted 700,000 passes one by one). Elsewhere the tracer,
+ * waiting on another CPU, stops it after that much wall time. So the
  * runs close in on the point, and the last passes (what the shortest
- * run makes: tens of thousands in a tight loop, a second or two of
+ * run makes: tens of thousands in a tight loop, half a second of
  * traps) are counted, compared one by one as before.
+ *
+ * A resume costs the thread CPU time in the kernel before it runs its
+ * first instruction, which its timer counts: about 10 us in this VM,
+ * where a run timed at 10 us made one pass of a loop that makes a
+ * thousand in 10 us, and a rate taken from it made the next run go past
+ * the point. Measured once (a resume that runs nothing, both ways: more
+ * than the part before the first instruction), it is added to every
+ * timed run and left out of the rate, which is so at least the loop's
+ * (the safe side). The first timed run makes tens of thousands of
+ * passes: a point fewer passes ahead is counted to.
  *
  * Sound as far as the model is: a pass let go is one whose words the
  * model says differ from the point's. Where the model is wrong (a loop
@@ -36,9 +47,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ptrev/cpu_timer.h"
 #include "ptrev/debugregs.h"
 
 /* Fewer passes left than this are counted (a tenth of a second of
@@ -49,8 +62,20 @@
  * CPU than the tracer's is not running yet for some us, and stopped
  * sooner makes no pass. */
 #define MIN_RUN_NS 5000
+/* ...and timed, of the loop's own run on top of the overhead: what the
+ * overhead's measurement gets wrong (some us) is small beside it. */
+#define MIN_TIMED_RUN_NS 10000
 /* Runs in a row that barely move the thread before the rest is counted. */
 #define FUTILE_RUNS 8
+/* The first timed run (10 us of the loop, and what it costs the thread
+ * to be resumed and stopped beyond what the measured overhead says) may
+ * make tens of thousands of passes of a tight loop: with fewer left than
+ * this the passes are counted. (Untimed runs, the tracer's stop after a
+ * wall-clock wait, made 1 pass in 5 us and 27,000 in 25: the thread's
+ * resume takes 10-20 us, and a rate taken from them went past points.) */
+#define FIRST_TIMED_RUN_PASSES 65536
+/* Where the overhead cannot be measured (the clock cannot be read). */
+#define DEFAULT_OVERHEAD_NS 20000
 
 /* How many of the point's stack bytes the model takes. */
 static size_t stack_len(const struct trace_state *st)
@@ -112,41 +137,88 @@ static int to_next_pass(struct erp *e, struct erp_thread *t, uint64_t pc, int gu
 	return 1;
 }
 
-/* One run without the breakpoint, then on to the next pass with it
- * (guard: t's CPU-time timer, or -1; left: passes left to the point): 0
- * it stands there (regs; the counts brought up to date), 1 no more runs
- * are worth asking for (there, or where it stood), -1. */
-static int one_run(struct erp *e, struct erp_thread *t, const struct trace_state *st, int guard,
-		   uint64_t *left, struct user_regs_struct *regs)
+/* The CPU time t spends being resumed and stopped when it runs nothing
+ * (resumed with a SIGSTOP pending, taken before its first instruction):
+ * the smaller of two measurements, at least what a run spends before its
+ * first instruction. 0, or -1. */
+static int measure_overhead(struct erp *e, struct erp_thread *t, const struct trace_state *st,
+			    int guard)
 {
-	/* The first run is as short as a run can be: how many passes that
-	 * makes in the wall time it took says about how fast the loop goes
-	 * (less than it does: the run after it is short). Then at most half
-	 * of what is left at the fastest rate seen, and at most four times
-	 * the run before; careful (after a miss), an eighth and twice. The
-	 * timer stops the thread, in its own CPU time (which a stop and a
-	 * resume take tens of us of), where the tracer is late: at twice
-	 * the run and 200 us more, and at three quarters of what is left. */
-	bool careful = e->skip_level == SKIP_CAREFUL, first = t->skip_rate == 0;
-	uint64_t ns = 0;
-	if (!first) {
-		ns = (uint64_t)((double)*left / (careful ? 8 : 2) / t->skip_rate);
-		uint64_t most = (careful ? 2 : 4) * t->skip_asked + MIN_RUN_NS;
-		if (ns > most)
-			ns = most;
-		if (ns < MIN_RUN_NS)
-			return 1;
+	uint64_t best = UINT64_MAX;
+	for (int i = 0; i < 2; i++) {
+		uint64_t c0 = t->clock >= 0 ? cpu_clock_read(t->clock) : 0;
+		syscall(SYS_tgkill, e->pid, t->tid, SIGSTOP);
+		int ws;
+		do {
+			if (erp_resume(e, t, PTRACE_SYSCALL, 0, &ws) < 0)
+				return -1;
+		} while (erp_timer_stop(t, guard, ws));
+		uint64_t c1 = t->clock >= 0 ? cpu_clock_read(t->clock) : 0;
+		if (!WIFSTOPPED(ws) || WSTOPSIG(ws) != SIGSTOP)
+			return missed(e, t, st, "a signal came first");
+		if (c0 && c1 > c0 && c1 - c0 < best)
+			best = c1 - c0;
 	}
-	uint64_t guard_ns = 2 * ns + 200000;
-	if (!first && (double)guard_ns > (double)*left * 3 / 4 / t->skip_rate)
-		guard_ns = (uint64_t)((double)*left * 3 / 4 / t->skip_rate);
+	t->skip_overhead = best == UINT64_MAX ? DEFAULT_OVERHEAD_NS : best;
+	return 0;
+}
+
+/* The loop's run to ask for next (ns; timed: on top of the overhead;
+ * untimed, the first: 1, stopped at once), or 0: none is worth asking
+ * for, the rest is counted. */
+static uint64_t run_to_ask(const struct erp *e, const struct erp_thread *t, uint64_t left)
+{
+	bool careful = e->skip_level == SKIP_CAREFUL;
+	uint64_t least = t->skip_timed ? MIN_TIMED_RUN_NS : MIN_RUN_NS;
+	/* The first run is as short as a run can be: how many passes that
+	 * makes says about how fast the loop goes. */
+	if (t->skip_rate == 0)
+		return t->skip_timed ? least : 1;
+	/* Then at most half of what is left at the fastest rate seen, and
+	 * at most four times the run before; careful (after a miss), an
+	 * eighth and twice. */
+	uint64_t ns = (uint64_t)((double)left / (careful ? 8 : 2) / t->skip_rate);
+	uint64_t most = (careful ? 2 : 4) * t->skip_asked + MIN_RUN_NS;
+	if (ns > most)
+		ns = most;
+	return ns < least ? 0 : ns;
+}
+
+/* One run without the breakpoint, then on to the next pass with it
+ * (guard: t's CPU-time timer, or -1; ns: the run, run_to_ask; left:
+ * passes left to the point): 0 it stands there (regs; the counts brought
+ * up to date), 1 no more runs are worth asking for (there), -1. */
+static int one_run(struct erp *e, struct erp_thread *t, const struct trace_state *st, int guard,
+		   uint64_t ns, uint64_t *left, struct user_regs_struct *regs)
+{
+	bool first = t->skip_rate == 0, timed = t->skip_timed;
+	uint64_t cpu, wall;
+	if (timed) {
+		/* The tracer stops it too, much later, in case the timer
+		 * does not. */
+		cpu = t->skip_overhead + ns;
+		wall = 8 * cpu + 50000000;
+	} else {
+		/* The tracer stops it after ns (the first run at once); the
+		 * timer, where the tracer is late, at twice the run and 200
+		 * us more, and at three quarters of what is left. */
+		if (first)
+			ns = 0;
+		wall = ns;
+		cpu = 0;
+		if (guard >= 0) {
+			cpu = 2 * ns + 200000;
+			if (!first && (double)cpu > (double)*left * 3 / 4 / t->skip_rate)
+				cpu = (uint64_t)((double)*left * 3 / 4 / t->skip_rate);
+		}
+	}
 	if (inf_dr_write(t->tid, 7, e->search_dr7) < 0)
 		return erp_fail(e, "thread %d: cannot clear its hardware breakpoint",
 				(int)t->rec_tid);
 	int ws;
 	uint64_t t0 = erp_now_ns();
-	int rc = erp_run_for(e, t, ns, guard, guard_ns, &ws);
-	uint64_t wall = erp_now_ns() - t0;
+	int rc = erp_run_for(e, t, wall, guard, cpu, &ws);
+	uint64_t took = erp_now_ns() - t0;
 	if (rc < 0)
 		return -1;
 	if (rc == 0)
@@ -161,21 +233,24 @@ static int one_run(struct erp *e, struct erp_thread *t, const struct trace_state
 		return missed(e, t, st, "the registers stopped changing as they did");
 	if (n > *left)
 		return missed(e, t, st, "the registers say it went past the point");
-	/* Passes per ns asked for: a run stops later than asked, so this
-	 * is more than the loop's rate, the more so the shorter the run:
-	 * the safe side. */
-	double r = (double)n / (double)(ns ? ns : wall ? wall : 1);
+	/* Passes per ns of the loop's run: timed, at least the loop's rate
+	 * (the overhead left out is at least what the run spent before
+	 * its first instruction); untimed, a run stops later than asked, so
+	 * this is more than the loop's rate, the more so the shorter the
+	 * run: the safe side. The first untimed run's, per ns it took, is
+	 * less, and the run after it is short. */
+	double r = (double)n / (double)(ns ? ns : took ? took : 1);
 	if (r > t->skip_rate)
 		t->skip_rate = r;
 	*left -= n;
 	t->search_hits += n - 1; /* erp_at_state counts the pass it stands at */
 	t->skip_target = t->search_hits + 1 + *left;
 	t->skip_asked = ns;
-	/* A run that barely moved it (the thread was not on its CPU yet
-	 * when stopped: a loaded machine, or a run too short) costs about
-	 * what six counted passes do; after FUTILE_RUNS of them in a row the
-	 * rest is counted. One alone says little: under load the next may
-	 * run. */
+	/* A run that barely moved it (untimed: the thread was not on its
+	 * CPU yet when stopped, on a loaded machine, or a run too short)
+	 * costs about what six counted passes do; after FUTILE_RUNS of them
+	 * in a row the rest is counted. One alone says little: under load
+	 * the next may run. */
 	t->skip_futile = !first && n < SKIP_MIN_PASSES / 4 ? t->skip_futile + 1 : 0;
 	return t->skip_futile >= FUTILE_RUNS;
 }
@@ -196,14 +271,26 @@ int erp_skip_passes(struct erp *e, struct erp_thread *t, const struct trace_stat
 		return 0;
 	words(w, st->regs, st->sp_len ? st->sp_bytes : NULL, stack_len(st));
 	uint64_t left = pass_model_left(&t->model, w);
-	if (left < SKIP_MIN_PASSES)
+	/* Timed runs where the thread's CPU clock can be read (the timer is
+	 * the same kind of counter). */
+	bool first = t->skip_rate == 0;
+	if (left < SKIP_MIN_PASSES || (first && t->clock >= 0 &&
+	     left < (e->skip_from ? e->skip_from : FIRST_TIMED_RUN_PASSES)) ||
+	    (!first && !run_to_ask(e, t, left)))
 		return 0;
-	uint64_t before = left;
+	uint64_t before = left, ns;
 	struct erp_timed tm;
 	erp_timed_begin(t, &tm);
 	int rc = 0;
-	while (rc == 0 && left >= SKIP_MIN_PASSES)
-		rc = one_run(e, t, st, tm.guard, &left, regs);
+	/* Timed runs where the thread's CPU clock can be read and its timer
+	 * made. */
+	if (first) {
+		t->skip_timed = tm.guard >= 0 && t->clock >= 0;
+		if (t->skip_timed && !t->skip_overhead)
+			rc = measure_overhead(e, t, st, tm.guard);
+	}
+	while (rc == 0 && left >= SKIP_MIN_PASSES && (ns = run_to_ask(e, t, left)))
+		rc = one_run(e, t, st, tm.guard, ns, &left, regs);
 	if (erp_timed_end(e, t, &tm, rc >= 0) < 0)
 		rc = -1;
 	if (rc < 0)

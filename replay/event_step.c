@@ -75,6 +75,8 @@ static int search_bounded(struct erp *e, struct erp_thread *t, const struct trac
 		t->skip_target = t->skip_asked = 0;
 		t->skip_rate = 0;
 		t->skip_futile = 0;
+		t->skip_overhead = 0;
+		t->skip_timed = false;
 	}
 	t->search_hits++;
 	t->search_traps++;

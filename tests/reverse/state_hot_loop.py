@@ -16,9 +16,12 @@ time slice until the recording holds a point:
     takes minutes, and ptrev's line naming the thread, the point and the
     passes so far comes within a minute.
 hot_loop with its loop nested in one whose counter is a global (nothing
-the replay reads says which outer pass it is in): the pass the registers
-name is not the point; the replay says so, replays again counting every
-pass, and has full state and the result.
+the replay reads says which outer pass it is in), replayed with passes
+let go from 4,096 ahead (PTREV_STATE_SKIP=4096; by default 65,536, where
+the first run, timed by the thread's CPU clock, cannot go past a point):
+a run goes past the point, or the pass the registers name is not the
+point; the replay says so, replays again counting every pass, and has
+full state and the result.
 
 usage: state_hot_loop.py PTREV HOT_LOOP WORK_DIR
 """
@@ -144,7 +147,7 @@ def main():
         points, printed = record_with_point(ptrev, nested, [prog, '120000', '20000'], '0.05')
         if not points:
             continue
-        out = open_replay(ptrev, prog, nested)
+        out = open_replay(ptrev, prog, nested, dict(os.environ, PTREV_STATE_SKIP='4096'))
         full_state(out, printed, 'nested loop')
         missed = re.search(r"ptrev: replay: thread \d+'s STATE point at 0x[0-9a-f]+ \(its "
                            r"event \d+\) was looked for letting passes of a loop go "
