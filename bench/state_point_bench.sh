@@ -14,26 +14,32 @@
 # whole recording re-run natively; gdb's own start, about 0.1 s, included)
 # with passes predicted and with every pass counted, the first as a ratio
 # to the native run. A replay that takes longer than LIMIT seconds is
-# shown as "> LIMIT".
+# shown as "> LIMIT". With BASE_PTREV, the same recording's replay by that
+# build too (base_s; an earlier build, to compare on one recording: points
+# fall in different places in each).
 #
-#   bench/state_point_bench.sh PTREV THREAD_PROG [LIMIT]
+#   bench/state_point_bench.sh PTREV THREAD_PROG [LIMIT] [BASE_PTREV]
 set -euo pipefail
 
-ptrev=${1:?usage: state_point_bench.sh PTREV THREAD_PROG [LIMIT]}
-prog=${2:?usage: state_point_bench.sh PTREV THREAD_PROG [LIMIT]}
+usage='usage: state_point_bench.sh PTREV THREAD_PROG [LIMIT] [BASE_PTREV]'
+ptrev=${1:?$usage}
+prog=${2:?$usage}
 limit=${3:-60}
+base=${4:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
 
-# Seconds gdb takes to open the replay (env: extra variables), or "> LIMIT".
+# Seconds gdb takes to open the replay with ptrev build $1 (then env:
+# extra variables), or "> LIMIT".
 open_replay() {
-	local t0 t1
+	local t0 t1 build=$1
+	shift
 	t0=$(now)
 	if env "$@" timeout "$limit" gdb -nx -batch -ex "set remotetimeout $limit" \
-		-ex "target remote | $ptrev replay --stdio $tmp/p.ptrev" -ex 'monitor why' "$prog" \
+		-ex "target remote | $build replay --stdio $tmp/p.ptrev" -ex 'monitor why' "$prog" \
 		</dev/null 2>&1 | grep -q 'Every register and all memory are available here'; then
 		t1=$(now)
 		secs "$t0" "$t1"
@@ -42,8 +48,8 @@ open_replay() {
 	fi
 }
 
-printf '%-12s %10s %10s %7s %12s %10s %12s\n' iterations native_s record_s points replay_s \
-	replay/native counted_s
+printf '%-12s %10s %10s %7s %12s %10s %12s %10s\n' iterations native_s record_s points replay_s \
+	replay/native counted_s base_s
 for n in 20000 200000 2000000 20000000; do
 	t0=$(now)
 	"$prog" 2 "$n" >/dev/null
@@ -52,12 +58,14 @@ for n in 20000 200000 2000000 20000000; do
 		"$prog" 2 "$n" >/dev/null 2>&1
 	t2=$(now)
 	points=$("$ptrev" info "$tmp/p.ptrev" | sed -n 's/^state points: //p')
-	replay=$(open_replay)
-	counted=$(open_replay PTREV_STATE_SKIP=0)
+	replay=$(open_replay "$ptrev")
+	counted=$(open_replay "$ptrev" PTREV_STATE_SKIP=0)
+	based=-
+	[ -n "$base" ] && based=$(open_replay "$base")
 	case $replay in
 	">"*) ratio="-" ;;
 	*) ratio=$(awk -v a="$replay" -v b="$(secs "$t0" "$t1")" 'BEGIN { printf "%.0fx", a / b }') ;;
 	esac
-	printf '%-12s %10s %10s %7s %12s %10s %12s\n' "$n" "$(secs "$t0" "$t1")" "$(secs "$t1" "$t2")" \
-		"${points:-0}" "$replay" "$ratio" "$counted"
+	printf '%-12s %10s %10s %7s %12s %10s %12s %10s\n' "$n" "$(secs "$t0" "$t1")" \
+		"$(secs "$t1" "$t2")" "${points:-0}" "$replay" "$ratio" "$counted" "$based"
 done

@@ -162,13 +162,39 @@ int erp_set_regs(struct erp *e, struct erp_thread *t, const struct user_regs_str
 	return 0;
 }
 
-/* Wait for t's next stop, a search's hits passed on the way (t resumed
- * with req again after each). */
-static int wait_stop(struct erp *e, struct erp_thread *t, int req, int *st)
+/* Sleep ns with no slack: a sleeping tracer's timer may fire up to its
+ * slack late (50 us by default), more than many of the runs asked for. */
+static void sleep_exactly(uint64_t ns)
 {
+	struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
+	int slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+	prctl(PR_SET_TIMERSLACK, 1, 0, 0, 0);
+	nanosleep(&ts, NULL);
+	if (slack > 0)
+		prctl(PR_SET_TIMERSLACK, (unsigned long)slack, 0, 0, 0);
+}
+
+/* Wait for t's next stop, a search's hits passed on the way (t resumed
+ * with req again after each): 1 (*st), -1. With a wall-clock deadline
+ * (0: none), 0 where none came by then: the tracer sleeps first_ns, then
+ * looks every poll_ns (t runs on another CPU, and a look costs it
+ * nothing). */
+static int wait_stop_by(struct erp *e, struct erp_thread *t, int req, int *st, uint64_t first_ns,
+			uint64_t poll_ns, uint64_t deadline)
+{
+	if (deadline)
+		sleep_exactly(first_ns);
 	for (;;) {
-		if (ptrace_wait_task(t->tid, st) < 0)
+		pid_t w = ptrace_waitpid(t->tid, st, __WALL | (deadline ? WNOHANG : 0));
+		if (w < 0)
 			return erp_fail(e, "replay thread %d: %s", (int)t->tid, strerror(errno));
+		if (w == 0) {
+			uint64_t now = erp_now_ns();
+			if (now >= deadline)
+				return 0;
+			sleep_exactly(deadline - now < poll_ns ? deadline - now : poll_ns);
+			continue;
+		}
 		if (erp_count_stop(e) < 0)
 			return -1;
 		if (!search_hit(e, t, *st))
@@ -183,7 +209,12 @@ static int wait_stop(struct erp *e, struct erp_thread *t, int req, int *st)
 				WIFEXITED(*st) ? "exit" : "signal",
 				WIFEXITED(*st) ? WEXITSTATUS(*st) : WTERMSIG(*st));
 	}
-	return 0;
+	return 1;
+}
+
+static int wait_stop(struct erp *e, struct erp_thread *t, int req, int *st)
+{
+	return wait_stop_by(e, t, req, st, 0, 0, 0) < 0 ? -1 : 0;
 }
 
 int erp_resume(struct erp *e, struct erp_thread *t, int req, int sig, int *st)
@@ -199,54 +230,6 @@ uint64_t erp_now_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* Sleep ns with no slack: a sleeping tracer's timer may fire up to its
- * slack late (50 us by default), more than many of the runs asked for. */
-static void sleep_exactly(uint64_t ns)
-{
-	struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
-	int slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
-	prctl(PR_SET_TIMERSLACK, 1, 0, 0, 0);
-	nanosleep(&ts, NULL);
-	if (slack > 0)
-		prctl(PR_SET_TIMERSLACK, (unsigned long)slack, 0, 0, 0);
-}
-
-/* t's next stop, as wait_stop, if it comes before the wall-clock
- * deadline: 1 (*st), 0 none by then, -1. The tracer sleeps first, then
- * looks every poll_ns: t runs on another CPU, and a look costs it
- * nothing. */
-static int wait_stop_by(struct erp *e, struct erp_thread *t, int req, int *st, uint64_t first_ns,
-			uint64_t poll_ns, uint64_t deadline)
-{
-	sleep_exactly(first_ns);
-	for (;;) {
-		pid_t w = ptrace_waitpid(t->tid, st, __WALL | WNOHANG);
-		if (w < 0)
-			return erp_fail(e, "replay thread %d: %s", (int)t->tid, strerror(errno));
-		if (w == t->tid) {
-			if (erp_count_stop(e) < 0)
-				return -1;
-			if (!search_hit(e, t, *st))
-				break;
-			if (ptrace(req, t->tid, NULL, NULL) < 0)
-				return erp_fail(e, "replay thread %d: %s", (int)t->tid, strerror(errno));
-			continue;
-		}
-		uint64_t now = erp_now_ns();
-		if (now >= deadline)
-			return 0;
-		sleep_exactly(deadline - now < poll_ns ? deadline - now : poll_ns);
-	}
-	if (WIFEXITED(*st) || WIFSIGNALED(*st)) {
-		t->gone = true;
-		return erp_fail(e, "the replay of thread %d ended unexpectedly after its event %zu "
-				"(%s %d)", (int)t->rec_tid, t->next,
-				WIFEXITED(*st) ? "exit" : "signal",
-				WIFEXITED(*st) ? WEXITSTATUS(*st) : WTERMSIG(*st));
-	}
-	return 1;
 }
 
 int erp_run_for(struct erp *e, struct erp_thread *t, uint64_t ns, int guard, uint64_t guard_ns,
