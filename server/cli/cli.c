@@ -408,8 +408,13 @@ static int cmd_serve(int argc, char **argv)
 	if (o.stdio)
 		fputs("stdin/stdout redirected\n", stderr);
 	if (o.attach || o.prog_argv[0]) {
+		/* Over stdio gdb waits for its first packet's answer meanwhile
+		 * (a wrapper, a slow start): it hears from ptrev. */
+		struct cli_keepalive *keepalive = o.stdio ? cli_keepalive_start(STDOUT_FILENO)
+							  : NULL;
 		srv.target = o.attach ? attach_process(&o, o.attach, why, sizeof why)
 				      : launch_program(&o, o.prog_argv, NULL, why, sizeof why);
+		cli_keepalive_stop(keepalive);
 		if (!srv.target) {
 			fprintf(stderr, "ptrev: %s\n", why);
 			/* As gdbserver ends when its program cannot be run. */
@@ -458,9 +463,14 @@ static int cmd_replay(int argc, char **argv)
 	 * what a replay finds, and nothing of a saved recording can be lost. */
 	if (stdio)
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
+	/* gdb sent its first packet as it started this command: from here
+	 * on, until the session begins, it must hear something (reading a
+	 * large recording takes seconds too). */
+	struct cli_keepalive *keepalive = stdio ? cli_keepalive_start(STDOUT_FILENO) : NULL;
 	char err[512];
 	static struct trace_data td;
 	if (trace_read_file(file, &td, err, sizeof err) != 0) {
+		cli_keepalive_stop(keepalive);
 		fprintf(stderr, "ptrev replay: %s: %s\n", file, err);
 		return 1;
 	}
@@ -468,7 +478,6 @@ static int cmd_replay(int argc, char **argv)
 	static struct gdb_server srv;
 	gdb_server_init(&srv);
 	size_t nthreads = 0;
-	struct cli_keepalive *keepalive = stdio ? cli_keepalive_start(STDOUT_FILENO) : NULL;
 	if (materialise_needed(&td)) {
 		/* The end first (quick: native); the history when gdb first
 		 * needs it. */

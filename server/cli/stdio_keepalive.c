@@ -6,7 +6,13 @@
  * takes as long as its syscalls' stops do (seconds per hundred thousand).
  * gdb's wait for an ack passes over a byte that is neither an ack nor a
  * packet's start, each one restarting its timeout (remote.c, putpkt: the
- * "Junk" case): so one '\n' a second, until the session begins. */
+ * "Junk" case): so one '\n' at once and then every half second, until
+ * the session begins. Each 2 s of silence makes gdb send qSupported
+ * again, and ptrev answers every copy: gdb then takes the second answer
+ * for the next packet's ("Remote replied unexpectedly to
+ * 'vMustReplyEmpty'"). A first byte after a second, on a loaded machine
+ * with ptrev's own start and its reading of the file before it, came too
+ * late once. */
 #include "ptrev/cli.h"
 
 #include <poll.h>
@@ -22,10 +28,10 @@ struct cli_keepalive {
 	atomic_bool stop;
 };
 
-/* Sleep about a second, in steps that notice stop. */
-static bool wait_a_second(struct cli_keepalive *k)
+/* Sleep about half a second, in steps that notice stop. */
+static bool wait_a_while(struct cli_keepalive *k)
 {
-	for (int i = 0; i < 10 && !atomic_load(&k->stop); i++) {
+	for (int i = 0; i < 5 && !atomic_load(&k->stop); i++) {
 		struct timespec ts = {0, 100000000};
 		nanosleep(&ts, NULL);
 	}
@@ -35,13 +41,13 @@ static bool wait_a_second(struct cli_keepalive *k)
 static void *run(void *arg)
 {
 	struct cli_keepalive *k = arg;
-	while (wait_a_second(k)) {
+	do {
 		/* Never block on a reader that does not read: a byte is only
 		 * worth sending where the pipe has room. */
 		struct pollfd p = {.fd = k->fd, .events = POLLOUT};
 		if (poll(&p, 1, 0) == 1 && (p.revents & POLLOUT) && write(k->fd, "\n", 1) < 0)
 			break;
-	}
+	} while (wait_a_while(k));
 	return NULL;
 }
 
