@@ -271,8 +271,8 @@ int erp_skip_passes(struct erp *e, struct erp_thread *t, const struct trace_stat
 		return 0;
 	words(w, st->regs, st->sp_len ? st->sp_bytes : NULL, stack_len(st));
 	uint64_t left = pass_model_left(&t->model, w);
-	/* Timed runs where the thread's CPU clock can be read (the timer is
-	 * the same kind of counter). */
+	/* Timed (where the thread's CPU clock can be read), a point closer
+	 * than the first run may go is counted to. */
 	bool first = t->skip_rate == 0;
 	if (left < SKIP_MIN_PASSES || (first && t->clock >= 0 &&
 	     left < (e->skip_from ? e->skip_from : FIRST_TIMED_RUN_PASSES)) ||
