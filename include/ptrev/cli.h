@@ -52,8 +52,8 @@ int cli_check_output(const char *path, bool force, char *err, size_t errlen);
  * (terminal.c). */
 void cli_give_terminal(pid_t pgrp);
 
-/* While `ptrev replay --stdio` reads and opens its recording, or `ptrev
- * serve --stdio` starts its program, before the session begins: a byte gdb passes over, on fd at once and every half
+/* While `ptrev replay --stdio` reads and opens its recording, before the
+ * session begins: a byte gdb passes over, on fd at once and every half
  * second, so that gdb, which has sent its first packet, waits for the ack
  * as long as the opening takes (stdio_keepalive.c). NULL where no thread
  * could be started. */

@@ -408,13 +408,8 @@ static int cmd_serve(int argc, char **argv)
 	if (o.stdio)
 		fputs("stdin/stdout redirected\n", stderr);
 	if (o.attach || o.prog_argv[0]) {
-		/* Over stdio gdb waits for its first packet's answer meanwhile
-		 * (a wrapper, a slow start): it hears from ptrev. */
-		struct cli_keepalive *keepalive = o.stdio ? cli_keepalive_start(STDOUT_FILENO)
-							  : NULL;
 		srv.target = o.attach ? attach_process(&o, o.attach, why, sizeof why)
 				      : launch_program(&o, o.prog_argv, NULL, why, sizeof why);
-		cli_keepalive_stop(keepalive);
 		if (!srv.target) {
 			fprintf(stderr, "ptrev: %s\n", why);
 			/* As gdbserver ends when its program cannot be run. */
