@@ -285,6 +285,11 @@ int erp_run_for(struct erp *e, struct erp_thread *t, uint64_t ns, int guard, uin
 	return rc;
 }
 
+uint64_t erp_backstop_ns(uint64_t cpu_ns)
+{
+	return 8 * cpu_ns + 50000000;
+}
+
 void erp_timed_begin(struct erp_thread *t, struct erp_timed *tm)
 {
 	tm->guard = cpu_timer_open(t->tid);

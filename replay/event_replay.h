@@ -241,6 +241,11 @@ uint64_t erp_now_ns(void);
  * the process is not to be used again), -1. */
 int erp_run_for(struct erp *e, struct erp_thread *t, uint64_t ns, int guard, uint64_t guard_ns,
 		int *st);
+/* The wall time after which the tracer stops a run its timer is to stop
+ * after cpu_ns of t's CPU time, in case the timer does not: much later,
+ * since on a loaded machine t waits for its CPU, and its own run is
+ * what counts. */
+uint64_t erp_backstop_ns(uint64_t cpu_ns);
 /* What timed runs of one thread need (erp_timed_begin to erp_timed_end):
  * t's CPU-time timer (guard for erp_run_for; -1 where the kernel has
  * none), and the tracer on another CPU than t's where there is one: on

@@ -140,20 +140,20 @@ static int to_next_pass(struct erp *e, struct erp_thread *t, uint64_t pc, int gu
 /* The CPU time t spends being resumed and stopped when it runs nothing
  * (resumed with a SIGSTOP pending, taken before its first instruction):
  * the smaller of two measurements, at least what a run spends before its
- * first instruction. 0, or -1. */
+ * first instruction. Timed runs only: t's clock is open. 0, or -1. */
 static int measure_overhead(struct erp *e, struct erp_thread *t, const struct trace_state *st,
 			    int guard)
 {
 	uint64_t best = UINT64_MAX;
 	for (int i = 0; i < 2; i++) {
-		uint64_t c0 = t->clock >= 0 ? cpu_clock_read(t->clock) : 0;
+		uint64_t c0 = cpu_clock_read(t->clock);
 		syscall(SYS_tgkill, e->pid, t->tid, SIGSTOP);
 		int ws;
 		do {
 			if (erp_resume(e, t, PTRACE_SYSCALL, 0, &ws) < 0)
 				return -1;
 		} while (erp_timer_stop(t, guard, ws));
-		uint64_t c1 = t->clock >= 0 ? cpu_clock_read(t->clock) : 0;
+		uint64_t c1 = cpu_clock_read(t->clock);
 		if (!WIFSTOPPED(ws) || WSTOPSIG(ws) != SIGSTOP)
 			return missed(e, t, st, "a signal came first");
 		if (c0 && c1 > c0 && c1 - c0 < best)
@@ -194,10 +194,8 @@ static int one_run(struct erp *e, struct erp_thread *t, const struct trace_state
 	bool first = t->skip_rate == 0, timed = t->skip_timed;
 	uint64_t cpu, wall;
 	if (timed) {
-		/* The tracer stops it too, much later, in case the timer
-		 * does not. */
 		cpu = t->skip_overhead + ns;
-		wall = 8 * cpu + 50000000;
+		wall = erp_backstop_ns(cpu);
 	} else {
 		/* The tracer stops it after ns (the first run at once); the
 		 * timer, where the tracer is late, at twice the run and 200

@@ -143,12 +143,11 @@ int erp_take_point(struct erp *e, uint64_t after_ns, struct trace_state *out)
 	 * (python3's last stretch, 380 us long: asked for 270, the thread
 	 * ran 480 and reached its syscall), and every late stop leaves more
 	 * of the stretch to step. The tracer's stop is there where the
-	 * kernel has no such timer, and much later as a backstop (on a
-	 * loaded machine the thread waits for its CPU: its own run is what
-	 * counts). */
+	 * kernel has no such timer, and much later as a backstop
+	 * (erp_backstop_ns). */
 	struct erp_timed tm;
 	erp_timed_begin(t, &tm);
-	uint64_t wall = tm.guard >= 0 ? 8 * after_ns + 50000000 : after_ns;
+	uint64_t wall = tm.guard >= 0 ? erp_backstop_ns(after_ns) : after_ns;
 	int ws, rc = erp_run_for(e, t, wall, tm.guard, after_ns, &ws);
 	if (erp_timed_end(e, t, &tm, rc > 0) < 0)
 		return -1;
