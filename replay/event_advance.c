@@ -152,6 +152,7 @@ static int complete_syscall(struct erp *e, struct erp_thread *t, const struct us
 	if (erp_syscall(e, t, s, entry) < 0)
 		return -1;
 	t->at_entry = false;
+	t->presys_known = false; /* the next syscall's are its own */
 	t->next++;
 	if (!stepping(e))
 		return 0;

@@ -131,6 +131,49 @@ size_t event_end_tail_from(const struct event_end *ee, uint64_t budget_ns)
 	return ee->e.nthreads == 1 ? event_end_tail_back(ee, ee->e.threads[0].nev, budget_ns) : 0;
 }
 
+/* The program's own run in run i of the recorded order (the same
+ * estimate): the stretches before each of its events. */
+static uint64_t run_ns(const struct event_end *ee, size_t i)
+{
+	const struct trace_sched_run *run = &ee->e.td->sched[i];
+	const struct erp_thread *t = erp_thread_rec((struct erp *)&ee->e, run->tid);
+	uint64_t ran = 0;
+	for (uint64_t k = run->pos; t && k < run->pos + run->count && k < t->nev; k++)
+		ran += ran_ns(t, k);
+	return ran;
+}
+
+size_t event_end_tail_run(const struct event_end *ee, uint64_t budget_ns)
+{
+	const struct trace_data *td = ee->e.td;
+	if (ee->e.nthreads < 2 || !td)
+		return 0;
+	uint64_t ran = 0;
+	size_t i = td->nsched;
+	while (i > 1) {
+		ran += run_ns(ee, --i);
+		if (ran >= budget_ns)
+			break;
+	}
+	return i;
+}
+
+uint64_t event_end_runs_ns(const struct event_end *ee, size_t from)
+{
+	uint64_t ran = 0;
+	for (size_t i = from; ee->e.td && i < ee->e.td->nsched; i++)
+		ran += run_ns(ee, i);
+	return ran;
+}
+
+size_t event_end_tail_runs_of(const struct event_end *ee, size_t n)
+{
+	const struct trace_data *td = ee->e.td;
+	if (ee->e.nthreads < 2 || !td || n == 0 || n >= td->nsched)
+		return 0;
+	return td->nsched - n;
+}
+
 size_t event_end_tail_back(const struct event_end *ee, size_t end, uint64_t budget_ns)
 {
 	if (ee->e.nthreads != 1)

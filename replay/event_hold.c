@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "event_replay.h"
+#include "ptrev/materialise.h"
 
 struct event_hold {
 	struct erp e;
@@ -105,13 +106,16 @@ static const struct erp_observer hold_observer = {
 /* How many runs of ev's order can run natively before gpos, and how many
  * instructions they hold (*done). A run of the event order that ran no
  * instruction has no run in made's; the others match made's in order, by
- * thread. Two runs are kept in hand: a thread's runs in a row, one of
- * them empty, could be matched one off (a wrong count the check of every
- * thread's PC against the history would catch). */
+ * thread, from made's first (a tail's: materialise_tail_run; the runs
+ * before it run natively, positions count from its start). Two runs are
+ * kept in hand: a thread's runs in a row, one of them empty, could be
+ * matched one off (a wrong count the check of every thread's PC against
+ * the history would catch). */
 static size_t native_prefix(const struct trace_data *ev, const struct trace_data *made,
 			    uint64_t gpos, uint64_t *done)
 {
-	size_t j = 0, i = 0, keep = 2;
+	size_t first = materialise_tail_run(made);
+	size_t j = 0, i = first, keep = 2;
 	uint64_t *before = calloc(ev->nsched + 1, sizeof *before);
 	uint64_t cum = 0;
 	if (!before)
@@ -125,7 +129,7 @@ static size_t native_prefix(const struct trace_data *ev, const struct trace_data
 			j++;
 		}
 	}
-	size_t n = i > keep ? i - keep : 0;
+	size_t n = i > first + keep ? i - keep : first;
 	*done = before[n];
 	free(before);
 	return n;
@@ -144,7 +148,7 @@ struct event_hold *event_hold_at(const struct trace_data *ev, const struct trace
 	size_t native = native_prefix(ev, made, gpos, &h->done);
 	h->want = gpos;
 	h->due = gpos == h->done;
-	int rc = erp_replay_from(&h->e, ev, &hold_observer, native);
+	int rc = erp_replay_from(&h->e, ev, &hold_observer, native, materialise_tail_run(made));
 	if (!h->held) {
 		snprintf(why, whylen, "%s", rc < 0 ? h->e.why
 				   : "the re-execution ended before that position");
@@ -167,6 +171,7 @@ int event_hold_registers(struct event_hold *h, pid_t rec_tid, struct amd64_regfi
 	struct erp_thread *t = erp_thread_rec(&h->e, rec_tid);
 	if (erp_regfile(&h->e, t, rf) < 0)
 		return -1;
+	int before = 0;
 	if (t->at_entry) {
 		/* Its run ended at the entry of a syscall, which completes in
 		 * its next run: the history places it before the syscall
@@ -174,10 +179,11 @@ int event_hold_registers(struct event_hold *h, pid_t rec_tid, struct amd64_regfi
 		rf->gpr.rip -= 2; /* syscall is 2 bytes */
 		rf->gpr.rax = rf->gpr.orig_rax;
 		rf->gpr.orig_rax = (unsigned long long)-1; /* not in a syscall */
-		rf->gpr.rcx = t->presys_rcx;
-		rf->gpr.r11 = t->presys_r11;
+		rf->gpr.rcx = t->presys_known ? t->presys_rcx : 0;
+		rf->gpr.r11 = t->presys_known ? t->presys_r11 : 0;
+		before = !t->presys_known;
 	}
-	return 0;
+	return before;
 }
 
 ssize_t event_hold_read(struct event_hold *h, uint64_t addr, void *buf, size_t len)

@@ -39,7 +39,9 @@ struct event_hold *event_hold_at(const struct trace_data *ev, const struct trace
 				 uint64_t gpos, char *why, size_t whylen);
 void event_hold_free(struct event_hold *h);
 
-/* Thread rec_tid's registers (general and XSAVE) there: 0, or -1 when it
+/* Thread rec_tid's registers (general and XSAVE) there: 0; 1 when rcx
+ * and r11 are not known (it stands before a syscall instruction that the
+ * re-execution ran natively: the instruction overwrote both); -1 when it
  * does not exist there. */
 int event_hold_registers(struct event_hold *h, pid_t rec_tid, struct amd64_regfile *rf);
 /* Memory there: bytes read, -1 when none. */

@@ -21,7 +21,23 @@ static int start_thread(struct erp *e, struct erp_thread *t)
 	t->started = true;
 	if (erp_get_regs(e, t, &regs) < 0)
 		return -1;
-	return e->obs->start(e, t, regs.rip);
+	/* At the entry of the syscall its last run ended at (a tail's start
+	 * in a multi-threaded program): its history places it before the
+	 * syscall instruction, which it completes when it runs next. */
+	return e->obs->start(e, t, regs.rip - (t->at_entry ? 2 : 0));
+}
+
+/* A multi-threaded tail begins (run tail_run of the recorded order):
+ * every thread that lives here starts its history where it stands, also
+ * one that does not run again (blocked to the end). */
+static int start_all(struct erp *e)
+{
+	for (size_t i = 0; i < e->nthreads; i++) {
+		struct erp_thread *t = &e->threads[i];
+		if (t->tid && !t->gone && start_thread(e, t) < 0)
+			return -1;
+	}
+	return 0;
 }
 
 /* An event that a run ending at it completes at once: a syscall that does
@@ -80,6 +96,20 @@ static int one_run(struct erp *e, struct erp_thread *t, uint64_t pos, uint64_t c
 	/* The syscall its previous run ended at completes now. */
 	if (t->at_entry && t->next + 1 == pos && erp_advance(e, t, false) < 0)
 		return -1;
+	if (e->tail_due) {
+		/* A multi-threaded tail begins: t stands after that syscall
+		 * (as a single thread's tail begins after an event), the
+		 * others where their runs ended. */
+		e->tail_due = false;
+		if (e->hold_at_tail) {
+			e->held_at_tail = true;
+			return 1;
+		}
+		e->obs = e->tail_then;
+		if (start_all(e) < 0)
+			return -1;
+		first = t->insns;
+	}
 	if (t->next != pos)
 		return erp_fail(e, "thread %d's run starts at event %llu, it stands at event %zu",
 				(int)t->rec_tid, (unsigned long long)pos, t->next);
@@ -131,7 +161,9 @@ static int replay(struct erp *e, const struct trace_data *td, const struct erp_o
 	if (erp_index(e, td) < 0)
 		return -1;
 	if (e->tail_from && e->nthreads != 1)
-		return erp_fail(e, "a tail of a multi-threaded recording");
+		return erp_fail(e, "a tail from an event of a multi-threaded recording");
+	if (e->tail_run && e->tail_run >= td->nsched)
+		return erp_fail(e, "the recording's thread order has no run %zu", e->tail_run);
 	if (erp_launch(e) < 0)
 		return -1;
 	int rc = 0;
@@ -142,8 +174,12 @@ static int replay(struct erp *e, const struct trace_data *td, const struct erp_o
 		/* Stepping begins with the first run past the native ones;
 		 * each thread is started (the observer told where it stands)
 		 * when it first runs stepped. */
-		e->obs = i < e->native_runs || (e->tail_from && !e->threads[0].started) ? NULL
-										       : obs;
+		e->obs = i < e->native_runs || (e->tail_from && !e->threads[0].started) ||
+					 (e->tail_run && i <= e->tail_run) ? NULL : obs;
+		if (e->tail_run && i == e->tail_run) {
+			e->tail_due = true;
+			e->tail_then = i < e->native_runs ? NULL : obs;
+		}
 		struct erp_thread *t = erp_thread_rec(e, run->tid);
 		if (!t)
 			rc = erp_fail(e, "the thread order names thread %d, which has no events",
@@ -176,7 +212,7 @@ static int replay_as(struct erp *e, const struct trace_data *td, const struct er
 		e->skip_level = SKIP_NONE;
 	else if (skip)
 		e->skip_from = strtoull(skip, NULL, 10);
-	if ((e->tail_obs || e->hold_at_tail) && e->tail_from == 0)
+	if ((e->tail_obs || e->hold_at_tail) && e->tail_from == 0 && e->tail_run == 0)
 		return erp_fail(e, "a tail begins after an event");
 	int rc;
 	while ((rc = replay(e, td, obs)) < 0 && e->skip_missed && e->skip_level != SKIP_NONE) {
@@ -205,16 +241,21 @@ int erp_replay_all(struct erp *e, const struct trace_data *td, const struct erp_
 }
 
 int erp_replay_from(struct erp *e, const struct trace_data *td, const struct erp_observer *obs,
-		    size_t native_runs)
+		    size_t native_runs, size_t tail_run)
 {
-	return replay_as(e, td, obs, &(struct erp){.obs = obs, .native_runs = native_runs});
+	return replay_as(e, td, obs, &(struct erp){.obs = obs, .native_runs = native_runs,
+						   .tail_run = tail_run});
 }
 
-/* A tail of the program's one thread (replay() refuses more threads: a
- * tail would cut their global order). */
+/* A tail of the program's one thread from an event (replay() refuses
+ * more threads: an event of one would cut their global order), or of
+ * any program from a run of its recorded order. */
 int erp_replay_tail(struct erp *e, const struct trace_data *td, const struct erp_observer *obs,
-		    size_t from, const struct trace_state *point, const atomic_bool *stop)
+		    size_t from, const struct trace_state *point, size_t run,
+		    const atomic_bool *stop)
 {
+	if (run)
+		return replay_as(e, td, obs, &(struct erp){.tail_run = run, .stop = stop});
 	return replay_as(e, td, obs,
 			 &(struct erp){.tail_obs = obs, .tail_from = from, .tail_point = point,
 				       .stop = stop});
@@ -226,6 +267,11 @@ int erp_replay_until(struct erp *e, const struct trace_data *td, size_t from,
 	return replay_as(e, td, NULL,
 			 &(struct erp){.hold_at_tail = true, .tail_from = from,
 				       .tail_point = point});
+}
+
+int erp_replay_until_run(struct erp *e, const struct trace_data *td, size_t run)
+{
+	return replay_as(e, td, NULL, &(struct erp){.hold_at_tail = true, .tail_run = run});
 }
 
 int erp_replay_until_searching(struct erp *e, const struct trace_data *td, size_t from,

@@ -74,6 +74,7 @@ struct erp_thread {
 	 * the instruction overwrites both, so a thread held at the entry
 	 * of its syscall can still be shown as it stood before it. */
 	uint64_t presys_rcx, presys_r11;
+	bool presys_known;    /* ...for the syscall it stands at: stepped */
 	/* Looking for the STATE point that is its event next: since when
 	 * (search_for == next + 1), how often it stood at the point's PC,
 	 * its user time and instructions when the search began
@@ -176,6 +177,16 @@ struct erp {
 	 * the thread runs natively on to it first. */
 	const struct trace_state *tail_point;
 	const struct erp_observer *tail_obs;
+	/* A tail of a multi-threaded replay: the runs of the recorded order
+	 * before this one run natively, and in it the completion of the
+	 * syscall its thread's last run ended at; there (tail_due) it is
+	 * held (hold_at_tail), or every thread that lives starts its history
+	 * where it stands (one at the entry of a syscall before its
+	 * instruction) and the replay goes on with tail_then as its
+	 * observer (NULL: native_runs reach further). 0: none. */
+	size_t tail_run;
+	bool tail_due;
+	const struct erp_observer *tail_then;
 	bool hold_at_tail, held_at_tail;
 	/* A search for breakpoint hits in a native replay (event_search.c):
 	 * hardware breakpoints at search_addr armed in DR1-DR3 of the first
@@ -334,18 +345,26 @@ int erp_end_here(struct erp *e, struct erp_thread *t);
  * native); hold_at_end and stop: see struct erp. 0, or -1 with e->why. */
 int erp_replay_all(struct erp *e, const struct trace_data *td, const struct erp_observer *obs,
 		   bool hold_at_end, const atomic_bool *stop);
-/* The same with its first native_runs runs native. */
+/* The same with its first native_runs runs native; from a tail's run
+ * (tail_run: the positions count from there, as materialise_tail_run's
+ * history does; 0: none). */
 int erp_replay_from(struct erp *e, const struct trace_data *td, const struct erp_observer *obs,
-		    size_t native_runs);
+		    size_t native_runs, size_t tail_run);
 /* Replay td (one thread) natively up to its event `from`, stepping
- * with obs from there to the end (the history of the tail). */
+ * with obs from there to the end (the history of the tail); with run
+ * set (any number of threads), up to the start of that run of the
+ * recorded order instead. */
 int erp_replay_tail(struct erp *e, const struct trace_data *td, const struct erp_observer *obs,
-		    size_t from, const struct trace_state *point, const atomic_bool *stop);
+		    size_t from, const struct trace_state *point, size_t run,
+		    const atomic_bool *stop);
 /* Replay td (one thread) natively until it stands after its event
  * from - 1 (or, point set, at that point inside the stretch that
  * follows), and hold it there. 0, or -1 with e->why. */
 int erp_replay_until(struct erp *e, const struct trace_data *td, size_t from,
 		     const struct trace_state *point);
+/* Replay td natively until the start of run `run` of its recorded order
+ * (every thread where it stands then) and hold it there. */
+int erp_replay_until_run(struct erp *e, const struct trace_data *td, size_t run);
 /* The same with the debug registers set to points (1 to
  * EVENT_SEARCH_MAX of them), whose hits are counted on the way
  * (search_hits, search_last). */

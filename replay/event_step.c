@@ -294,6 +294,21 @@ static int block_move(struct erp *e, struct erp_thread *t, uint64_t pc,
 	return rc < 0 ? -1 : rc ? 1 : 2;
 }
 
+/* Is t's next event a signal delivered before its next syscall? */
+static bool signal_first(const struct erp_thread *t)
+{
+	if (t->next >= t->nev || t->ev[t->next].kind != ERP_SIGNAL)
+		return false;
+	const struct trace_signal *g = t->ev[t->next].rec;
+	return g->where == TRACE_SIG_BEFORE_SYSCALL;
+}
+
+static bool syscall_insn(struct erp *e, uint64_t ip)
+{
+	struct insn_info info;
+	return erp_classify(e, ip, &info) == 0 && info.kind == INSN_SYSCALL;
+}
+
 int erp_step_to_stop(struct erp *e, struct erp_thread *t, const struct trace_state *st,
 		     struct erp_stop *out)
 {
@@ -304,7 +319,10 @@ int erp_step_to_stop(struct erp *e, struct erp_thread *t, const struct trace_sta
 		return -1;
 	for (;;) {
 		uint64_t ip = out->regs.rip;
-		if (e->obs->ready && e->obs->ready(e, t) < 0)
+		/* Not before a syscall instruction that a signal comes before:
+		 * the instruction is undone, the signal delivered first. */
+		if (e->obs->ready && !(signal_first(t) && syscall_insn(e, ip)) &&
+		    e->obs->ready(e, t) < 0)
 			return -1;
 		if (st && ip == pc) {
 			int m = erp_at_state(e, t, st, &out->regs);
@@ -327,6 +345,7 @@ int erp_step_to_stop(struct erp *e, struct erp_thread *t, const struct trace_sta
 			if (info.kind == INSN_SYSCALL) {
 				t->presys_rcx = out->regs.rcx;
 				t->presys_r11 = out->regs.r11;
+				t->presys_known = true;
 			}
 			if (erp_resume(e, t, info.kind == INSN_SYSCALL ? PTRACE_SYSCALL
 								   : PTRACE_SINGLESTEP, 0, &ws) < 0)

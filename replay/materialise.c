@@ -7,6 +7,7 @@
 #include "ptrev/materialise.h"
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,9 +16,11 @@
 #include "event_replay.h"
 
 struct mat_thread {
-	struct ptenc *enc;
+	struct ptenc *enc; /* NULL: not in this history (ended before it) */
 	uint64_t *pos;     /* instruction position of each event */
 	uint64_t end_pos;  /* instructions when it ended */
+	size_t from;       /* its first event in this history (a tail's
+	                      start: the events before are left out) */
 };
 
 struct mat {
@@ -35,6 +38,7 @@ struct mat {
 	size_t from;       /* a tail: the one thread's first event in it
 	                      (its history starts after event from - 1) */
 	const struct trace_state *point; /* ...or at this point before it */
+	size_t run;        /* a tail from this run of the recorded order */
 	uint64_t unreported;                   /* instructions since it was told */
 };
 
@@ -76,6 +80,7 @@ static int on_start(struct erp *e, struct erp_thread *t, uint64_t ip)
 	struct ptenc_config cfg = {.psb_period = m->psb_period};
 	x->enc = ptenc_new(&cfg);
 	x->pos = calloc(t->nev ? t->nev : 1, sizeof *x->pos);
+	x->from = t->next;
 	if (!x->enc || !x->pos)
 		return erp_fail(e, "out of memory");
 	return ptenc_begin(x->enc, ip, 0) < 0 ? enc_fail(e, t) : 0;
@@ -166,6 +171,23 @@ struct conv {
 	struct mat *m;
 };
 
+/* The thread's state in the history made, NULL when it has none (it
+ * ended before a tail's start, or never ran). */
+static const struct mat_thread *made_thread(const struct conv *c, pid_t tid)
+{
+	struct erp_thread *t = erp_thread_rec(c->e, tid);
+	size_t i = t ? (size_t)(t - c->e->threads) : c->m->nthreads;
+	return i < c->m->nthreads && c->m->threads[i].enc ? &c->m->threads[i] : NULL;
+}
+
+/* tid's first event in the history made: the events before it are not
+ * (all of them where the thread has no history here). */
+static size_t first_event(const struct conv *c, pid_t tid)
+{
+	const struct mat_thread *x = made_thread(c, tid);
+	return x ? x->from : SIZE_MAX;
+}
+
 /* The instruction position of event k of thread tid. */
 static uint64_t at_event(const struct conv *c, pid_t tid, uint64_t k)
 {
@@ -186,7 +208,7 @@ static uint64_t at_event(const struct conv *c, pid_t tid, uint64_t k)
 static uint64_t after_events(const struct conv *c, pid_t tid, uint64_t n)
 {
 	struct erp_thread *t = erp_thread_rec(c->e, tid);
-	if (!t || n <= c->m->from)
+	if (!t || n <= first_event(c, tid))
 		return 0; /* before the history began: there from its start */
 	uint64_t p = at_event(c, tid, n - 1);
 	bool insn = n - 1 < t->nev &&
@@ -207,7 +229,7 @@ static bool happened(const struct conv *c, pid_t tid, uint64_t k)
 /* ...and is it in the history (not before a tail's start)? */
 static bool reached(const struct conv *c, pid_t tid, uint64_t k)
 {
-	return k >= c->m->from && happened(c, tid, k);
+	return k >= first_event(c, tid) && happened(c, tid, k);
 }
 
 static bool created(const struct conv *c, pid_t tid)
@@ -240,12 +262,26 @@ static int write_all(const struct conv *c, const struct trace_data *ev, struct t
 		snprintf(from, sizeof from, "%zu", c->m->from);
 		r = trace_write_meta(w, "history_from", from);
 	}
+	if (r == 0 && c->m->run) {
+		char run[32];
+		snprintf(run, sizeof run, "%zu", c->m->run);
+		r = trace_write_meta(w, "history_from_run", run);
+	}
 	if (r == 0 && c->m->point)
 		r = trace_write_state(w, c->m->point);
 	for (size_t i = 0; i < ev->nthreads && r == 0; i++) {
 		struct trace_thread th = ev->threads[i];
 		if (!created(c, th.tid) || (th.exited && !erp_thread_rec(c->e, th.tid)->gone))
 			continue;
+		/* A multi-threaded tail: a thread that ended before it has no
+		 * history here; one created before it is there from its start,
+		 * as the program's first thread is. */
+		if (c->m->run && !made_thread(c, th.tid))
+			continue;
+		if (th.parent && c->m->run && th.pos < first_event(c, th.parent)) {
+			th.parent = 0;
+			th.pos = 0;
+		}
 		if (th.exited) {
 			struct erp_thread *t = erp_thread_rec(c->e, th.tid);
 			size_t k = t ? (size_t)(t - c->e->threads) : c->m->nthreads;
@@ -330,14 +366,15 @@ size_t materialise_event_count(const struct trace_data *ev)
 }
 
 /* The history from the one thread's event `from` on (0: all of it), or
- * from point in the stretch before it. */
+ * from point in the stretch before it; or (run set) from that run of the
+ * recorded order on. */
 static int make(const struct trace_data *ev, size_t from, const struct trace_state *point,
-		struct trace_writer *w,
+		size_t run, struct trace_writer *w,
 		struct materialise_stats *st, struct materialise_progress *progress, char *err,
 		size_t errlen)
 {
 	uint64_t t0 = erp_now_ns();
-	struct mat m = {.progress = progress, .from = from, .point = point};
+	struct mat m = {.progress = progress, .from = from, .point = point, .run = run};
 	if (progress)
 		atomic_store(&progress->events_total, materialise_event_count(ev));
 	const char *psb = trace_meta(ev, "psb_period");
@@ -346,8 +383,8 @@ static int make(const struct trace_data *ev, size_t from, const struct trace_sta
 				   .event = on_event, .end = on_end, .run = on_run, .ctx = &m};
 	struct erp e;
 	const atomic_bool *stop = progress ? &progress->stop : NULL;
-	int rc = from ? erp_replay_tail(&e, ev, &obs, from, point, stop)
-		      : erp_replay_all(&e, ev, &obs, false, stop);
+	int rc = from || run ? erp_replay_tail(&e, ev, &obs, from, point, run, stop)
+			     : erp_replay_all(&e, ev, &obs, false, stop);
 	if (rc < 0)
 		snprintf(err, errlen, "%s", e.why);
 	if (rc == 0 && write_all(&(struct conv){&e, &m}, ev, w) < 0) {
@@ -378,11 +415,11 @@ int materialise(const struct trace_data *ev, struct trace_writer *w,
 		struct materialise_stats *st, struct materialise_progress *progress, char *err,
 		size_t errlen)
 {
-	return make(ev, 0, NULL, w, st, progress, err, errlen);
+	return make(ev, 0, NULL, 0, w, st, progress, err, errlen);
 }
 
 static int to_memory(const struct trace_data *ev, size_t from, const struct trace_state *point,
-		     struct trace_data *out,
+		     size_t run, struct trace_data *out,
 		     struct materialise_stats *st, struct materialise_progress *progress,
 		     char *err, size_t errlen)
 {
@@ -390,7 +427,7 @@ static int to_memory(const struct trace_data *ev, size_t from, const struct trac
 	struct trace_writer *w = trace_writer_open_memory(err, errlen);
 	if (!w)
 		return -1;
-	int rc = trace_writer_keep(w, out) < 0 ? -1 : make(ev, from, point, w, st, progress, err, errlen);
+	int rc = trace_writer_keep(w, out) < 0 ? -1 : make(ev, from, point, run, w, st, progress, err, errlen);
 	if (rc < 0 && !err[0])
 		snprintf(err, errlen, "out of memory");
 	trace_writer_keep(w, NULL);
@@ -404,15 +441,15 @@ int materialise_to_memory(const struct trace_data *ev, struct trace_data *out,
 			  struct materialise_stats *st, struct materialise_progress *progress,
 			  char *err, size_t errlen)
 {
-	return to_memory(ev, 0, NULL, out, st, progress, err, errlen);
+	return to_memory(ev, 0, NULL, 0, out, st, progress, err, errlen);
 }
 
 int materialise_tail_to_memory(const struct trace_data *ev, size_t from,
-			       const struct trace_state *point, struct trace_data *out,
-			       struct materialise_stats *st, struct materialise_progress *progress,
-			       char *err, size_t errlen)
+			       const struct trace_state *point, size_t run,
+			       struct trace_data *out, struct materialise_stats *st,
+			       struct materialise_progress *progress, char *err, size_t errlen)
 {
-	return to_memory(ev, from, point, out, st, progress, err, errlen);
+	return to_memory(ev, from, point, run, out, st, progress, err, errlen);
 }
 
 /* How many of n records of stride size (pos at offset off) come at or
@@ -469,6 +506,12 @@ int materialise_cut(const struct trace_data *ev, size_t last, struct trace_data 
 size_t materialise_tail_from(const struct trace_data *td)
 {
 	const char *v = trace_meta(td, "history_from");
+	return v ? (size_t)strtoull(v, NULL, 10) : 0;
+}
+
+size_t materialise_tail_run(const struct trace_data *td)
+{
+	const char *v = trace_meta(td, "history_from_run");
 	return v ? (size_t)strtoull(v, NULL, 10) : 0;
 }
 

@@ -22,6 +22,7 @@ struct materialise_job {
 	pthread_t thread;
 	const struct trace_data *ev;
 	size_t from;                 /* a tail's (0: the whole history) */
+	size_t from_run;             /* ...or a multi-threaded tail's run */
 	struct trace_state point;    /* inside the stretch before it */
 	bool has_point;
 	struct materialise_progress progress;
@@ -38,10 +39,10 @@ static void *run(void *arg)
 {
 	struct materialise_job *j = arg;
 	cpu_bind_thread_elsewhere(); /* else it shares the maker's CPU: fine */
-	if (j->from) {
+	if (j->from || j->from_run) {
 		j->rc = materialise_tail_to_memory(j->ev, j->from, j->has_point ? &j->point : NULL,
-						   &j->out, &j->st, &j->progress, j->err,
-						   sizeof j->err);
+						   j->from_run, &j->out, &j->st, &j->progress,
+						   j->err, sizeof j->err);
 		atomic_store(&j->done, true);
 		return NULL;
 	}
@@ -59,7 +60,8 @@ static void *run(void *arg)
 }
 
 static struct materialise_job *start(const struct trace_data *ev, size_t from,
-				     const struct trace_state *point, char *err, size_t errlen)
+				     const struct trace_state *point, size_t from_run, char *err,
+				     size_t errlen)
 {
 	struct materialise_job *j = calloc(1, sizeof *j);
 	if (!j) {
@@ -68,6 +70,7 @@ static struct materialise_job *start(const struct trace_data *ev, size_t from,
 	}
 	j->ev = ev;
 	j->from = from;
+	j->from_run = from_run;
 	if (point) {
 		j->point = *point;
 		j->has_point = true;
@@ -85,14 +88,14 @@ static struct materialise_job *start(const struct trace_data *ev, size_t from,
 struct materialise_job *materialise_job_start(const struct trace_data *ev, char *err,
 					      size_t errlen)
 {
-	return start(ev, 0, NULL, err, errlen);
+	return start(ev, 0, NULL, 0, err, errlen);
 }
 
 struct materialise_job *materialise_job_start_tail(const struct trace_data *ev, size_t from,
-						   const struct trace_state *point, char *err,
-						   size_t errlen)
+						   const struct trace_state *point, size_t from_run,
+						   char *err, size_t errlen)
 {
-	return start(ev, from, point, err, errlen);
+	return start(ev, from, point, from_run, err, errlen);
 }
 
 void materialise_job_status(struct materialise_job *j, struct materialise_job_status *out)

@@ -95,6 +95,7 @@ struct replayer *replayer_new(const struct trace_data *td, char *err, size_t err
 	const char *backend = trace_meta(td, "backend");
 	r->stepped_recording = backend && strcmp(backend, "sw") == 0;
 	r->tail_from = materialise_tail_from(td);
+	r->tail_run = materialise_tail_run(td);
 	if (ntids > 1) {
 		r->unsupported = true;
 		snprintf(r->why_all, sizeof r->why_all,

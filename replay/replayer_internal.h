@@ -61,6 +61,9 @@ struct replayer {
 	 * history_from): position 0 is reached by replaying the event
 	 * recording natively to that event (replayer_set_events). */
 	size_t tail_from;
+	size_t tail_run;     /* ...or a run of its order (history_from_run):
+	                        a multi-threaded program's tail in which one
+	                        thread lives */
 	const struct trace_data *events;
 	bool vdso_hidden;               /* META vdso=hidden: hide it too */
 	uint64_t vdso_first;            /* first vDSO call, UINT64_MAX: none */

@@ -20,7 +20,7 @@ int rp_launch_base(struct replayer *r)
 {
 	if (!r->start.path && rp_start_state(r) < 0)
 		return -1;
-	if (r->tail_from) {
+	if (r->tail_from || r->tail_run) {
 		/* A tail's start: the event recording replayed natively to
 		 * where its history begins (after an event, or at the point
 		 * the history holds inside the stretch after it), held
@@ -29,8 +29,9 @@ int rp_launch_base(struct replayer *r)
 		if (!r->events)
 			return rp_fail(r, "this history begins after the program's start and its "
 				       "event recording is not at hand");
-		int rc = erp_replay_until(&e, r->events, r->tail_from,
-					  materialise_tail_point(r->td));
+		int rc = r->tail_run ? erp_replay_until_run(&e, r->events, r->tail_run)
+				     : erp_replay_until(&e, r->events, r->tail_from,
+							materialise_tail_point(r->td));
 		if (rc == 0)
 			erp_release(&e, &r->base.pid, &r->base.memfd);
 		else

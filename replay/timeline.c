@@ -158,6 +158,11 @@ void timeline_move_to(struct timeline *tl, pid_t tid, uint64_t pos)
 	tl_move(tl, t, pos < tl_count(t) ? pos : tl_count(t));
 }
 
+void timeline_move_global(struct timeline *tl, uint64_t g)
+{
+	tl_set_global(tl, g);
+}
+
 uint64_t timeline_insn_total(const struct timeline *tl)
 {
 	uint64_t n = 0;

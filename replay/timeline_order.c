@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 
 #include "ptrev/history_schedule.h"
+#include "ptrev/materialise.h"
 
 /* Does the schedule place every instruction of every thread we have, and
  * only those? Then the order is known everywhere; else not at all. *nsched:
@@ -77,7 +78,11 @@ void tl_order_sync(struct timeline *tl, bool was_at_end)
 			"thread moves alone\n", (unsigned long long)sched_map_total(tl->sched));
 		tl->sched_warned = true;
 	}
-	covers = covers && nsched >= 2; /* one thread needs no order */
+	/* One thread needs no order; but the tail of a multi-threaded
+	 * program's history with one thread left in it keeps the order's
+	 * ways (where a thread that ended in a syscall stands at the end),
+	 * so that it shows what the whole history shows there. */
+	covers = covers && (nsched >= 2 || materialise_tail_run(td));
 	bool newly = covers && !tl->global;
 	tl->global = covers;
 	if (covers)

@@ -81,7 +81,7 @@ static bool hold_agrees(struct timeline *tl, char *why, size_t len)
 		uint64_t pc;
 		if (!tl_thread_exists(tl, t) || !tl_thread_in_past(t) || !tl_pc(tl, t, &pc))
 			continue;
-		if (event_hold_registers(tl->hold, t->tid, &rf) != 0 || rf.gpr.rip != pc) {
+		if (event_hold_registers(tl->hold, t->tid, &rf) < 0 || rf.gpr.rip != pc) {
 			snprintf(why, len, "the re-execution did not reach this position (thread %d "
 				 "stands at %#llx, the history says %#llx)", (int)t->tid,
 				 (unsigned long long)rf.gpr.rip, (unsigned long long)pc);
@@ -151,8 +151,9 @@ enum timeline_state timeline_registers(struct timeline *tl, pid_t tid, struct am
 	memset(rf, 0, sizeof *rf);
 	bool full = full_state(tl, t);
 	if (full && tl->hold) {
-		if (event_hold_registers(tl->hold, t->tid, rf) == 0)
-			return TIMELINE_STATE_FULL;
+		int got = event_hold_registers(tl->hold, t->tid, rf);
+		if (got >= 0)
+			return got ? TIMELINE_STATE_BEFORE_SYSCALL : TIMELINE_STATE_FULL;
 		memset(rf, 0, sizeof *rf);
 	} else if (full) {
 		size_t n = sizeof rf->xsave;

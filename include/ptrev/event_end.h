@@ -41,6 +41,16 @@ ssize_t event_end_read(struct event_end *ee, uint64_t addr, void *buf, size_t le
  * natively, less a ptrace stop's cost each: an estimate, good enough to
  * choose how much to step first. */
 size_t event_end_tail_from(const struct event_end *ee, uint64_t budget_ns);
+/* A multi-threaded recording's tail (materialise_tail_to_memory's run):
+ * the run of its recorded order it begins with, so that the runs from
+ * there hold about budget_ns of the program's own run (the same
+ * estimate), at least the last run. 0 when there is none to make (one
+ * thread, or it would be all of it). */
+size_t event_end_tail_run(const struct event_end *ee, uint64_t budget_ns);
+/* The program's own run in the runs from `from` to the end. */
+uint64_t event_end_runs_ns(const struct event_end *ee, size_t from);
+/* The same for a tail of the last n runs (tests). */
+size_t event_end_tail_runs_of(const struct event_end *ee, size_t n);
 /* The same walking back from before event end (a tail that ends there:
  * materialise_cut). */
 size_t event_end_tail_back(const struct event_end *ee, size_t end, uint64_t budget_ns);

@@ -74,11 +74,17 @@ int materialise_to_memory(const struct trace_data *ev, struct trace_data *out,
 /* point (NULL: none) is where the tail begins inside the stretch before
  * event from (event_end_tail_point): the thread is run natively on to it
  * and stepped from there; the result holds it as its one STATE record.
+ * A multi-threaded recording's tail begins at the start of a run of its
+ * recorded order instead (run set, from 0; META history_from_run = run):
+ * every thread that lives there starts its history where it stands, the
+ * events each made before are left out, and the threads made before are
+ * there from its start; its state is the event replay's held at a
+ * position (event_hold.h), which runs natively up to there.
  * progress as materialise's (NULL: nobody asks, nothing stops it). */
 int materialise_tail_to_memory(const struct trace_data *ev, size_t from,
-			       const struct trace_state *point, struct trace_data *out,
-			       struct materialise_stats *st, struct materialise_progress *progress,
-			       char *err, size_t errlen);
+			       const struct trace_state *point, size_t run,
+			       struct trace_data *out, struct materialise_stats *st,
+			       struct materialise_progress *progress, char *err, size_t errlen);
 /* A tail that ends early (a piece of the history): *view is ev as if its
  * recorder had stopped at its one thread's event `last` (done, or for a
  * syscall at its entry; later events left out, no END), sharing ev's
@@ -90,6 +96,8 @@ int materialise_tail_to_memory(const struct trace_data *ev, size_t from,
 int materialise_cut(const struct trace_data *ev, size_t last, struct trace_data *view);
 /* A made history's META history_from (0: it starts at the program's start). */
 size_t materialise_tail_from(const struct trace_data *td);
+/* A multi-threaded tail's META history_from_run (0: none). */
+size_t materialise_tail_run(const struct trace_data *td);
 /* ...and the point inside the stretch before that event where it starts
  * (its one STATE record), or NULL: right after event history_from - 1. */
 const struct trace_state *materialise_tail_point(const struct trace_data *td);

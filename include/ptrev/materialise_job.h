@@ -26,12 +26,13 @@ struct materialise_job;
 struct materialise_job *materialise_job_start(const struct trace_data *ev, char *err,
 					      size_t errlen);
 /* ...or the history of its tail from event from (point: inside the
- * stretch before it, or NULL; copied), as materialise_tail_to_memory, at
+ * stretch before it, or NULL; copied), or from run `run` of its recorded
+ * order (a multi-threaded recording), as materialise_tail_to_memory, at
  * the maker's priority: the maker waits for it, and can stop it (a gdb
  * user's Ctrl-C) where a call of its own could not be. */
 struct materialise_job *materialise_job_start_tail(const struct trace_data *ev, size_t from,
-						   const struct trace_state *point, char *err,
-						   size_t errlen);
+						   const struct trace_state *point, size_t run,
+						   char *err, size_t errlen);
 
 /* Where a job stands. */
 struct materialise_job_status {

@@ -86,6 +86,9 @@ pid_t timeline_to_end(struct timeline *tl);
 /* Stand at tid's position pos (clamped to its count; with a global order
  * the whole program moves there). */
 void timeline_move_to(struct timeline *tl, pid_t tid, uint64_t pos);
+/* With a global order: the whole program at global position g (clamped
+ * to the total); nothing without one. */
+void timeline_move_global(struct timeline *tl, uint64_t g);
 /* Instructions recorded, all threads. */
 uint64_t timeline_insn_total(const struct timeline *tl);
 
@@ -134,6 +137,10 @@ enum timeline_state {
 	TIMELINE_STATE_NONE = 0, /* nothing known, not even the PC */
 	TIMELINE_STATE_PC,       /* only rf->gpr.rip is known */
 	TIMELINE_STATE_FULL,     /* every register */
+	/* every register but rcx and r11: the thread stands before a
+	 * syscall instruction that a native re-execution ran (which
+	 * overwrote both) */
+	TIMELINE_STATE_BEFORE_SYSCALL,
 };
 /* Registers of tid where it stands (rf zeroed first). The first time the
  * full state cannot be had at a position, why is printed on stderr. */

@@ -198,6 +198,29 @@ static size_t tail_from(struct history_event *he, uint64_t *split)
 	return from;
 }
 
+/* Where a multi-threaded recording's tail begins: a run of its recorded
+ * order (0: none). PTREV_TAIL_RUNS=N: the last N runs (tests); else
+ * about tail_budget_ns of the program's own run. */
+static size_t tail_run(struct history_event *he)
+{
+	const char *v = getenv("PTREV_TAIL_HISTORY");
+	if (v && strcmp(v, "0") == 0)
+		return 0;
+	const char *n = getenv("PTREV_TAIL_RUNS");
+	if (n && *n)
+		return event_end_tail_runs_of(he->end, (size_t)strtoul(n, NULL, 10));
+	return event_end_tail_run(he->end, tail_budget_ns());
+}
+
+/* The events of ev's recorded order from its run `run` on. */
+static size_t events_from_run(const struct trace_data *ev, size_t run)
+{
+	size_t n = 0;
+	for (size_t i = run; i < ev->nsched; i++)
+		n += ev->sched[i].count;
+	return n;
+}
+
 /* The point inside the tail's first stretch where its history begins,
  * about split ns into the stretch (*point). The stretch's native time is
  * an estimate from one run (this machine's runs of one stretch differ by
@@ -228,14 +251,16 @@ static int tail_point(struct history_event *he, size_t from, uint64_t split,
  * progress said, gdb's Ctrl-C stops it), else made here. 0, or -1 with
  * err (he->interrupted: gdb stopped it). */
 static int tail_data(struct history_event *he, const struct trace_data *ev, size_t from,
-		     const struct trace_state *point, struct trace_data *out,
+		     const struct trace_state *point, size_t run, struct trace_data *out,
 		     struct materialise_stats *st, char *err, size_t errlen)
 {
 	char why[256];
 	struct materialise_job *j =
-		he->alive ? materialise_job_start_tail(ev, from, point, why, sizeof why) : NULL;
+		he->alive ? materialise_job_start_tail(ev, from, point, run, why, sizeof why)
+			  : NULL;
 	if (!j)
-		return materialise_tail_to_memory(ev, from, point, out, st, NULL, err, errlen);
+		return materialise_tail_to_memory(ev, from, point, run, out, st, NULL, err,
+						  errlen);
 	if (!wait_with_progress(he, j)) {
 		materialise_job_cancel(j);
 		snprintf(err, errlen, "stopped by gdb (Ctrl-C)");
@@ -244,23 +269,26 @@ static int tail_data(struct history_event *he, const struct trace_data *ev, size
 	return materialise_job_finish(j, out, st, err, errlen);
 }
 
-/* Make a tail's history (he->tail). 0; 1 when there is none to make;
- * -1 with err. */
+/* Make a tail's history (he->tail): from an event of a single-threaded
+ * recording, from a run of a multi-threaded one's order. 0; 1 when there
+ * is none to make; -1 with err. */
 static int make_tail(struct history_event *he, char *err, size_t errlen)
 {
-	uint64_t split;
+	uint64_t split = 0;
 	size_t from = he->tail_ok ? 0 : tail_from(he, &split);
+	size_t run = he->tail_ok || from ? 0 : tail_run(he);
 	struct materialise_stats st;
 	struct trace_state point;
-	if (from == 0)
+	if (from == 0 && run == 0)
 		return 1;
-	he->tail_split = split >= 4 && tail_point(he, from, split, &point);
-	if (tail_data(he, he->ev, from, he->tail_split ? &point : NULL, &he->tail, &st, err,
+	he->tail_split = from && split >= 4 && tail_point(he, from, split, &point);
+	if (tail_data(he, he->ev, from, he->tail_split ? &point : NULL, run, &he->tail, &st, err,
 		      errlen) < 0)
 		return -1;
 	he->tail_ok = true;
 	he->tail_budget_ns = tail_budget_ns();
-	he->tail_events = materialise_event_count(he->ev) - from; /* one thread */
+	he->tail_events = run ? events_from_run(he->ev, run)
+			      : materialise_event_count(he->ev) - from; /* one thread */
 	he->tail_seconds = (double)st.ns / 1e9;
 	fprintf(stderr, "ptrev: made the history of the last %zu event%s%s first: %llu "
 		"instructions in %.1f s (the whole history is made %s; going back further makes "
@@ -393,9 +421,27 @@ bool history_event_cut(const struct history_event *he)
 	return he->tail_ok && !he->made_ok && he->tail_cut;
 }
 
-struct timeline *history_event_widen(struct history_event *he, size_t from, size_t last,
-				     const char *why, struct timeline *old, char *err,
-				     size_t errlen)
+size_t history_event_tail_run(const struct history_event *he)
+{
+	return he->tail_ok ? materialise_tail_run(&he->tail) : 0;
+}
+
+size_t history_event_wider_run(struct history_event *he)
+{
+	size_t cur = history_event_tail_run(he);
+	if (cur == 0)
+		return 0;
+	/* Four times the last, as history_event_wider says why. */
+	uint64_t held = event_end_runs_ns(he->end, cur);
+	size_t run = event_end_tail_run(he->end, 4 * (held > he->tail_budget_ns
+						      ? held : he->tail_budget_ns));
+	return run < cur ? run : cur - 1;
+}
+
+/* The tail from event from (whole stretches), or from run `run` of a
+ * multi-threaded recording's order, to event last or the end. */
+static struct timeline *widen(struct history_event *he, size_t from, size_t run, size_t last,
+			      const char *why, struct timeline *old, char *err, size_t errlen)
 {
 	struct trace_data made, view = {0};
 	struct materialise_stats st;
@@ -404,7 +450,7 @@ struct timeline *history_event_widen(struct history_event *he, size_t from, size
 		snprintf(err, errlen, "the recording cannot be cut at an event");
 		return NULL;
 	}
-	if (tail_data(he, cut ? &view : he->ev, from, NULL, &made, &st, err, errlen) < 0)
+	if (tail_data(he, cut ? &view : he->ev, from, NULL, run, &made, &st, err, errlen) < 0)
 		return NULL;
 	timeline_close(old);
 	trace_data_free(&he->tail);
@@ -413,7 +459,8 @@ struct timeline *history_event_widen(struct history_event *he, size_t from, size
 	he->tail_cut = cut;
 	he->tail_last = last;
 	he->tail_split = false;
-	he->tail_events = (cut ? last + 1 : materialise_event_count(he->ev)) - from;
+	he->tail_events = run ? events_from_run(he->ev, run)
+			      : (cut ? last + 1 : materialise_event_count(he->ev)) - from;
 	he->tail_seconds = (double)st.ns / 1e9;
 	if (cut)
 		fprintf(stderr, "ptrev: %s: made the history of events %zu to %zu only: %llu "
@@ -429,6 +476,19 @@ struct timeline *history_event_widen(struct history_event *he, size_t from, size
 		timeline_to_end(tl);
 	}
 	return tl;
+}
+
+struct timeline *history_event_widen(struct history_event *he, size_t from, size_t last,
+				     const char *why, struct timeline *old, char *err,
+				     size_t errlen)
+{
+	return widen(he, from, 0, last, why, old, err, errlen);
+}
+
+struct timeline *history_event_widen_run(struct history_event *he, size_t run, const char *why,
+					 struct timeline *old, char *err, size_t errlen)
+{
+	return widen(he, 0, run, HISTORY_TO_END, why, old, err, errlen);
 }
 
 struct timeline *history_event_make(struct history_event *he, bool whole, char *err,

@@ -87,6 +87,36 @@ static bool piece_to_tail(struct history_target *h, pid_t tid)
 	return true;
 }
 
+/* Where tid stands in a tail's history, counted from the end (histories
+ * that end where the recording does count alike from there): with
+ * threads in one order (a multi-threaded tail) the whole program's place,
+ * since a thread's own position stands still while others run. */
+struct from_end {
+	bool global;
+	uint64_t back;
+};
+
+static struct from_end where_from_end(struct timeline *tl, pid_t tid)
+{
+	struct timeline_where w;
+	timeline_where(tl, tid, &w);
+	if (w.global)
+		return (struct from_end){true, w.gtotal - w.gpos};
+	return (struct from_end){false, w.count - w.pos};
+}
+
+/* Stand as far from tl's end as fe says (at its start when it is
+ * shorter). */
+static void place_from_end(struct timeline *tl, pid_t tid, const struct from_end *fe)
+{
+	struct timeline_where w;
+	timeline_where(tl, tid, &w);
+	if (fe->global && w.global)
+		timeline_move_global(tl, w.gtotal >= fe->back ? w.gtotal - fe->back : 0);
+	else
+		timeline_move_to(tl, tid, w.count >= fe->back ? w.count - fe->back : 0);
+}
+
 /* The whole history where only a tail's is made (going back past the
  * tail, instruction numbers for the user, saving): the same position,
  * counted from the end, in the whole one; at_start: its start. */
@@ -100,16 +130,16 @@ static bool whole_history_at(struct history_target *h, pid_t tid, bool at_start)
 	if (!at_start && history_event_cut(h->ev) && !piece_to_tail(h, tid))
 		return false;
 	tid = timeline_thread_or_first(h->tl, tid);
-	struct timeline_where w;
-	timeline_where(h->tl, tid, &w);
-	uint64_t back = at_start ? w.count : w.count - w.pos;
+	struct from_end fe = where_from_end(h->tl, tid);
 	struct timeline *tl = history_event_make(h->ev, true, err, sizeof err);
 	if (!tl) {
 		fprintf(stderr, "ptrev: cannot make the whole history of this recording: %s\n", err);
 		return false;
 	}
-	timeline_where(tl, tid, &w);
-	timeline_move_to(tl, tid, !at_start && w.count >= back ? w.count - back : 0);
+	if (at_start)
+		timeline_move_to(tl, tid, 0);
+	else
+		place_from_end(tl, tid, &fe);
 	timeline_close(h->tl);
 	h->tl = tl;
 	h->td = history_event_data(h->ev);
@@ -142,6 +172,35 @@ static void take_history(struct history_target *h, pid_t tid, struct timeline *t
 		timeline_move_to(tl, tid, pos);
 }
 
+/* The same for a multi-threaded recording's tail (from a run of its
+ * order), which has no native search for hits (a new thread has none of
+ * its creator's debug registers) nor pieces: a tail about four times as
+ * long, at least a run more, the whole program where it stood counted
+ * from the end; the whole history where that is ready or no tail would
+ * be shorter. */
+static bool further_back_run(struct history_target *h, pid_t tid)
+{
+	char err[512];
+	size_t run = history_event_wider_run(h->ev);
+	tid = timeline_thread_or_first(h->tl, tid);
+	if (run == 0 || history_event_whole_ready(h->ev))
+		return whole_history(h, tid);
+	struct from_end fe = where_from_end(h->tl, tid);
+	struct timeline *tl = history_event_widen_run(h->ev, run, "going back past the history "
+						      "made", h->tl, err, sizeof err);
+	if (!tl) {
+		if (h->ev->interrupted)
+			return false;
+		fprintf(stderr, "ptrev: cannot make a longer tail's history (%s): making the whole "
+			"history\n", err);
+		return whole_history(h, tid);
+	}
+	h->tl = tl;
+	h->td = history_event_data(h->ev);
+	place_from_end(tl, tid, &fe);
+	return true;
+}
+
 /* tid stands at the start of a tail's history, going back: a history
  * that begins further back. For a reverse-continue (stops given), a
  * native search first finds the stretch of the last breakpoint or
@@ -158,6 +217,8 @@ static bool further_back(struct history_target *h, pid_t tid, const struct stop_
 {
 	char err[512];
 	struct history_event *he = h->ev;
+	if (history_event_tail_run(he))
+		return further_back_run(h, tid);
 	size_t from = 0, cur = history_event_tail_from(he);
 	bool bps = stops && breakpoints_only(stops);
 	int found = stops ? history_event_search_back(he, stops, &from) : -1;
@@ -473,6 +534,8 @@ static int history_fetch_registers(struct target *t, pid_t tid, struct amd64_reg
 	switch (registers(h, tid, rf)) {
 	case TIMELINE_STATE_FULL:
 		return TARGET_REGS_FULL;
+	case TIMELINE_STATE_BEFORE_SYSCALL:
+		return TARGET_REGS_BEFORE_SYSCALL;
 	case TIMELINE_STATE_PC:
 		return TARGET_REGS_PC;
 	default:
@@ -641,7 +704,12 @@ static bool history_state_unavailable(struct target *t, pid_t tid, struct strbuf
 {
 	struct history_target *h = hist(t);
 	/* An event recording whose history is not made stands at its end,
-	 * with full state. */
+	 * with full state; so does one moved to the end of its history (the
+	 * end's replay answers there, not the timeline's: a held replay of
+	 * several threads cannot stop after the program's last
+	 * instruction). */
+	if (at_event_end(h, tid))
+		return false;
 	const char *why = h->tl ? timeline_state_why(h->tl, tid) : NULL;
 	if (why)
 		strbuf_puts(out, why);

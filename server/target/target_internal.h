@@ -157,6 +157,14 @@ bool history_event_cut(const struct history_event *he);
 struct timeline *history_event_widen(struct history_event *he, size_t from, size_t last,
 				     const char *why, struct timeline *old, char *err,
 				     size_t errlen);
+/* A multi-threaded recording's tail: the run of its order where the one
+ * made begins (0: none made, or not such a tail); where one that holds
+ * four times its native run time begins, at least a run more (0: the
+ * whole history); and that tail made, as history_event_widen makes one. */
+size_t history_event_tail_run(const struct history_event *he);
+size_t history_event_wider_run(struct history_event *he);
+struct timeline *history_event_widen_run(struct history_event *he, size_t run, const char *why,
+					 struct timeline *old, char *err, size_t errlen);
 /* A line on how far its history is made (`monitor history`). */
 void history_event_progress(struct history_event *he, struct strbuf *out);
 /* tid when it exists at the end, else one that does. */

@@ -909,9 +909,9 @@ static void piece_case(const char *ptrev, const char *dir, const char *work)
 	      view.nsyscalls, td.nsyscalls,
 	      (unsigned long long)(view.nsyscalls ? view.syscalls[view.nsyscalls - 1].pos : 0));
 	struct materialise_stats ps, ts;
-	int prc = materialise_tail_to_memory(&view, from, NULL, &piece, &ps, NULL, err, sizeof err);
+	int prc = materialise_tail_to_memory(&view, from, NULL, 0, &piece, &ps, NULL, err, sizeof err);
 	CHECK(prc == 0, "the piece from event %zu to %zu: %s", from, last, prc ? err : "made");
-	int trc = materialise_tail_to_memory(&td, from, NULL, &tail, &ts, NULL, err, sizeof err);
+	int trc = materialise_tail_to_memory(&td, from, NULL, 0, &tail, &ts, NULL, err, sizeof err);
 	CHECK(trc == 0, "the tail from event %zu: %s", from, trc ? err : "made");
 	if (prc == 0 && trc == 0) {
 		/* Its events: the tail's first ones, at the same positions. */

@@ -24,7 +24,8 @@ stretch of about a millisecond, at a point found again by its state
 only when needed in these sessions
 (PTREV_BACKGROUND_HISTORY=0): one made in the background may be ready
 before the first move, and then no tail is made. A multi-threaded
-recording makes no tail.
+recording's tail from an event is refused (PTREV_TAIL_EVENTS): its tails
+begin at a run of its thread order (tests/reverse/tail_threads.py).
 
 usage: tail_history.py PTREV PROGRAM_DIR WORK_DIR
 """
@@ -356,15 +357,16 @@ def main():
           'monitor save in a tail\'s session saves the whole history (%s)'
           % re.findall(r'^instructions: .*', info, re.M))
 
-    # More than one thread: no tail (the global order would be cut).
+    # More than one thread: no tail from an event (the global order would
+    # be cut there); PTREV_TAIL_HISTORY=0 makes none from a run either.
     threads = os.path.join(progdir, 'e2e_threads')
     ttrace = os.path.join(work, 'threads.ptrev')
     r = record(ptrev, 'event', ttrace, [threads])
     out = gdb(ptrev, ttrace, threads, 'reverse-stepi\ninfo registers rip\n',
-              {'PTREV_TAIL_EVENTS': '2'})
+              {'PTREV_TAIL_EVENTS': '2', 'PTREV_TAIL_HISTORY': '0'})
     check(r.returncode == 0 and 'made the history of the last' not in out and
           re.search(r'^rip ', out, re.M) and 'cannot make the history' not in out,
-          'a multi-threaded recording makes its whole history (%s)'
+          'a multi-threaded recording makes no tail from an event (%s)'
           % re.findall(r'^ptrev: .*', out, re.M))
     return finish()
 

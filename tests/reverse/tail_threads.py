@@ -1,0 +1,226 @@
+#!/usr/bin/env python3
+"""The end of a multi-threaded event recording is stepped back through
+before its whole history is made (issue 11): the first move makes the
+history of the last runs of the recorded thread order only (a tail: the
+recording replayed natively to the start of a run, every thread that
+lives there starting its history where it stands, one blocked in a
+syscall before its syscall instruction) and the state there comes from
+the same native replay (event_hold.h; the replayer's where one thread is
+left). Going back past the tail's start goes on at the same place in a
+tail that begins further back (about four times as long), or in the
+whole history. Before, a multi-threaded recording made its whole history
+first: pigz -p 2 of 300 KB, recorded in 0.02 s, took 161 s to its first
+reverse-stepi.
+
+The oracle is the same session on the whole history made at the first
+move (PTREV_TAIL_HISTORY=0 PTREV_BACKGROUND_HISTORY=0): every thread's
+registers, backtrace, breakpoint hit and variable must be the same with a
+tail of the last 1, 2, 3 and 5 runs (PTREV_TAIL_RUNS), and with the tail
+ptrev chooses. rev_threads: two workers and a signal handler bump a
+shared counter in turns, the main thread waits in pthread_join;
+thread_diff: two threads take strict turns under a mutex, the one that
+waits blocked in a futex; sig_worker: a worker that a timer's signal
+interrupts in its own code, delivered before its next syscall (the held
+re-execution stopped before that syscall's instruction undelivered, and
+showed nothing: the history places the thread in the handler there).
+pigz -p 2 (where installed): the first
+reverse-stepi from the end makes a tail, not the whole history, and
+shows full state there.
+
+usage: tail_threads.py PTREV PROGRAM_DIR WORK_DIR
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'pylib'))
+from ptrev_checks import check, finish, record  # noqa: E402
+
+FULL = 'Every register and all memory are available here.'
+
+# At the end, one step back; back to the workers' bumps (the last ones
+# lie in a short tail, the earlier ones before it); steps back and
+# forwards across the places found; on to the end again.
+REV_THREADS = '''info threads
+reverse-stepi
+info threads
+print $pc
+break bump_a
+break bump_b
+reverse-continue
+info threads
+thread apply all bt
+thread apply all info registers
+print counter
+print order
+monitor why
+reverse-continue
+thread apply all bt
+print counter
+reverse-stepi 20
+thread apply all info registers rip rsp rax rcx r11
+reverse-continue
+reverse-continue
+print counter
+thread apply all info registers
+continue
+print counter
+delete
+continue
+info threads
+print $pc
+'''
+
+THREAD_DIFF = '''reverse-stepi 3
+thread apply all info registers rip rsp
+break step
+reverse-continue
+info threads
+thread apply all bt
+info locals
+print steps_taken
+reverse-continue
+thread apply all bt
+reverse-continue
+print steps_taken
+reverse-stepi 30
+thread apply all info registers
+reverse-finish
+thread apply all bt
+continue
+print steps_taken
+'''
+
+# Back to the signal's delivery (before the syscall it came before), a
+# step either way across it.
+SIG_WORKER = '''reverse-continue
+monitor why
+thread apply all bt
+info registers
+print rounds
+reverse-stepi
+monitor why
+print $pc
+stepi
+monitor why
+thread apply all bt
+reverse-continue
+print rounds
+'''
+
+
+def gdb(ptrev, trace, prog, body, env):
+    script = trace + '.gdb'
+    with open(script, 'w') as f:
+        f.write('set pagination off\nset confirm off\n'
+                'target remote | %s replay --stdio %s\n%s' % (ptrev, trace, body))
+    g = subprocess.run(['gdb', '-nx', '-batch', '-x', script, prog], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True,
+                       timeout=600, env=dict(os.environ, **env))
+    return g.stdout
+
+
+def state(out):
+    """What gdb showed, without ptrev's own lines about making history."""
+    return [ln for ln in out.splitlines() if not ln.startswith('ptrev: ')]
+
+
+def ptrev_lines(out):
+    return re.findall(r'^ptrev: .*', out, re.M)
+
+
+def unavailable(out):
+    """The lines that say something is unavailable, but rcx and r11 of a
+    thread before a syscall instruction that the held re-execution ran
+    natively (which overwrote both: event_hold.h)."""
+    return [ln for ln in out.splitlines() if 'unavailable' in ln and
+            not re.match(r'^(rcx|r11) +<unavailable>$', ln)]
+
+
+def differences(a, b):
+    return '\n'.join('%s | %s' % (x, y) for x, y in zip(state(a), state(b)) if x != y)[:3000]
+
+
+def against_whole(ptrev, trace, prog, name, session, tails=('1', '2', '3', '5', None)):
+    whole = gdb(ptrev, trace, prog, session,
+                {'PTREV_TAIL_HISTORY': '0', 'PTREV_BACKGROUND_HISTORY': '0'})
+    check('making the history of this event recording' in whole and
+          'made the history of the last' not in whole and not unavailable(whole),
+          '%s: the oracle makes the whole history at the first move, full state everywhere but '
+          'rcx and r11 of threads blocked in a syscall (%s)' % (name, unavailable(whole)))
+    crossed = False
+    for runs in tails:
+        env = {'PTREV_BACKGROUND_HISTORY': '0'}
+        if runs:
+            env['PTREV_TAIL_RUNS'] = runs
+        out = gdb(ptrev, trace, prog, session, env)
+        lines = ptrev_lines(out)
+        made = [ln for ln in lines if re.match(r'ptrev: made the history of the last \d+ events? '
+                                               r'first: ', ln)]
+        check(made and lines.index(made[0]) == 0,
+              '%s, tail of %s runs: the first move makes a tail\'s history first (%s)'
+              % (name, runs or 'ptrev\'s own', lines))
+        crossed |= any(ln.startswith('ptrev: going back past the history made: made the '
+                                     'history of the last') for ln in lines)
+        check(state(whole) == state(out),
+              '%s, tail of %s runs: every thread\'s registers, backtrace, hit and variable as '
+              'on the whole history\n%s' % (name, runs or 'ptrev\'s own',
+                                           differences(whole, out)))
+    check(crossed, '%s: some session went back past its tail\'s start, in a longer tail'
+          % name)
+    return whole
+
+
+def pigz(ptrev, work):
+    prog = shutil.which('pigz')
+    if prog is None:
+        print('skip pigz: not installed (scripts/setup installs it)')
+        return
+    data = os.path.join(work, 'text.txt')
+    with open(data, 'w') as f:
+        f.write(' '.join('%d reverse %d' % (i, i * i % 97) for i in range(6000)))
+    trace = os.path.join(work, 'pigz.ptrev')
+    r = record(ptrev, 'event', trace, [prog, '-p', '2', '-b', '32', '-c', data],
+               capture_output=False, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    check(r.returncode == 0, 'pigz -p 2 recorded (%d)' % r.returncode)
+    out = gdb(ptrev, trace, prog, 'reverse-stepi\nmonitor why\nbt\ninfo threads\n', {})
+    lines = ptrev_lines(out)
+    check(any(ln.startswith('ptrev: made the history of the last') for ln in lines) and
+          not any(ln.startswith('ptrev: making the history of this') or
+                  ln.startswith('ptrev: still making') for ln in lines),
+          'pigz -p 2: the first reverse-stepi makes a tail\'s history, without waiting for the '
+          'whole one (%s)' % lines)
+    check(FULL in out and '__libc_start_main' in out and 'unavailable' not in out,
+          'pigz -p 2: full state one step back from the end, a backtrace to '
+          '__libc_start_main\n' + out[-2000:])
+
+
+def main():
+    ptrev, progdir, work = sys.argv[1:4]
+    os.makedirs(work, exist_ok=True)
+    for name, session in (('rev_threads', REV_THREADS), ('thread_diff', THREAD_DIFF)):
+        prog = os.path.join(progdir, name)
+        trace = os.path.join(work, name + '.ptrev')
+        r = record(ptrev, 'event', trace, [prog])
+        check(r.returncode == 0, '%s recorded (%d)' % (name, r.returncode))
+        against_whole(ptrev, trace, prog, name, session)
+    # A signal delivered before a syscall (the worker ran its own code
+    # when it came): at the delivery the held re-execution had stopped
+    # before the syscall instruction, the signal not yet delivered, where
+    # the history has the handler's first instruction.
+    prog = os.path.join(progdir, 'sig_worker')
+    trace = os.path.join(work, 'sig_worker.ptrev')
+    r = record(ptrev, 'event', trace, [prog])
+    check(r.returncode == 0 and 'seen=1 ' in r.stdout,
+          'sig_worker recorded, its signal in the first round (%s)' % r.stdout.strip())
+    whole = against_whole(ptrev, trace, prog, 'sig_worker', SIG_WORKER, ('1', None))
+    check(whole.count('received signal SIGUSR1') == 3 and whole.count(FULL) == 3,
+          'sig_worker: at the signal\'s delivery and a step either side, full state')
+    pigz(ptrev, work)
+    return finish()
+
+
+if __name__ == '__main__':
+    sys.exit(main())
