@@ -146,7 +146,7 @@ static uint64_t run_ns(const struct event_end *ee, size_t i)
 size_t event_end_tail_run(const struct event_end *ee, uint64_t budget_ns)
 {
 	const struct trace_data *td = ee->e.td;
-	if (ee->e.nthreads < 2 || !td)
+	if (ee->e.nthreads < 2 || !td || td->nsched < 2)
 		return 0;
 	uint64_t ran = 0;
 	size_t i = td->nsched;

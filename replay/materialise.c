@@ -365,6 +365,14 @@ size_t materialise_event_count(const struct trace_data *ev)
 	return ev->nsyscalls + ev->nsignals + ev->nrdtsc + ev->nstates;
 }
 
+size_t materialise_tail_events(const struct trace_data *ev, size_t from, size_t run)
+{
+	size_t n = run ? 0 : materialise_event_count(ev) - from;
+	for (size_t i = run; run && i < ev->nsched; i++)
+		n += ev->sched[i].count;
+	return n;
+}
+
 /* The history from the one thread's event `from` on (0: all of it), or
  * from point in the stretch before it; or (run set) from that run of the
  * recorded order on. */
@@ -376,7 +384,7 @@ static int make(const struct trace_data *ev, size_t from, const struct trace_sta
 	uint64_t t0 = erp_now_ns();
 	struct mat m = {.progress = progress, .from = from, .point = point, .run = run};
 	if (progress)
-		atomic_store(&progress->events_total, materialise_event_count(ev));
+		atomic_store(&progress->events_total, materialise_tail_events(ev, from, run));
 	const char *psb = trace_meta(ev, "psb_period");
 	m.psb_period = psb ? (uint32_t)strtoul(psb, NULL, 10) : PTENC_DEFAULT_PSB_PERIOD;
 	struct erp_observer obs = {.start = on_start, .insn = on_insn, .interrupt = on_interrupt,

@@ -44,6 +44,11 @@ void materialise_say_made(const struct materialise_stats *st);
 /* Every event of every thread of ev (what progress counts up to). */
 size_t materialise_event_count(const struct trace_data *ev);
 
+/* The events a tail's history holds (what its progress counts to): from
+ * the one thread's event from, or from run `run` of the recorded order
+ * (both 0: all of them). */
+size_t materialise_tail_events(const struct trace_data *ev, size_t from, size_t run);
+
 /* Is td an event recording whose positions still count events (its
  * history not made yet)? */
 bool materialise_needed(const struct trace_data *td);

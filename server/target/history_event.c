@@ -212,15 +212,6 @@ static size_t tail_run(struct history_event *he)
 	return event_end_tail_run(he->end, tail_budget_ns());
 }
 
-/* The events of ev's recorded order from its run `run` on. */
-static size_t events_from_run(const struct trace_data *ev, size_t run)
-{
-	size_t n = 0;
-	for (size_t i = run; i < ev->nsched; i++)
-		n += ev->sched[i].count;
-	return n;
-}
-
 /* The point inside the tail's first stretch where its history begins,
  * about split ns into the stretch (*point). The stretch's native time is
  * an estimate from one run (this machine's runs of one stretch differ by
@@ -287,8 +278,7 @@ static int make_tail(struct history_event *he, char *err, size_t errlen)
 		return -1;
 	he->tail_ok = true;
 	he->tail_budget_ns = tail_budget_ns();
-	he->tail_events = run ? events_from_run(he->ev, run)
-			      : materialise_event_count(he->ev) - from; /* one thread */
+	he->tail_events = materialise_tail_events(he->ev, from, run);
 	he->tail_seconds = (double)st.ns / 1e9;
 	fprintf(stderr, "ptrev: made the history of the last %zu event%s%s first: %llu "
 		"instructions in %.1f s (the whole history is made %s; going back further makes "
@@ -459,8 +449,7 @@ static struct timeline *widen(struct history_event *he, size_t from, size_t run,
 	he->tail_cut = cut;
 	he->tail_last = last;
 	he->tail_split = false;
-	he->tail_events = run ? events_from_run(he->ev, run)
-			      : (cut ? last + 1 : materialise_event_count(he->ev)) - from;
+	he->tail_events = materialise_tail_events(cut ? &view : he->ev, from, run);
 	he->tail_seconds = (double)st.ns / 1e9;
 	if (cut)
 		fprintf(stderr, "ptrev: %s: made the history of events %zu to %zu only: %llu "

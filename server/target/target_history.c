@@ -161,15 +161,15 @@ static bool breakpoints_only(const struct stop_set *stops)
 	return true;
 }
 
-/* Replace the history by tl (made from the one before), tid at pos, or,
- * at_end, where tl stands (its end). */
-static void take_history(struct history_target *h, pid_t tid, struct timeline *tl, bool at_end,
-			 uint64_t pos)
+/* Replace the history by tl (made from the one before), tid as far from
+ * its end as fe says, or (NULL) where tl stands (its end). */
+static void take_history(struct history_target *h, pid_t tid, struct timeline *tl,
+			 const struct from_end *fe)
 {
 	h->tl = tl;
 	h->td = history_event_data(h->ev);
-	if (!at_end)
-		timeline_move_to(tl, tid, pos);
+	if (fe)
+		place_from_end(tl, tid, fe);
 }
 
 /* The same for a multi-threaded recording's tail (from a run of its
@@ -195,9 +195,7 @@ static bool further_back_run(struct history_target *h, pid_t tid)
 			"history\n", err);
 		return whole_history(h, tid);
 	}
-	h->tl = tl;
-	h->td = history_event_data(h->ev);
-	place_from_end(tl, tid, &fe);
+	take_history(h, tid, tl, &fe);
 	return true;
 }
 
@@ -228,7 +226,7 @@ static bool further_back(struct history_target *h, pid_t tid, const struct stop_
 							  from, "going back to the last breakpoint hit "
 							  "(found natively)", h->tl, err, sizeof err);
 		if (tl) {
-			take_history(h, tid, tl, true, 0);
+			take_history(h, tid, tl, NULL);
 			return true;
 		}
 		if (he->interrupted)
@@ -253,9 +251,7 @@ static bool further_back(struct history_target *h, pid_t tid, const struct stop_
 		return false;
 	if (from == 0 || history_event_whole_ready(he))
 		return whole_history(h, tid);
-	struct timeline_where w;
-	timeline_where(h->tl, tid, &w);
-	uint64_t back = w.count - w.pos;
+	struct from_end fe = where_from_end(h->tl, tid);
 	struct timeline *tl = history_event_widen(he, from, history_event_cut(he) ? he->tail_last
 						  : HISTORY_TO_END, "going back past the history "
 						  "made", h->tl, err, sizeof err);
@@ -264,8 +260,7 @@ static bool further_back(struct history_target *h, pid_t tid, const struct stop_
 			"history\n", err);
 		return whole_history(h, tid);
 	}
-	timeline_where(tl, tid, &w);
-	take_history(h, tid, tl, false, w.count >= back ? w.count - back : 0);
+	take_history(h, tid, tl, &fe);
 	return true;
 }
 
