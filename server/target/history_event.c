@@ -177,6 +177,25 @@ static uint64_t tail_budget_ns(void)
 	return (v && *v ? strtoull(v, NULL, 10) : TAIL_BUDGET_US) * 1000ull;
 }
 
+/* PTREV_TAIL_HISTORY=0: no tail (the whole history at the first move,
+ * what the tests compare with). */
+static bool tail_wanted(void)
+{
+	const char *v = getenv("PTREV_TAIL_HISTORY");
+	return !(v && strcmp(v, "0") == 0);
+}
+
+/* A count the tests give in the environment: true with *n where name is
+ * set. */
+static bool env_count(const char *name, size_t *n)
+{
+	const char *v = getenv(name);
+	if (!v || !*v)
+		return false;
+	*n = (size_t)strtoul(v, NULL, 10);
+	return true;
+}
+
 /* Where a tail to make first begins (0: none). PTREV_TAIL_EVENTS=N: the
  * last N events, whole stretches (tests); else about tail_budget_ns of
  * the program's own run, *split set to how much of its first stretch to
@@ -184,13 +203,12 @@ static uint64_t tail_budget_ns(void)
  * benchmark). */
 static size_t tail_from(struct history_event *he, uint64_t *split)
 {
+	size_t n;
 	*split = 0;
-	const char *v = getenv("PTREV_TAIL_HISTORY");
-	if (v && strcmp(v, "0") == 0)
+	if (!tail_wanted())
 		return 0;
-	const char *n = getenv("PTREV_TAIL_EVENTS");
-	if (n && *n)
-		return event_end_tail_of(he->end, (size_t)strtoul(n, NULL, 10));
+	if (env_count("PTREV_TAIL_EVENTS", &n))
+		return event_end_tail_of(he->end, n);
 	size_t from = event_end_tail_from(he->end, tail_budget_ns());
 	const char *sp = getenv("PTREV_TAIL_SPLIT");
 	if (from && !(sp && strcmp(sp, "0") == 0))
@@ -203,12 +221,11 @@ static size_t tail_from(struct history_event *he, uint64_t *split)
  * about tail_budget_ns of the program's own run. */
 static size_t tail_run(struct history_event *he)
 {
-	const char *v = getenv("PTREV_TAIL_HISTORY");
-	if (v && strcmp(v, "0") == 0)
+	size_t n;
+	if (!tail_wanted())
 		return 0;
-	const char *n = getenv("PTREV_TAIL_RUNS");
-	if (n && *n)
-		return event_end_tail_runs_of(he->end, (size_t)strtoul(n, NULL, 10));
+	if (env_count("PTREV_TAIL_RUNS", &n))
+		return event_end_tail_runs_of(he->end, n);
 	return event_end_tail_run(he->end, tail_budget_ns());
 }
 
