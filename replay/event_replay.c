@@ -23,8 +23,10 @@ static int start_thread(struct erp *e, struct erp_thread *t)
 		return -1;
 	/* At the entry of the syscall its last run ended at (a tail's start
 	 * in a multi-threaded program): its history places it before the
-	 * syscall instruction, which it completes when it runs next. */
-	return e->obs->start(e, t, regs.rip - (t->at_entry ? 2 : 0));
+	 * syscall instruction, which it completes when it runs next; or in
+	 * one the log does not hold (blocked in it to the end), whose
+	 * instruction it stands on. */
+	return e->obs->start(e, t, regs.rip - (t->at_entry || t->in_unrecorded ? 2 : 0));
 }
 
 /* A multi-threaded tail begins (run tail_run of the recorded order):

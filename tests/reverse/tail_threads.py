@@ -21,7 +21,8 @@ syscall instruction since before the tail began shows as <unavailable>,
 where the whole history's re-execution stepped it there and knows them). rev_threads: two workers and a signal handler bump a
 shared counter in turns, the main thread waits in pthread_join;
 thread_diff: two threads take strict turns under a mutex, the one that
-waits blocked in a futex; sig_worker: a worker that a timer's signal
+waits blocked in a futex; thread_crash: a worker crashes while the main
+thread waits in pthread_join, a syscall that never returns; sig_worker: a worker that a timer's signal
 interrupts in its own code, delivered before its next syscall (the held
 re-execution stopped before that syscall's instruction undelivered, and
 showed nothing: the history places the thread in the handler there).
@@ -110,6 +111,24 @@ monitor why
 thread apply all bt
 reverse-continue
 print rounds
+'''
+
+# A crash while the main thread waits in a syscall that never returns
+# (pthread_join): its tail begins with main blocked in it.
+THREAD_CRASH = '''info threads
+reverse-stepi
+info threads
+thread apply all bt
+thread apply all info registers rip rsp rax
+break finished
+reverse-continue
+print shared
+thread apply all bt
+reverse-continue
+print shared
+continue
+continue
+info threads
 '''
 
 
@@ -226,6 +245,16 @@ def main():
         r = record(ptrev, 'event', trace, [prog])
         check(r.returncode == 0, '%s recorded (%d)' % (name, r.returncode))
         against_whole(ptrev, trace, prog, name, session)
+    # A thread blocked to the end in a syscall the log does not hold
+    # stood after its syscall instruction at a tail's start, where its
+    # history has it on it: a thread history of instructions that never
+    # ran, which no run of the order holds ("each thread moves alone",
+    # no state).
+    prog = os.path.join(progdir, 'thread_crash')
+    trace = os.path.join(work, 'thread_crash.ptrev')
+    r = record(ptrev, 'event', trace, [prog])
+    check(r.returncode != 0, 'thread_crash recorded, killed by SIGSEGV (%d)' % r.returncode)
+    against_whole(ptrev, trace, prog, 'thread_crash', THREAD_CRASH, ('1', '2', None))
     # A signal delivered before a syscall (the worker ran its own code
     # when it came): at the delivery the held re-execution had stopped
     # before the syscall instruction, the signal not yet delivered, where
