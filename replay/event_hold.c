@@ -112,9 +112,8 @@ static const struct erp_observer hold_observer = {
  * matched one off (a wrong count the check of every thread's PC against
  * the history would catch). */
 static size_t native_prefix(const struct trace_data *ev, const struct trace_data *made,
-			    uint64_t gpos, uint64_t *done)
+			    size_t first, uint64_t gpos, uint64_t *done)
 {
-	size_t first = materialise_tail_run(made);
 	size_t j = 0, i = first, keep = 2;
 	uint64_t *before = calloc(ev->nsched + 1, sizeof *before);
 	uint64_t cum = 0;
@@ -145,10 +144,11 @@ struct event_hold *event_hold_at(const struct trace_data *ev, const struct trace
 	}
 	/* erp_replay_from clears e alone; the observer finds h through it
 	 * (e is h's first member). */
-	size_t native = native_prefix(ev, made, gpos, &h->done);
+	size_t first = materialise_tail_run(made);
+	size_t native = native_prefix(ev, made, first, gpos, &h->done);
 	h->want = gpos;
 	h->due = gpos == h->done;
-	int rc = erp_replay_from(&h->e, ev, &hold_observer, native, materialise_tail_run(made));
+	int rc = erp_replay_from(&h->e, ev, &hold_observer, native, first);
 	if (!h->held) {
 		snprintf(why, whylen, "%s", rc < 0 ? h->e.why
 				   : "the re-execution ended before that position");
