@@ -41,6 +41,9 @@ void cli_say_torn(const char *path, const struct trace_data *td);
  * else the first executable regular file of that name in PATH. 0, or -1 when there is none
  * (out then holds PROG). */
 int cli_find_program(const char *prog, char *out, size_t len);
+/* The event recorder's STATE bounds (event_record_opts) from
+ * PTREV_EVENT_SIGNAL_MS and PTREV_EVENT_SLICE_MS; 0 where unset. */
+void cli_event_bounds(unsigned *signal_us, unsigned *slice_us);
 
 /* May a recording be written to path (-o)? An existing file that is not
  * a recording only with force. 0, or -1 with err. */

@@ -256,6 +256,11 @@ struct target_record_opts {
 	 * exit) with a stop, so that gdb can still go back from there, as
 	 * with gdb's record full and rr; the next resume ends it. */
 	bool stop_before_exit;
+	/* "event": the event recorder (the program runs natively, the
+	 * history is made when gdb goes back), with these STATE bounds (0:
+	 * its defaults); NULL or "sw": the sw recorder. */
+	const char *backend;
+	unsigned signal_us, slice_us;
 };
 /* Record the live program of the stack whose top is t: push a recording
  * target over it and return the new top; t itself when t already records.

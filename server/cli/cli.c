@@ -26,7 +26,7 @@ extern char **environ;
 static void usage(FILE *f)
 {
 	fputs("usage:\n"
-	      "  ptrev serve  [--listen HOST:PORT [--reconnect] | --stdio] [--backend auto|pt|sw]\n"
+	      "  ptrev serve  [--listen HOST:PORT [--reconnect] | --stdio] [--backend auto|pt|event|sw]\n"
 	      "               [--record | -o FILE [--no-copy] [--force] [--no-stop-at-exit]]\n"
 	      "               [--wrapper WRAPPER [ARGS...] --] [--disable-packet=LIST]\n"
 	      "               (-- PROG [ARGS...] | --attach PID | --multi [-- PROG [ARGS...]])\n"
@@ -147,14 +147,17 @@ static int parse_serve(int argc, char **argv, struct serve_opts *o)
 		      "or --multi to let gdb's `run` start it)\n", stderr);
 		return -1;
 	}
-	if (strcmp(o->backend, "auto") && strcmp(o->backend, "sw") && strcmp(o->backend, "pt")) {
-		fprintf(stderr, "ptrev serve: unknown backend '%s' (auto, pt or sw)\n", o->backend);
+	if (strcmp(o->backend, "auto") && strcmp(o->backend, "sw") && strcmp(o->backend, "pt") &&
+	    strcmp(o->backend, "event")) {
+		fprintf(stderr, "ptrev serve: unknown backend '%s' (auto, pt, event or sw)\n",
+			o->backend);
 		return -1;
 	}
-	if (strcmp(o->backend, "event") == 0) {
-		fputs("ptrev serve: the event backend records only with `ptrev record --backend "
-		      "event` (its history is made when the recording is replayed); live "
-		      "recording uses --backend sw\n", stderr);
+	if (strcmp(o->backend, "event") == 0 && (o->attach || !o->record)) {
+		fputs(o->attach ? "ptrev serve: the event backend records a program from its "
+				  "start, not an attached one: use --backend sw\n"
+				: "ptrev serve: --backend event records: give --record or -o FILE\n",
+		      stderr);
 		return -1;
 	}
 	if (o->record && strcmp(o->backend, "pt") == 0) {
@@ -238,9 +241,12 @@ static struct target *record_if_asked(const struct serve_opts *o, struct target 
 	if (!o->record)
 		return t;
 	char why[400];
+	bool event = strcmp(o->backend, "event") == 0;
 	struct target_record_opts ro = {.path = o->output, .argv = (char **)argv,
 					.no_copy = o->no_copy,
-					.stop_before_exit = o->exit_stop};
+					.stop_before_exit = o->exit_stop,
+					.backend = event ? "event" : "sw"};
+	cli_event_bounds(&ro.signal_us, &ro.slice_us);
 	struct target *top = target_record_start(t, &ro, why, sizeof why);
 	if (!top) {
 		snprintf(err, errlen, "cannot record: %s", why);
@@ -251,7 +257,7 @@ static struct target *record_if_asked(const struct serve_opts *o, struct target 
 		target_free(t);
 		return NULL;
 	}
-	fprintf(stderr, "ptrev: recording with the sw backend%s%s\n",
+	fprintf(stderr, "ptrev: recording with the %s backend%s%s\n", event ? "event" : "sw",
 		o->output ? " to " : " in memory", o->output ? o->output : "");
 	return top;
 }

@@ -58,17 +58,6 @@ static int hw_psb_exponent(unsigned long bytes)
 	return -1;
 }
 
-/* A bound from the environment in milliseconds ("0.2" too) as
- * microseconds; 0 (the default) when unset or not a positive number. */
-static unsigned env_us(const char *ms)
-{
-	char *end;
-	double v = ms ? strtod(ms, &end) : 0;
-	if (!ms || end == ms || *end || !(v > 0) || v > 60000)
-		return 0;
-	return v * 1000 < 1 ? 1 : (unsigned)(v * 1000);
-}
-
 int record_main(int argc, char **argv)
 {
 	const char *backend = "auto", *out = NULL;
@@ -195,16 +184,10 @@ int record_main(int argc, char **argv)
 					    .stop = &stop_signal, .no_copy = no_copy };
 		rc = sw_backend_record(&inf, w, &o, &end, err, sizeof err);
 	} else if (strcmp(backend, "event") == 0) {
-		/* The STATE bounds can be tuned from the environment, in
-		 * milliseconds, fractions too (tests keep histories short with
-		 * small ones). */
-		const char *sig_ms = getenv("PTREV_EVENT_SIGNAL_MS");
-		const char *slice_ms = getenv("PTREV_EVENT_SLICE_MS");
 		struct event_record_opts o = {.stop = &stop_signal, .no_copy = no_copy,
-					      .signal_us = env_us(sig_ms),
-					      .slice_us = env_us(slice_ms),
 					      .psb_period = psb_period ? (unsigned)psb_period
 								       : PTENC_DEFAULT_PSB_PERIOD};
+		cli_event_bounds(&o.signal_us, &o.slice_us);
 		rc = event_backend_record(&inf, w, &o, &end, err, sizeof err);
 	} else {
 		struct pt_backend_opts o;

@@ -64,6 +64,12 @@ struct inferior *target_live_inferior(struct target *t);
 bool target_live_at_start(struct target *t);
 void target_live_mark_started(struct target *t);
 
+/* ---- target_event_recording.c ---- */
+/* target_record_start with the event backend (o->backend "event"). */
+struct target *target_event_record_start(struct target *t, const struct target_record_opts *o,
+					 char *err, size_t errlen);
+bool target_is_event_recording(const struct target *t);
+
 /* ---- target_history.c ---- */
 /* The history target over a live recording's timeline (taking tl over):
  * the past of a recording target, with pid the live process's. */

@@ -367,8 +367,10 @@ static const struct target_ops recording_ops = {
 struct target *target_record_start(struct target *t, const struct target_record_opts *o,
 				   char *err, size_t errlen)
 {
-	if (t->ops == &recording_ops)
+	if (t->ops == &recording_ops || target_is_event_recording(t))
 		return t;
+	if (o->backend && strcmp(o->backend, "event") == 0)
+		return target_event_record_start(t, o, err, errlen);
 	struct inferior *inf = target_live_inferior(t);
 	if (!inf || inf->exited) {
 		snprintf(err, errlen, "no process to record");
@@ -441,9 +443,9 @@ struct target *target_record_start(struct target *t, const struct target_record_
 
 struct target *target_record_stop(struct target *t)
 {
-	if (t->ops != &recording_ops)
+	if (t->ops != &recording_ops && !target_is_event_recording(t))
 		return t;
 	struct target *beneath = t->beneath;
-	recording_destroy(t);
+	t->ops->destroy(t);
 	return beneath;
 }

@@ -128,30 +128,32 @@ def until_last_delete(lines):
     return lines[:ends[-1]] if ends else lines
 
 
-def as_native(lines):
+def as_native(lines, history_ends_at_marker=True):
     """record full as a native run would have shown it, for comparing with
     the event backend's history, which runs natively between events: the
     oracle single-steps, so a syscall copies RFLAGS with TF set (0x100) into
     r11 (also where it is saved on the stack); and its history ends at
-    marker()'s breakpoint, which it reports as the end of the history."""
+    marker()'s breakpoint, which it reports as the end of the history (so
+    does a live recording stopped there: history_ends_at_marker)."""
     out = []
     for line in lines:
         if line.startswith('r11 ') and re.search(r'\b0x346\s+838$', line):
             line = re.sub(r'0x346(\s+)838$', r'0x246\g<1>582', line)
         elif re.match(r'^0x[0-9a-f]+:\s', line):
             line = line.replace('0x0000000000000346', '0x0000000000000246')
-        if out and out[-1] == 'No more reverse-execution history.' and \
-                line.startswith('marker ('):
+        if history_ends_at_marker and out and \
+                out[-1] == 'No more reverse-execution history.' and line.startswith('marker ('):
             out[-1] = 'Breakpoint N, ' + line
             continue
         out.append(line)
     return out
 
 
-def ptrev_transcript(ptrev, prog, trace):
+def ptrev_transcript(ptrev, prog, trace, backend='sw'):
     port = free_port()
-    server = subprocess.Popen([ptrev, 'serve', '-o', trace, '--listen', '127.0.0.1:%d' % port,
-                               '--', prog], env=env(), stdin=subprocess.DEVNULL,
+    server = subprocess.Popen([ptrev, 'serve', '--backend', backend, '-o', trace, '--listen',
+                               '127.0.0.1:%d' % port, '--', prog], env=env(),
+                              stdin=subprocess.DEVNULL,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         deadline = time.time() + 30
@@ -165,8 +167,8 @@ def ptrev_transcript(ptrev, prog, trace):
         server.kill()
         server.wait()
         port = free_port()
-        server = subprocess.Popen([ptrev, 'serve', '-o', trace, '--listen',
-                                   '127.0.0.1:%d' % port, '--', prog], env=env(),
+        server = subprocess.Popen([ptrev, 'serve', '--backend', backend, '-o', trace,
+                                   '--listen', '127.0.0.1:%d' % port, '--', prog], env=env(),
                                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                   stderr=subprocess.PIPE)
         line = server.stderr.readline().decode()
@@ -267,6 +269,12 @@ def main():
         print('FAIL: record full transcript too short:\n' + '\n'.join(ref))
         return 1
     bad = compare('ptrev serve (live, recording)', ref, normalise(ptrev_transcript(ptrev, prog, trace)))
+    # The same session recorded live by the event backend: it runs
+    # natively, and its history, made when gdb goes back, too.
+    live_ev = normalise(ptrev_transcript(ptrev, prog, os.path.join(work, 'fs_diff-live-event.ptrev'),
+                                         'event'))
+    bad += compare('ptrev serve --backend event (live, recording)',
+                   as_native(ref, history_ends_at_marker=False), live_ev)
     # Watchpoints in reverse, on the saved recording of that session.
     bad += compare('ptrev replay with a watchpoint', *watch_transcripts(ptrev, prog, trace))
     # The saved recording of that session, replayed with the same script.

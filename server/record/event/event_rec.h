@@ -90,6 +90,35 @@ struct ev_thread {
 	uint64_t run_since;        /* ns, when it got the CPU */
 	uint64_t event_ns;         /* ns, its previous event (or its start) */
 	uint64_t run_first;        /* the event number its run started at */
+
+	/* Driven by gdb (event_live.c; only with ev_rec.live). */
+	bool running;              /* resumed, its next stop not seen yet */
+	bool parked;               /* left stopped while the program is
+	                              held for gdb: resumed (with parked_sig)
+	                              when gdb resumes it */
+	int parked_sig;
+	bool moved;                /* ran its own code since its last event */
+	bool gdb_go;               /* gdb resumed it (all-stop: its vCont) */
+	bool gdb_step;             /* ...to step one instruction */
+	int gdb_resume_sig;        /* ...with this signal */
+	bool step_started;         /* the step's first resume was made */
+	uint64_t step_rip;         /* where the step began */
+	int gdb_sig;               /* the signal reported to gdb, undelivered */
+	siginfo_t gdb_si;
+	bool gdb_interrupt;        /* our SIGSTOP stops it for gdb's Ctrl-C */
+	bool exit_hold;            /* its exit's entry undone: stop for gdb */
+	bool exit_held;            /* ...done once: the exit goes on */
+};
+
+/* What gdb sees of an event recording it drives (event_live.c): the
+ * program held at a stop, the stop to report. */
+struct ev_live {
+	bool on;
+	bool halted;               /* every thread held for gdb */
+	bool have_report;
+	struct stop_event report;
+	volatile sig_atomic_t interrupt;
+	bool stop_before_exit;
 };
 
 struct ev_rec {
@@ -119,11 +148,23 @@ struct ev_rec {
 	unsigned execs;            /* how many times the recording began again */
 	char exec_last[4096];      /* with which program, the last time */
 
+	struct ev_live live;
+
 	struct trace_end end;
 	bool proc_gone;
 	uint64_t t0_ns;
 	char err[512];
 };
+
+/* ---- event_record.c ---- */
+void ev_init(struct ev_rec *r, struct inferior *inf, struct trace_writer *w,
+	     const struct event_record_opts *opts);
+/* Trace the launched program, note its first thread, trap rdtsc, and give
+ * it the CPU. 0/-1. */
+int ev_set_up(struct ev_rec *r);
+/* End the program (unless gone) and reap every thread. */
+void ev_kill_all(struct ev_rec *r);
+void ev_free(struct ev_rec *r);
 
 /* ---- event_threads.c ---- */
 uint64_t ev_now_ns(void);
@@ -200,6 +241,30 @@ void ev_exec_report(const struct ev_rec *r);
 
 /* ---- event_syscall.c ---- */
 int ev_syscall_stop(struct ev_thread *t, struct user_regs_struct *now);
+
+/* ---- event_live.c (a recording gdb drives: event_engine.c) ---- */
+/* Hold the program for gdb with ev as the stop to report: every thread
+ * that runs is stopped (our SIGSTOP), and none is resumed until gdb
+ * resumes it. 0/-1. */
+int ev_live_report(struct ev_rec *r, const struct stop_event *ev);
+/* A stop gdb asked for (a breakpoint, a watchpoint, a step, our SIGSTOP
+ * for its Ctrl-C): reported, 1; 0 when the recorder handles the stop as
+ * usual; -1 on failure. */
+int ev_live_stop(struct ev_thread *t, int sig, const siginfo_t *si,
+		 struct user_regs_struct *now);
+/* The program's own signal sig (not rdtsc's): 1 when gdb is to see it
+ * first (it does not pass it), held undelivered; 0: the recorder takes it
+ * as usual. */
+int ev_live_signal(struct ev_thread *t, int sig, const siginfo_t *si);
+/* How ev_resume resumes t when gdb drives the recording: 1 when t stays
+ * stopped (held, or its step is done and reported), else 0 with *req the
+ * ptrace request to use. */
+int ev_live_resume(struct ev_thread *t, int sig, int *req);
+/* t enters its exit (exit_group, or the last thread's exit) at regs now:
+ * 1 when it is held there for gdb, before the syscall instruction. */
+int ev_live_exit_entry(struct ev_thread *t, struct user_regs_struct *now);
+/* The skipped exit's return: the stop before the exit, for gdb. */
+int ev_live_exit_stop(struct ev_thread *t);
 
 /* ---- event_stop.c ---- */
 int ev_on_status(struct ev_rec *r, pid_t tid, int st);

@@ -52,7 +52,7 @@ static int trap_rdtsc(struct ev_thread *t)
 	return 0;
 }
 
-static int set_up(struct ev_rec *r)
+int ev_set_up(struct ev_rec *r)
 {
 	if (ptrace(PTRACE_SETOPTIONS, r->pid, NULL,
 		   (void *)(long)(PTRACE_O_TRACECLONE | PTRACE_O_TRACESYSGOOD |
@@ -85,7 +85,7 @@ static void wait_a_while(struct ev_rec *r, const sigset_t *chld)
 }
 
 /* Something failed or the user stopped us: end the program, reap it. */
-static void kill_everything(struct ev_rec *r)
+void ev_kill_all(struct ev_rec *r)
 {
 	int st;
 	if (!r->proc_gone)
@@ -95,7 +95,7 @@ static void kill_everything(struct ev_rec *r)
 	r->proc_gone = true;
 }
 
-static void free_rec(struct ev_rec *r)
+void ev_free(struct ev_rec *r)
 {
 	for (size_t i = 0; i < r->nthreads; i++) {
 		mem_diff_free(r->threads[i]->watch);
@@ -111,23 +111,30 @@ static void free_rec(struct ev_rec *r)
 		close(r->memfd);
 }
 
+void ev_init(struct ev_rec *r, struct inferior *inf, struct trace_writer *w,
+	     const struct event_record_opts *opts)
+{
+	memset(r, 0, sizeof *r);
+	r->inf = inf;
+	r->pid = inf->pid;
+	r->self = getpid();
+	r->memfd = -1;
+	r->w = w;
+	if (opts)
+		r->opts = *opts;
+	r->signal_ns = r->opts.signal_us ? r->opts.signal_us * 1000ull
+					 : DEFAULT_SIGNAL_MS * 1000000ull;
+	r->slice_ns = r->opts.slice_us ? r->opts.slice_us * 1000ull : DEFAULT_SLICE_MS * 1000000ull;
+	r->t0_ns = ev_now_ns();
+	r->end.status_kind = 2;
+}
+
 int event_backend_record(struct inferior *inf, struct trace_writer *w,
 			 const struct event_record_opts *opts, struct trace_end *end,
 			 char *err, size_t errlen)
 {
 	struct ev_rec r;
-	memset(&r, 0, sizeof r);
-	r.inf = inf;
-	r.pid = inf->pid;
-	r.self = getpid();
-	r.memfd = -1;
-	r.w = w;
-	if (opts)
-		r.opts = *opts;
-	r.signal_ns = r.opts.signal_us ? r.opts.signal_us * 1000ull : DEFAULT_SIGNAL_MS * 1000000ull;
-	r.slice_ns = r.opts.slice_us ? r.opts.slice_us * 1000ull : DEFAULT_SLICE_MS * 1000000ull;
-	r.t0_ns = ev_now_ns();
-	r.end.status_kind = 2;
+	ev_init(&r, inf, w, opts);
 
 	/* SIGCHLD (a stop of the program's) wakes the loop; it is taken with
 	 * sigtimedwait, never by a handler. */
@@ -136,7 +143,7 @@ int event_backend_record(struct inferior *inf, struct trace_writer *w,
 	sigaddset(&chld, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &chld, &old);
 
-	int rc = set_up(&r);
+	int rc = ev_set_up(&r);
 	while (rc == 0) {
 		if (r.opts.stop && *r.opts.stop) {
 			rc = -1;
@@ -173,13 +180,13 @@ int event_backend_record(struct inferior *inf, struct trace_writer *w,
 	if (rc < 0 && !(r.opts.stop && *r.opts.stop))
 		snprintf(err, errlen, "%s", r.err[0] ? r.err : "recording failed");
 	if (rc < 0 || !r.proc_gone)
-		kill_everything(&r);
+		ev_kill_all(&r);
 	r.end.duration_ns = ev_now_ns() - r.t0_ns;
 	ev_exec_report(&r);
 	if (rc < 0)
 		r.end.status_kind = 2;
 	*end = r.end;
-	free_rec(&r);
+	ev_free(&r);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	inf_mark_gone(inf);
 	inf->pid = 0;

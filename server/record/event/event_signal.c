@@ -106,6 +106,7 @@ static int deliver(struct ev_thread *t, int sig, const siginfo_t *si,
 	if (ptrace(PTRACE_SINGLESTEP, t->tid, NULL, (void *)(long)sig) < 0 && errno != ESRCH)
 		return ev_fail(t->rec, "cannot deliver signal %d to thread %d: %s", sig,
 			       (int)t->tid, strerror(errno));
+	t->running = true;
 	return 0;
 }
 
@@ -171,6 +172,7 @@ int ev_delivered_stop(struct ev_thread *t, struct user_regs_struct *now)
 		}
 		if (ptrace(PTRACE_SINGLESTEP, t->tid, NULL, NULL) < 0 && errno != ESRCH)
 			return ev_fail(r, "cannot step thread %d: %s", (int)t->tid, strerror(errno));
+		t->running = true;
 		return 0;
 	}
 	t->delivering = false;

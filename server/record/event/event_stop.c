@@ -45,8 +45,18 @@ static int gone(struct ev_rec *r, pid_t tid, int st)
 		r->proc_gone = true;
 		r->end.status_kind = WIFEXITED(st) ? 0 : 1;
 		r->end.status = WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st);
+		if (r->live.on) {
+			struct stop_event ev = {.kind = WIFEXITED(st) ? STOP_EXITED : STOP_KILLED,
+						.tid = tid, .sig = WIFEXITED(st) ? 0 : WTERMSIG(st),
+						.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : 0};
+			r->live.report = ev;
+			r->live.have_report = true;
+			inf_mark_gone(r->inf);
+		}
 		return 0;
 	}
+	if (r->live.on)
+		inf_remove_thread(r->inf, tid);
 	return ev_dispatch(r);
 }
 
@@ -59,8 +69,10 @@ static int cloned(struct ev_thread *t)
 	unsigned long msg = 0;
 	ptrace(PTRACE_GETEVENTMSG, t->tid, NULL, &msg);
 	struct ev_thread *nt = ev_thread_add(r, (pid_t)msg);
-	if (!nt)
+	if (!nt || (r->live.on && !inf_add_thread(r->inf, nt->tid)))
 		return ev_fail(r, "out of memory");
+	/* gdb resumed the whole program: the new thread is part of it. */
+	nt->gdb_go = r->live.on && t->gdb_go;
 	struct trace_thread th = {.tid = nt->tid, .parent = t->tid, .pos = t->events};
 	if (trace_write_thread(r->w, &th) < 0)
 		return ev_fail(r, "writing a THREAD record: %s", trace_writer_error(r->w));
@@ -77,6 +89,9 @@ static int cloned(struct ev_thread *t)
 /* A new thread's first stop (the SIGSTOP of PTRACE_O_TRACECLONE). */
 static int first_stop(struct ev_thread *t)
 {
+	/* The kernel does not copy the debug registers gdb armed. */
+	if (t->rec->live.on)
+		inf_dr_apply_thread(t->rec->inf, t->tid);
 	t->started = true;
 	t->state = EV_T_READY;
 	t->check_pending = true;
@@ -118,6 +133,9 @@ static int stopped(struct ev_rec *r, pid_t tid, int st)
 	memset(&si, 0, sizeof si);
 	if (ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) < 0)
 		return ev_resume(t, 0); /* a group-stop: go on */
+	int live = ev_live_stop(t, sig, &si, &now);
+	if (live)
+		return live < 0 ? -1 : 0;
 	if (sig == SIGSTOP && t->stop_expected > 0 && ours(r, &si)) {
 		t->stop_expected--;
 		return ev_state_stop(t, &now);
@@ -129,11 +147,17 @@ static int stopped(struct ev_rec *r, pid_t tid, int st)
 		if (rc != 0)
 			return rc < 0 ? -1 : 0;
 	}
+	live = ev_live_signal(t, sig, &si);
+	if (live)
+		return live < 0 ? -1 : 0;
 	return ev_signal_stop(t, sig, &si, &now);
 }
 
 int ev_on_status(struct ev_rec *r, pid_t tid, int st)
 {
+	struct ev_thread *t = ev_thread_find(r, tid);
+	if (t)
+		t->running = false;
 	if (WIFEXITED(st) || WIFSIGNALED(st))
 		return gone(r, tid, st);
 	if (WIFSTOPPED(st))

@@ -62,6 +62,9 @@ static int entry(struct ev_thread *t, struct user_regs_struct *now)
 			return -1;
 		return ev_resume(t, 0);
 	}
+	int held = ev_live_exit_entry(t, now);
+	if (held)
+		return held < 0 ? -1 : 0;
 	t->entry = *now;
 	t->entry_nr = now->orig_rax;
 	mem_diff_free(t->watch);
@@ -117,8 +120,11 @@ static int ret(struct ev_thread *t, struct user_regs_struct *now)
 	struct ev_rec *r = t->rec;
 	if (t->undone_entry) {
 		/* The skipped entry's return: not a syscall of the program's.
-		 * Our signal stops the thread next, before the instruction. */
+		 * Our signal stops the thread next, before the instruction (or
+		 * it stops for gdb before its exit). */
 		t->undone_entry = false;
+		if (t->exit_hold)
+			return ev_live_exit_stop(t);
 		return ev_resume(t, 0);
 	}
 	int64_t result = (int64_t)now->rax;

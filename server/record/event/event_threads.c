@@ -71,6 +71,7 @@ struct ev_thread *ev_thread_add(struct ev_rec *r, pid_t tid)
 
 void ev_event_done(struct ev_thread *t)
 {
+	t->moved = false;
 	t->events++;
 	t->event_ns = ev_now_ns();
 }
@@ -102,8 +103,12 @@ bool ev_early_take(struct ev_rec *r, pid_t tid)
 
 int ev_resume(struct ev_thread *t, int sig)
 {
-	if (ptrace(PTRACE_SYSCALL, t->tid, NULL, (void *)(long)sig) < 0 && errno != ESRCH)
+	int req, held = ev_live_resume(t, sig, &req);
+	if (held)
+		return held < 0 ? -1 : 0;
+	if (ptrace(req, t->tid, NULL, (void *)(long)sig) < 0 && errno != ESRCH)
 		return ev_fail(t->rec, "cannot resume thread %d: %s", (int)t->tid, strerror(errno));
+	t->running = true;
 	return 0;
 }
 
@@ -146,12 +151,14 @@ bool ev_any_ready(const struct ev_rec *r)
 
 int ev_dispatch(struct ev_rec *r)
 {
-	if (r->cpu || !r->nthreads)
+	/* Held for gdb: the CPU is given when gdb resumes the program, to a
+	 * thread it resumed. */
+	if (r->cpu || !r->nthreads || r->live.halted)
 		return 0;
 	for (size_t k = 0; k < r->nthreads; k++) {
 		size_t i = (r->rr + k) % r->nthreads;
 		struct ev_thread *t = r->threads[i];
-		if (t->state != EV_T_READY)
+		if (t->state != EV_T_READY || (r->live.on && !t->gdb_go))
 			continue;
 		r->rr = i + 1;
 		r->cpu = t;

@@ -1,0 +1,359 @@
+/* The event recording target, pushed over the live one by `serve --record
+ * --backend event`: at the present the program runs natively under the
+ * event recorder (event_engine.h) and the live process shows its state; a
+ * history of what was recorded is made only when gdb goes back (the
+ * recording so far replayed from its end, as `ptrev replay` makes it,
+ * target_history.c), and dropped when the program runs on, since the
+ * recording then grows. Going forwards through that history reaches the
+ * present, where the next resume runs the program for real again, as with
+ * the sw recording target (target_recording.c). */
+#include "target_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ptrev/cpu_bind.h"
+#include "ptrev/event_engine.h"
+#include "ptrev/record_file.h"
+#include "ptrev/record_meta.h"
+#include "ptrev/record_startup.h"
+#include "ptrev/timeline.h"
+
+struct event_recording_target {
+	struct target base;      /* beneath: the live target */
+	struct inferior *inf;
+	struct event_engine *engine;
+	struct trace_writer *writer; /* -o FILE, or one in memory only */
+	char *path;              /* FILE, or NULL */
+	struct target *past;     /* the history up to the present, or NULL */
+	struct process_run run;
+	bool past_stop;          /* the last resume moved through the history */
+};
+
+static struct event_recording_target *erec(struct target *t)
+{
+	return (struct event_recording_target *)t;
+}
+
+static int exec_resume(void *ctx, pid_t tid, bool step, int sig)
+{
+	return event_engine_resume(ctx, tid, step, sig);
+}
+
+static int exec_wait(void *ctx, struct stop_event *ev, bool block)
+{
+	int r = event_engine_wait(ctx, ev, block);
+	if (r < 0 && event_engine_error(ctx)[0])
+		fprintf(stderr, "ptrev: recording: %s\n", event_engine_error(ctx));
+	return r;
+}
+
+static const struct process_exec_ops engine_exec = {exec_resume, exec_wait};
+
+/* The history up to the present, made when first asked for. */
+static struct target *past(struct event_recording_target *r)
+{
+	char err[512];
+	if (r->past || !r->engine)
+		return r->past;
+	if (event_engine_present(r->engine, err, sizeof err) < 0 ||
+	    !(r->past = target_history_new_event(event_engine_data(r->engine), err, sizeof err)))
+		fprintf(stderr, "ptrev: no history of the recording here: %s\n", err);
+	return r->past;
+}
+
+/* The program runs on: the history no longer ends at the present. */
+static void drop_past(struct event_recording_target *r)
+{
+	target_free(r->past);
+	r->past = NULL;
+	r->past_stop = false;
+}
+
+static bool in_past(struct event_recording_target *r, pid_t tid)
+{
+	struct timeline *tl = r->past ? history_target_timeline(r->past) : NULL;
+	return tl && timeline_in_past(tl, tid);
+}
+
+static size_t erec_threads(struct target *t, pid_t **ids)
+{
+	struct event_recording_target *r = erec(t);
+	struct timeline *tl = r->past ? history_target_timeline(r->past) : NULL;
+	if (tl && timeline_global(tl) && !timeline_at_end(tl, 0))
+		return timeline_threads_here(tl, ids);
+	return target_threads(t->beneath, ids);
+}
+
+static bool erec_can_reverse(struct target *t)
+{
+	return erec(t)->engine != NULL;
+}
+
+static int erec_resume(struct target *t, const struct target_resume *req)
+{
+	struct event_recording_target *r = erec(t);
+	if (!r->engine)
+		return target_alive(t->beneath) && !req->reverse ? target_resume(t->beneath, req)
+								 : TARGET_REFUSED;
+	pid_t tid = req->reverse_tid > 0 ? req->reverse_tid : req->current;
+	if (req->reverse || in_past(r, tid)) {
+		struct target *p = past(r);
+		if (!p)
+			return TARGET_REFUSED;
+		int rc = target_resume(p, req);
+		r->past_stop = rc == 0;
+		if (rc != HISTORY_AT_PRESENT)
+			return rc;
+	}
+	if (!target_alive(t->beneath))
+		return TARGET_REFUSED;
+	drop_past(r);
+	target_live_mark_started(t->beneath);
+	return process_run_resume(&r->run, req);
+}
+
+static int erec_wait(struct target *t, struct target_stop *stop, bool block)
+{
+	struct event_recording_target *r = erec(t);
+	if (!r->engine)
+		return target_wait(t->beneath, stop, block);
+	if (r->past_stop) {
+		r->past_stop = false;
+		return target_wait(r->past, stop, block);
+	}
+	return process_run_wait(&r->run, stop, block);
+}
+
+static int erec_pause(struct target *t)
+{
+	return erec(t)->engine ? -1 : target_pause(t->beneath);
+}
+
+static int erec_interrupt(struct target *t)
+{
+	struct event_recording_target *r = erec(t);
+	return r->engine ? event_engine_interrupt(r->engine) : target_interrupt(t->beneath);
+}
+
+static int erec_fetch_registers(struct target *t, pid_t tid, struct amd64_regfile *rf)
+{
+	struct event_recording_target *r = erec(t);
+	return in_past(r, tid) ? target_fetch_registers(r->past, tid, rf)
+			       : target_fetch_registers(t->beneath, tid, rf);
+}
+
+static int erec_store_registers(struct target *t, pid_t tid, const struct amd64_regfile *rf)
+{
+	struct event_recording_target *r = erec(t);
+	return in_past(r, tid) ? -1 : target_store_registers(t->beneath, tid, rf);
+}
+
+static ssize_t erec_read_memory(struct target *t, pid_t tid, uint64_t addr, void *buf,
+				size_t len)
+{
+	struct event_recording_target *r = erec(t);
+	return in_past(r, tid) ? target_read_memory(r->past, tid, addr, buf, len)
+			       : target_read_memory(t->beneath, tid, addr, buf, len);
+}
+
+static ssize_t erec_write_memory(struct target *t, pid_t tid, uint64_t addr, const void *buf,
+				 size_t len)
+{
+	struct event_recording_target *r = erec(t);
+	return in_past(r, tid) ? -1 : target_write_memory(t->beneath, tid, addr, buf, len);
+}
+
+static int erec_auxv(struct target *t, struct strbuf *out)
+{
+	return target_auxv(t->beneath, out);
+}
+
+static int erec_exec_file(struct target *t, struct strbuf *out)
+{
+	return target_exec_file(t->beneath, out);
+}
+
+static int erec_libraries_svr4(struct target *t, pid_t tid, const char *annex,
+			       struct strbuf *out)
+{
+	return target_libraries_svr4(t->beneath, tid, annex, out);
+}
+
+static int erec_siginfo(struct target *t, pid_t tid, struct strbuf *out)
+{
+	struct event_recording_target *r = erec(t);
+	return in_past(r, tid) ? target_siginfo(r->past, tid, out)
+			       : target_siginfo(t->beneath, tid, out);
+}
+
+static bool erec_state_unavailable(struct target *t, pid_t tid, struct strbuf *out)
+{
+	struct event_recording_target *r = erec(t);
+	return in_past(r, tid) && target_state_unavailable(r->past, tid, out);
+}
+
+static bool erec_monitor(struct target *t, pid_t current, const char *cmd, const char *arg,
+			 struct strbuf *out)
+{
+	struct event_recording_target *r = erec(t);
+	if (!r->engine)
+		return target_monitor(t->beneath, current, cmd, arg, out);
+	if (strcmp(cmd, "save") == 0) {
+		/* The recording goes on: the copy ends as if the recorder had
+		 * stopped here. */
+		char err[512];
+		if (event_engine_present(r->engine, err, sizeof err) < 0) {
+			strbuf_printf(out, "Could not save the recording: %s\n", err);
+			return true;
+		}
+		const struct trace_data *td = event_engine_data(r->engine);
+		struct trace_end end;
+		memset(&end, 0, sizeof end);
+		end.status_kind = 2;
+		end.syscalls = td->nsyscalls;
+		end.signals = td->nsignals;
+		history_save(td, &end, arg, out);
+		return true;
+	}
+	struct target *p = past(r);
+	if (p && target_monitor(p, current, cmd, arg, out))
+		return true;
+	return target_monitor(t->beneath, current, cmd, arg, out);
+}
+
+/* Finish the recording (END written, file closed) and drop its history.
+ * The live process goes on as it is. */
+static void finish(struct event_recording_target *r)
+{
+	char err[512];
+	if (!r->engine)
+		return;
+	drop_past(r);
+	if (event_engine_finish(r->engine, NULL, true, err, sizeof err) != 0)
+		fprintf(stderr, "ptrev: finishing the recording: %s\n", err);
+	event_engine_free(r->engine);
+	r->engine = NULL;
+	if (r->path)
+		record_file_close(r->writer, r->path, "the program and the session went on");
+	else
+		trace_writer_close(r->writer, NULL, 0);
+	r->writer = NULL;
+	free(r->path);
+	r->path = NULL;
+}
+
+static int erec_detach(struct target *t)
+{
+	if (!target_alive(t->beneath))
+		return -1;
+	finish(erec(t));
+	return target_detach(t->beneath);
+}
+
+static void erec_kill(struct target *t)
+{
+	finish(erec(t));
+	target_kill(t->beneath);
+}
+
+static void erec_destroy(struct target *t)
+{
+	finish(erec(t));
+	free(t);
+}
+
+static const struct target_ops event_recording_ops = {
+	.name = "event recording",
+	.threads = erec_threads,
+	.can_reverse = erec_can_reverse,
+	.resume = erec_resume,
+	.wait = erec_wait,
+	.interrupt = erec_interrupt,
+	.pause = erec_pause,
+	.fetch_registers = erec_fetch_registers,
+	.store_registers = erec_store_registers,
+	.read_memory = erec_read_memory,
+	.write_memory = erec_write_memory,
+	.auxv = erec_auxv,
+	.exec_file = erec_exec_file,
+	.libraries_svr4 = erec_libraries_svr4,
+	.siginfo = erec_siginfo,
+	.monitor = erec_monitor,
+	.state_unavailable = erec_state_unavailable,
+	.detach = erec_detach,
+	.kill = erec_kill,
+	.destroy = erec_destroy,
+};
+
+bool target_is_event_recording(const struct target *t)
+{
+	return t->ops == &event_recording_ops;
+}
+
+struct target *target_event_record_start(struct target *t, const struct target_record_opts *o,
+					 char *err, size_t errlen)
+{
+	struct inferior *inf = target_live_inferior(t);
+	if (!inf || inf->exited) {
+		snprintf(err, errlen, "no process to record");
+		return NULL;
+	}
+	if (!target_live_at_start(t)) {
+		snprintf(err, errlen, "the event backend records a program from its first "
+			 "instruction only; use --backend sw");
+		return NULL;
+	}
+	struct event_recording_target *r = calloc(1, sizeof *r);
+	if (!r) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	r->base.ops = &event_recording_ops;
+	r->base.beneath = t;
+	r->inf = inf;
+	r->writer = o->path ? trace_writer_open(o->path, err, errlen)
+			    : trace_writer_open_memory(err, errlen);
+	if (!r->writer) {
+		free(r);
+		return NULL;
+	}
+	if (o->path) {
+		/* A full disk cuts the file short, not the session. */
+		trace_writer_keep_going(r->writer);
+		r->path = strdup(o->path);
+	}
+	/* The bounds of STATE points, as `ptrev record` reads them (tests
+	 * keep histories short with small ones). */
+	struct event_record_opts eo = {.no_copy = o->no_copy, .psb_period = 4096,
+				       .signal_us = o->signal_us, .slice_us = o->slice_us};
+	r->engine = event_engine_new(inf, r->writer, &eo, err, errlen);
+	if (!r->engine) {
+		trace_writer_close(r->writer, NULL, 0);
+		free(r->path);
+		free(r);
+		return NULL;
+	}
+	event_engine_stop_before_exit(r->engine, o->stop_before_exit);
+	/* One CPU for ptrev and the program, as `ptrev record` has it: each
+	 * stop is cheaper, and a replay runs where the recording ran (META
+	 * cpu_index), since a program keeps what CPUID told it there
+	 * (ptrev/cpu_bind.h). */
+	cpu_bind_tracer_and(inf->pid);
+	/* META and the start state first, into the file and the memory copy
+	 * (a replay reads the program, its arguments and start from them). */
+	record_write_meta_to(event_engine_meta, r->engine, "event", o->argv ? o->argv[0] : "",
+			     o->argv ? o->argv : (char *[]){NULL}, inf->pid, 4096);
+	if (record_startup_hide_vdso(r->writer, inf->pid) < 0 ||
+	    record_startup_meta(r->writer, inf->pid) < 0)
+		fprintf(stderr, "ptrev: could not record the start state; "
+			"reverse execution may not show full state\n");
+	if (event_engine_start(r->engine, err, errlen) < 0) {
+		finish(r);
+		free(r);
+		return NULL;
+	}
+	r->run = (struct process_run){.inf = inf, .exec = &engine_exec, .ctx = r->engine};
+	return &r->base;
+}
