@@ -300,6 +300,41 @@ int erp_advance(struct erp *e, struct erp_thread *t, bool to_point)
 	return erp_fail(e, "unknown event");
 }
 
+int erp_near_state(struct erp *e, struct erp_thread *t, const struct trace_state *st,
+		   struct user_regs_struct *regs)
+{
+	uint64_t pc = st->regs[16];
+	int ws, m = 0;
+	bool jumped = false;
+	if (inf_dr_write(t->tid, 0, pc) < 0 || inf_dr_write(t->tid, 7, e->search_dr7 | 1) < 0)
+		return erp_fail(e, "thread %d: no hardware breakpoint for its STATE point",
+				(int)t->rec_tid);
+	while (!jumped) {
+		if (erp_resume(e, t, PTRACE_SYSCALL, 0, &ws) < 0)
+			return -1;
+		if (WSTOPSIG(ws) != SIGTRAP || erp_get_regs(e, t, regs) < 0 || regs->rip != pc) {
+			inf_dr_write(t->tid, 7, e->search_dr7);
+			return erp_fail(e, "replay diverged in thread %d before its event %zu (a "
+					"STATE point at %#llx)", (int)t->rec_tid, t->next,
+					(unsigned long long)pc);
+		}
+		inf_dr_clear_dr6(t->tid);
+		if ((m = erp_at_state(e, t, st, regs)) != 0)
+			break; /* the point itself (1): no place before it found */
+		if ((m = erp_skip_passes(e, t, st, regs)) < 0)
+			break;
+		jumped = m == 1;
+	}
+	inf_dr_write(t->tid, 7, e->search_dr7);
+	if (m < 0)
+		return -1;
+	if (!jumped)
+		return 0;
+	/* Arrived by a hit, RF is set: the place is told without it. */
+	regs->eflags &= ~0x10000ull;
+	return erp_set_regs(e, t, regs) < 0 ? -1 : 1;
+}
+
 int erp_run_to_point(struct erp *e, struct erp_thread *t, const struct trace_state *st)
 {
 	struct erp_stop s;

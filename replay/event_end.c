@@ -225,13 +225,21 @@ uint64_t event_end_tail_split(const struct event_end *ee, size_t from, uint64_t 
 	return first - (budget_ns - after);
 }
 
+bool event_end_stretch_ends_at_state(const struct event_end *ee, size_t from)
+{
+	if (ee->e.nthreads != 1 || from >= ee->e.threads[0].nev)
+		return false;
+	return ee->e.threads[0].ev[from].kind == ERP_STATE;
+}
+
 int event_end_tail_point(const struct trace_data *td, size_t from, uint64_t after_ns,
-			 struct trace_state *out, char *err, size_t errlen)
+			 struct trace_state *out, uint8_t sp[STATE_RECORD_SP_LEN], char *err,
+			 size_t errlen)
 {
 	struct erp e;
 	int rc = erp_replay_until(&e, td, from, NULL);
 	if (rc == 0)
-		rc = erp_take_point(&e, after_ns, out);
+		rc = erp_take_point(&e, after_ns, out, sp);
 	if (rc < 0)
 		snprintf(err, errlen, "%s", e.why);
 	erp_free(&e);

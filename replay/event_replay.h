@@ -35,6 +35,7 @@
 #include "ptrev/pass_model.h"
 #include "ptrev/event_end.h"
 #include "ptrev/insn_class.h"
+#include "ptrev/state_record.h"
 #include "ptrev/trace_file.h"
 #include "relaunch.h"
 
@@ -377,10 +378,20 @@ int erp_replay_until_searching(struct erp *e, const struct trace_data *td, size_
  * without a point): let the thread run on natively for about after_ns of
  * wall time, stop it wherever it is and describe that place as a STATE
  * record (*out, pos tail_from: a point a replay finds again, as the
- * recorder's are found; state_digest.h). 1 when taken, 0 when the thread
- * reached its next event first (nothing taken; e is spent either way),
- * -1 with e->why. */
-int erp_take_point(struct erp *e, uint64_t after_ns, struct trace_state *out);
+ * recorder's are found; state_digest.h; the stack around its rsp in sp).
+ * after_ns 0: where the stretch ends at a STATE point in a loop, the place
+ * of erp_near_state instead. 1 when taken, 0 when the thread reached its
+ * next event first (nothing taken; e is spent either way), -1 with
+ * e->why. */
+int erp_take_point(struct erp *e, uint64_t after_ns, struct trace_state *out,
+		   uint8_t sp[STATE_RECORD_SP_LEN]);
+/* On natively towards STATE point st, t's event next, as a replay finds
+ * it in a hot loop (event_skip.c), but stopped at the first pass that the
+ * loop's passes, let go uncounted, reach: a few thousand passes before
+ * the point. 1 there (regs), 0 when no passes were let go (t then stands
+ * at the point, or the loop was short), -1. */
+int erp_near_state(struct erp *e, struct erp_thread *t, const struct trace_state *st,
+		   struct user_regs_struct *regs);
 /* Hand the held replay process over (its pid and /proc/PID/mem): erp_free
  * then leaves it alive. */
 void erp_release(struct erp *e, pid_t *pid, int *memfd);

@@ -95,30 +95,55 @@ static int step(struct erp *e, struct erp_thread *t, struct user_regs_struct *re
 	return stepped(e, t, regs);
 }
 
+/* Not inside a REP string instruction (see above): stepped on past it.
+ * 1 (regs), 0 the stretch ended first, -1. */
+static int off_rep(struct erp *e, struct erp_thread *t, struct user_regs_struct *regs)
+{
+	for (int i = 0; i < WINDOW; i++) {
+		struct insn_info info;
+		if (erp_classify(e, regs->rip, &info) < 0)
+			return -1;
+		if (!info.rep)
+			return 1;
+		int rc = step(e, t, regs);
+		if (rc != 1)
+			return rc;
+	}
+	return 0;
+}
+
 /* From regs (where the timer stopped t, about ran_ns into its stretch:
  * the time it was let run, not the wall time until the stop, which a
  * loaded machine stretches by milliseconds while the thread waits for
  * the CPU) on to a cold PC; 1 there (regs), 0 none found before the
  * stretch's end, -1. */
 static int to_cold_pc(struct erp *e, struct erp_thread *t, uint64_t ran_ns,
-		      struct user_regs_struct *regs)
+		      struct user_regs_struct *regs, uint64_t end_pc)
 {
 	uint64_t before = ran_ns * NATIVE_INSNS_PER_NS + 1;
 	uint64_t most = (uint64_t)MAX_HITS * WINDOW / before;
 	if (most == 0)
-		return 0; /* no PC is rare enough to tell in a window */
+		/* No PC is rare enough to tell in a window: the stretch is
+		 * one long loop (a computation gdb's Ctrl-C stopped in). The
+		 * point stays in it, where a replay finds it as it finds the
+		 * recorder's points in a hot loop, by how its passes go
+		 * (event_skip.c), not by a trap at each; stepping the stretch
+		 * instead takes hours. */
+		return off_rep(e, t, regs);
 	struct pc_counts *c = calloc(1, sizeof *c);
 	if (!c)
 		return erp_fail(e, "out of memory");
 	int rc = 1;
 	for (int i = 0; i < WINDOW && rc == 1; i++) {
 		(*count_of(c, regs->rip, true))++;
-		rc = step(e, t, regs);
+		rc = regs->rip == end_pc ? 0 : step(e, t, regs);
 	}
 	for (int i = 0; i < WINDOW && rc == 1; i++) {
 		uint32_t *n = count_of(c, regs->rip, false);
 		struct insn_info info;
-		if (erp_classify(e, regs->rip, &info) < 0)
+		if (regs->rip == end_pc)
+			rc = 0; /* maybe the point the stretch ends at (below) */
+		else if (erp_classify(e, regs->rip, &info) < 0)
 			rc = -1;
 		else if ((n ? *n : 1) <= most && !info.rep)
 			break;
@@ -131,11 +156,53 @@ static int to_cold_pc(struct erp *e, struct erp_thread *t, uint64_t ran_ns,
 	return rc;
 }
 
-int erp_take_point(struct erp *e, uint64_t after_ns, struct trace_state *out)
+/* t's place (regs), reached t0 after the stretch began, as a point: its
+ * state (state_digest.h), and the stack around rsp in sp, where a replay
+ * that finds it in a loop reads how the loop stands (pass_model.h). */
+static int describe(struct erp *e, struct erp_thread *t, const struct user_regs_struct *regs,
+		    uint64_t t0, struct trace_state *out, uint8_t sp[STATE_RECORD_SP_LEN])
+{
+	struct state_digest d;
+	char why[256];
+	if (state_digest_take(e->pid, t->tid, e->memfd, regs, NULL, &d, why, sizeof why) < 0)
+		return erp_fail(e, "thread %d: cannot describe where it stands: %s",
+				(int)t->rec_tid, why);
+	state_record_fill(out, t->rec_tid, e->tail_from, regs, &d, erp_now_ns() - t0 + 1);
+	state_record_stack(out, e->memfd, sp);
+	return 1;
+}
+
+/* The place of erp_near_state before t's STATE point next (none: 0),
+ * described as a point. */
+/* The STATE point t's stretch ends at, or NULL (it ends at a syscall or a
+ * signal, which stops the thread by itself). */
+static const struct trace_state *ends_at_state(const struct erp_thread *t)
+{
+	return t->next < t->nev && t->ev[t->next].kind == ERP_STATE ? t->ev[t->next].rec : NULL;
+}
+
+static int near_state(struct erp *e, struct erp_thread *t, struct trace_state *out,
+		      uint8_t sp[STATE_RECORD_SP_LEN])
+{
+	const struct trace_state *end = ends_at_state(t);
+	if (!end)
+		return 0;
+	uint64_t t0 = erp_now_ns();
+	struct user_regs_struct regs;
+	int rc = erp_near_state(e, t, end, &regs);
+	if (rc <= 0)
+		return rc;
+	return describe(e, t, &regs, t0, out, sp);
+}
+
+int erp_take_point(struct erp *e, uint64_t after_ns, struct trace_state *out,
+		   uint8_t sp[STATE_RECORD_SP_LEN])
 {
 	if (!e->held_at_tail || e->nthreads != 1)
 		return erp_fail(e, "no thread is held where a tail begins");
 	struct erp_thread *t = &e->threads[0];
+	if (after_ns == 0)
+		return near_state(e, t, out, sp);
 	struct user_regs_struct regs;
 	uint64_t t0 = erp_now_ns();
 	/* Stopped by its CPU-time timer after after_ns of its own run:
@@ -145,23 +212,33 @@ int erp_take_point(struct erp *e, uint64_t after_ns, struct trace_state *out)
 	 * of the stretch to step. The tracer's stop is there where the
 	 * kernel has no such timer, and much later as a backstop
 	 * (erp_backstop_ns). */
+	/* A stretch that ends at a STATE point does not stop the thread there
+	 * by itself (a syscall or a signal would): its PC is watched, and a
+	 * run that reaches it first (maybe the point) takes none. A point
+	 * taken past it, in the next stretch, was found nowhere in this one
+	 * (a live recording's present after printf: the timer stopped the
+	 * thread in exit's code). */
+	const struct trace_state *end = ends_at_state(t);
+	uint64_t end_pc = end ? end->regs[16] : 0;
+	if (end && (inf_dr_write(t->tid, 0, end_pc) < 0 ||
+		    inf_dr_write(t->tid, 7, e->search_dr7 | 1) < 0))
+		return erp_fail(e, "thread %d: no hardware breakpoint for its STATE point",
+				(int)t->rec_tid);
 	struct erp_timed tm;
 	erp_timed_begin(t, &tm);
 	uint64_t wall = tm.guard >= 0 ? erp_backstop_ns(after_ns) : after_ns;
 	int ws, rc = erp_run_for(e, t, wall, tm.guard, after_ns, &ws);
+	if (end) {
+		inf_dr_write(t->tid, 7, e->search_dr7);
+		inf_dr_clear_dr6(t->tid);
+	}
 	if (erp_timed_end(e, t, &tm, rc > 0) < 0)
 		return -1;
 	if (rc <= 0)
 		return rc;
 	if (erp_get_regs(e, t, &regs) < 0)
 		return -1;
-	if ((rc = to_cold_pc(e, t, after_ns, &regs)) <= 0)
+	if ((rc = to_cold_pc(e, t, after_ns, &regs, end ? end_pc : UINT64_MAX)) <= 0)
 		return rc;
-	struct state_digest d;
-	char why[256];
-	if (state_digest_take(e->pid, t->tid, e->memfd, &regs, NULL, &d, why, sizeof why) < 0)
-		return erp_fail(e, "thread %d: cannot describe where it stands: %s",
-				(int)t->rec_tid, why);
-	state_record_fill(out, t->rec_tid, e->tail_from, &regs, &d, erp_now_ns() - t0 + 1);
-	return 1;
+	return describe(e, t, &regs, t0, out, sp);
 }

@@ -132,6 +132,11 @@ int erp_at_state(struct erp *e, struct erp_thread *t, const struct trace_state *
 				 st->mem_bytes, st->mem_hash, st->skip, st->nskip};
 	/* Registers first, without a syscall: most hits stop there. */
 	struct user_regs_struct a = *regs, b = want;
+	if (st->flags & TRACE_STATE_AT_SYSCALL) {
+		/* Clobbered by the syscall instruction the recorder undid. */
+		want.rcx = b.rcx = a.rcx;
+		want.r11 = b.r11 = a.r11;
+	}
 	a.eflags &= ~0x10100ull;
 	b.eflags &= ~0x10100ull;
 	a.orig_rax = b.orig_rax = 0;

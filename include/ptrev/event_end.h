@@ -7,11 +7,13 @@
 #ifndef PTREV_EVENT_END_H
 #define PTREV_EVENT_END_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
 #include "ptrev/amd64_regfile.h"
 #include "ptrev/debugregs.h"
+#include "ptrev/state_record.h"
 #include "ptrev/trace_file.h"
 
 struct event_end;
@@ -66,14 +68,19 @@ size_t event_end_tail_of(const struct event_end *ee, size_t n);
  * budget_ns in all: 0 when not worth it (what it saves in stepping, less
  * than one more native replay up to there costs). */
 uint64_t event_end_tail_split(const struct event_end *ee, size_t from, uint64_t budget_ns);
+/* Does the stretch before event from end at a STATE point? */
+bool event_end_stretch_ends_at_state(const struct event_end *ee, size_t from);
 /* Take the point where such a tail begins: td (an event recording of
  * one thread) replayed natively to its event from - 1, then on for about
  * after_ns, and the thread's place there described as a STATE record
  * (pos from; replay/event_split.c says why any such place can be found
- * again). 1 taken, 0 when the stretch ended first (no point: use the
- * whole stretch), -1 with err. */
+ * again), with the stack around its rsp in sp; after_ns 0: where the
+ * stretch ends at a STATE point in a loop, a few thousand passes before
+ * it (erp_take_point). 1 taken, 0 when the stretch ended first (no point:
+ * use the whole stretch), -1 with err. */
 int event_end_tail_point(const struct trace_data *td, size_t from, uint64_t after_ns,
-			 struct trace_state *out, char *err, size_t errlen);
+			 struct trace_state *out, uint8_t sp[STATE_RECORD_SP_LEN], char *err,
+			 size_t errlen);
 
 /* A breakpoint or a piece of a watchpoint, as one debug register holds
  * it: kind DR_EXEC (len 1), DR_WRITE or DR_ACCESS (len 1, 2, 4 or 8, addr

@@ -62,6 +62,16 @@ void event_engine_stop_before_exit(struct event_engine *e, bool on);
  * a thread that ran its own code since its last event, the SCHED runs so
  * far). 0/-1. */
 int event_engine_present(struct event_engine *e, char *err, size_t errlen);
+/* Is tid held before the program's end, on the syscall instruction it
+ * entered once already (stop_before_exit)? Then its rcx and r11 are what
+ * that instruction put there, not the program's. */
+bool event_engine_at_entered_syscall(const struct event_engine *e, pid_t tid);
+/* Does tid stand inside a syscall that the log does not hold yet (entered
+ * and not returned: blocked, or stopped at its entry, or interrupted by
+ * the program held for gdb and to be restarted)? Its history ends before
+ * the syscall instruction, and so is it shown at the present: the call
+ * runs (again) when it goes on. */
+bool event_engine_in_syscall(const struct event_engine *e, pid_t tid);
 /* The recording so far, as the reader would return it (complete after
  * event_engine_finish). Its arrays move as the recording grows. */
 const struct trace_data *event_engine_data(const struct event_engine *e);

@@ -174,6 +174,10 @@ struct trace_state {
 /* The memory digest leaves out each thread's dead stack, below its red
  * zone (state_digest.h, STATE_DIGEST_LIVE_STACKS). */
 #define TRACE_STATE_LIVE_STACKS 1u
+/* The thread stands on a syscall instruction it entered once already (its
+ * entry undone to stop there): rcx and r11 are what that instruction put
+ * there, not the program's, and are not compared. */
+#define TRACE_STATE_AT_SYSCALL 2u
 
 struct trace_rdtsc {
 	pid_t tid;

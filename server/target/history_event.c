@@ -230,19 +230,26 @@ static size_t tail_run(struct history_event *he)
 }
 
 /* The point inside the tail's first stretch where its history begins,
- * about split ns into the stretch (*point). The stretch's native time is
- * an estimate from one run (this machine's runs of one stretch differ by
- * a third), and the thread may reach its event before the timer stops it:
+ * about split ns into the stretch (*point). Where the stretch ends at a
+ * STATE point inside a loop (gdb's Ctrl-C in a computation, a live
+ * recording's present), a few thousand passes before it, found by how the
+ * loop's passes go: the time the stretch takes is known only to a third
+ * (below), which in a loop of half a second is a tenth of a second of the
+ * program's run to step. Else by time: the stretch's native time is an
+ * estimate from one run (this machine's runs of one stretch differ by a
+ * third), and the thread may reach its event before the timer stops it:
  * then once more at 3/4 of the time, at 1/2, at 1/4. 1 taken, 0 none (the
  * whole stretch is made). */
 static int tail_point(struct history_event *he, size_t from, uint64_t split,
 		      struct trace_state *point)
 {
-	static const unsigned quarters[] = {4, 3, 2, 1};
+	static const unsigned quarters[] = {0, 4, 3, 2, 1};
 	char err[512];
 	for (size_t i = 0; i < sizeof quarters / sizeof quarters[0]; i++) {
-		int rc = event_end_tail_point(he->ev, from, split / 4 * quarters[i], point, err,
-					      sizeof err);
+		if (quarters[i] == 0 && !event_end_stretch_ends_at_state(he->end, from))
+			continue;
+		int rc = event_end_tail_point(he->ev, from, split / 4 * quarters[i], point,
+					      he->tail_point_sp, err, sizeof err);
 		if (rc > 0)
 			return 1;
 		if (rc < 0) {

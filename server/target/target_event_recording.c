@@ -123,7 +123,10 @@ static int erec_wait(struct target *t, struct target_stop *stop, bool block)
 		r->past_stop = false;
 		return target_wait(r->past, stop, block);
 	}
-	return process_run_wait(&r->run, stop, block);
+	int got = process_run_wait(&r->run, stop, block);
+	if (got == 1 && stop->have_pc && r->engine && event_engine_in_syscall(r->engine, stop->tid))
+		stop->rip -= 2; /* as erec_fetch_registers shows it */
+	return got;
 }
 
 static int erec_pause(struct target *t)
@@ -140,14 +143,51 @@ static int erec_interrupt(struct target *t)
 static int erec_fetch_registers(struct target *t, pid_t tid, struct amd64_regfile *rf)
 {
 	struct event_recording_target *r = erec(t);
-	return in_past(r, tid) ? target_fetch_registers(r->past, tid, rf)
-			       : target_fetch_registers(t->beneath, tid, rf);
+	if (in_past(r, tid))
+		return target_fetch_registers(r->past, tid, rf);
+	int known = target_fetch_registers(t->beneath, tid, rf);
+	if (known != TARGET_REGS_FULL || !r->engine)
+		return known;
+	/* Inside a syscall the log does not hold yet: shown where its
+	 * history ends, before the syscall instruction, which it runs (again)
+	 * when it goes on. */
+	if (event_engine_in_syscall(r->engine, tid)) {
+		rf->gpr.rip -= 2;
+		rf->gpr.rax = rf->gpr.orig_rax;
+		return TARGET_REGS_BEFORE_SYSCALL;
+	}
+	/* Held before the end on a syscall it entered: rcx and r11 are not
+	 * the program's. */
+	if (event_engine_at_entered_syscall(r->engine, tid))
+		return TARGET_REGS_BEFORE_SYSCALL;
+	return known;
+}
+
+static void finish(struct event_recording_target *r);
+
+/* gdb changes the program at the present (set var, call, jump): the event
+ * log holds only what the kernel did, so a replay could not follow. The
+ * recording ends there and the program runs on unrecorded. */
+static void changed_by_gdb(struct event_recording_target *r, const char *what)
+{
+	if (!r->engine)
+		return;
+	fprintf(stderr, "ptrev: gdb changed the program's %s, which an event recording cannot "
+		"replay: the recording ends here and the program runs on unrecorded, without "
+		"reverse execution (`ptrev serve --backend sw` records such changes)\n", what);
+	finish(r);
+	/* The live target's own ptrace options again: a later fork or exec
+	 * is its to see. */
+	inferior_follow_forks(r->inf, true);
 }
 
 static int erec_store_registers(struct target *t, pid_t tid, const struct amd64_regfile *rf)
 {
 	struct event_recording_target *r = erec(t);
-	return in_past(r, tid) ? -1 : target_store_registers(t->beneath, tid, rf);
+	if (in_past(r, tid))
+		return -1;
+	changed_by_gdb(r, "registers");
+	return target_store_registers(t->beneath, tid, rf);
 }
 
 static ssize_t erec_read_memory(struct target *t, pid_t tid, uint64_t addr, void *buf,
@@ -162,7 +202,10 @@ static ssize_t erec_write_memory(struct target *t, pid_t tid, uint64_t addr, con
 				 size_t len)
 {
 	struct event_recording_target *r = erec(t);
-	return in_past(r, tid) ? -1 : target_write_memory(t->beneath, tid, addr, buf, len);
+	if (in_past(r, tid))
+		return -1;
+	changed_by_gdb(r, "memory");
+	return target_write_memory(t->beneath, tid, addr, buf, len);
 }
 
 static int erec_auxv(struct target *t, struct strbuf *out)

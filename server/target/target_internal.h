@@ -20,6 +20,7 @@
 
 #include "ptrev/event_end.h"
 #include "ptrev/inferior.h"
+#include "ptrev/state_record.h"
 #include "ptrev/target.h"
 #include "ptrev/timeline.h"
 #include "ptrev/trace_file.h"
@@ -95,6 +96,7 @@ struct history_event {
 	bool tail_ok;
 	size_t tail_events;
 	bool tail_split;      /* ...and part of the stretch before them */
+	uint8_t tail_point_sp[STATE_RECORD_SP_LEN]; /* the stack at that point */
 	/* Called every tenth of a second while a request waits for the
 	 * history (target_set_alive); NULL: nobody asked. true: gdb asked to
 	 * stop, and interrupted says so until history_event_interrupted. */

@@ -20,8 +20,9 @@ of the bumps, whatever the recorder's scheduler did. That is the oracle:
    instruction, in that thread;
  - `info threads` at the start shows only the main thread (the workers do
    not exist yet) and at a bump both workers;
- - the same live, while recording (`serve --record`), against the order
-   read from the program's memory at the present, then running on for real;
+ - the same live, while recording (`serve --record`, with the sw and the
+   event recorder), against the order read from the program's memory at
+   the present, then running on for real;
  - an sw recording whose schedule is missing or cut short moves each
    thread alone and never invents an order; an event recording without
    one is refused, with part of one its history ends where the order does.
@@ -217,18 +218,20 @@ def mixed_session(c, ptrev, prog, trace, order, pid, tids):
         print(text)
 
 
-def live_session(c, ptrev, prog):
-    """While recording: run to the end of main's joins, read the order from
-    memory, go back through every bump, forward to the present, run on."""
+def live_session(c, ptrev, prog, backend):
+    """While recording (with the live backend given): run to the end of
+    main's joins, read the order from memory, go back through every bump,
+    forward to the present, run on."""
     lines = ['handle SIGUSR1 nostop noprint pass',
-             'target remote | %s serve --stdio --record -- %s' % (ptrev, prog),
+             'target remote | %s serve --stdio --record --backend %s -- %s'
+             % (ptrev, backend, prog),
              'break joined', 'continue', 'printf "ORDER=%s\\n", order',
              'delete'] + breaks()
     lines += ['reverse-continue'] * 30
     text = run_gdb(prog, lines)
     m = re.search(r'ORDER=([abs]+)', text)
     if not m:
-        c.check(False, 'live: no order read:\n' + text)
+        c.check(False, 'live (%s): no order read:\n' % backend + text)
         return
     order = m.group(1)
     n = len(order)
@@ -238,18 +241,19 @@ def live_session(c, ptrev, prog):
     # Threads: B's tid is lower (created first) in this run too.
     tids_seen = sorted({int(t) for t in re.findall(r'Thread \d+\.(\d+)\]', text)} - {pid})
     if len(tids_seen) != 2:
-        c.check(False, 'live: expected switches to two workers, saw %s\n%s' % (tids_seen, text))
+        c.check(False, 'live (%s): expected switches to two workers, saw %s\n%s'
+                % (backend, tids_seen, text))
         return
     b, a = tids_seen
-    follow(c, 'live reverse-continue', outs, list(reversed(order)) + ['begin'],
+    follow(c, 'live (%s) reverse-continue' % backend, outs, list(reversed(order)) + ['begin'],
            {'a': a, 'b': b, 's': b}, pid)
     # Forward to the present and on for real.
     lines = lines[:6] + breaks() + ['reverse-continue'] * 3 + ['continue'] * 3 + ['delete',
             'continue', 'continue']
     text2 = run_gdb(prog, lines)
     c.check('No more reverse-execution history' in text2 and 'exited normally' in text2,
-            'live: forward replay should reach the present, then the program runs to its exit:\n'
-            + text2)
+            'live (%s): forward replay should reach the present, then the program runs to its '
+            'exit:\n' % backend + text2)
     if c.bad:
         print(text)
 
@@ -375,7 +379,7 @@ def backend_of(ptrev, trace):
     return m.group(1) if m else None
 
 
-def live_stops_session(c, ptrev, prog):
+def live_stops_session(c, ptrev, prog, backend):
     """While recording, stopped mid-run more than once (e2e_threads: each
     worker calls work() in turn): going back from the second worker's
     work() reaches the first worker's, in its thread. A stop closes the
@@ -383,9 +387,11 @@ def live_stops_session(c, ptrev, prog):
     the recording being made; the timeline once took that for a schedule
     that contradicts itself, and each thread moved alone (back to the
     start of the second worker). Forwards again, the present shows the
-    thread that stopped there, not the first that lives."""
+    thread that stopped there, not the first that lives. The event backend
+    has full state there (id is known)."""
     threads = os.path.join(os.path.dirname(prog), 'e2e_threads')
-    text = run_gdb(threads, ['target remote | %s serve --stdio --record -- %s' % (ptrev, threads),
+    text = run_gdb(threads, ['target remote | %s serve --stdio --record --backend %s -- %s'
+                             % (ptrev, backend, threads),
                              'break work', 'continue', 'continue', 'reverse-continue',
                              'continue', 'bt 1'])
     # Each hit with the thread (its LWP) gdb switched to last before it.
@@ -396,18 +402,18 @@ def live_stops_session(c, ptrev, prog):
     # In the past an sw recording of threads shows the PC only: id there
     # may be <unavailable>.
     c.check(len(hits) == 3 and [h[1] for h in hits[:2]] == ['0', '1'] and
-            hits[2][1] in ('0', '<unavailable>') and
+            hits[2][1] in (('0', '<unavailable>') if backend == 'sw' else ('0',)) and
             hits[2][0] == hits[0][0] and hits[1][0] != hits[0][0] and
             'inconsistent' not in text and 'moves alone' not in text,
-            'live, stopped twice: reverse-continue from work(1) reaches work(0) in the first '
-            'worker\'s thread (%s):\n%s' % (hits, text if len(hits) != 3 else ''))
+            'live (%s), stopped twice: reverse-continue from work(1) reaches work(0) in the '
+            'first worker\'s thread (%s):\n%s' % (backend, hits, text if len(hits) != 3 else ''))
     # Forwards again to the present: the thread stopped there (the second
     # worker, in work(1)), not whichever thread lives first.
     after = text.split('+continue')[-1] if '+continue' in text else ''
     c.check('No more reverse-execution history' in after and
             re.search(r'^#0 +work \(id=1\)', after, re.M) is not None,
-            'live, stopped twice: forwards to the present shows the thread stopped there, in '
-            'work(1):\n%s' % after)
+            'live (%s), stopped twice: forwards to the present shows the thread stopped there, '
+            'in work(1):\n%s' % (backend, after))
 
 
 def main():
@@ -444,8 +450,10 @@ def main():
         degraded_sessions(c, ptrev, prog, sw, work)
     else:
         degraded_sessions(c, ptrev, prog, trace, work)
-    live_session(c, ptrev, prog)
-    live_stops_session(c, ptrev, prog)
+    # Live recording, by the sw recorder and by the event recorder.
+    for live in ('sw', 'event'):
+        live_session(c, ptrev, prog, live)
+        live_stops_session(c, ptrev, prog, live)
     print('%d failures' % c.bad)
     return 1 if c.bad else 0
 

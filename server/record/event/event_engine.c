@@ -293,6 +293,18 @@ int event_engine_present(struct event_engine *e, char *err, size_t errlen)
 	return rc;
 }
 
+bool event_engine_at_entered_syscall(const struct event_engine *e, pid_t tid)
+{
+	const struct ev_thread *t = ev_thread_find((struct ev_rec *)&e->r, tid);
+	return t && t->exit_hold_point;
+}
+
+bool event_engine_in_syscall(const struct event_engine *e, pid_t tid)
+{
+	const struct ev_thread *t = ev_thread_find((struct ev_rec *)&e->r, tid);
+	return t && !t->exiting && (t->state == EV_T_SYSCALL || t->restarting);
+}
+
 const struct trace_data *event_engine_data(const struct event_engine *e)
 {
 	return &e->td;

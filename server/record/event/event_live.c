@@ -137,6 +137,7 @@ int ev_live_resume(struct ev_thread *t, int sig, int *req)
 		park(t, sig);
 		return 1;
 	}
+	t->exit_hold_point = false;
 	if (t->state != EV_T_RUNNING || t->exiting || r->cpu != t)
 		return 0;
 	t->moved = true;
@@ -188,6 +189,7 @@ int ev_live_exit_stop(struct ev_thread *t)
 {
 	t->exit_hold = false;
 	t->exit_held = true;
+	t->exit_hold_point = true;
 	t->gdb_step = false;
 	return report(t, STOP_SIGNAL, 0) < 0 ? -1 : 0;
 }

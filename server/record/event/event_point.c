@@ -92,6 +92,8 @@ int ev_point_write(struct ev_thread *t, const struct user_regs_struct *now)
 	struct trace_state st;
 	/* Since its previous event: the replay's bound on looking for it. */
 	state_record_fill(&st, t->tid, t->events, now, &d, ev_now_ns() - t->event_ns + 1);
+	if (t->exit_hold_point)
+		st.flags |= TRACE_STATE_AT_SYSCALL;
 	uint8_t sp[STATE_RECORD_SP_LEN];
 	state_record_stack(&st, r->memfd, sp);
 	int rc = trace_write_state(r->w, &st);

@@ -87,6 +87,8 @@ struct ev_thread {
 	 * run past since: a replay completes it only when it runs next, so
 	 * another thread's STATE point leaves out what it may write. */
 	bool sys_unseen;
+	bool restarting;           /* its syscall, interrupted by our SIGSTOP,
+	                              is entered again next */
 	uint64_t run_since;        /* ns, when it got the CPU */
 	uint64_t event_ns;         /* ns, its previous event (or its start) */
 	uint64_t run_first;        /* the event number its run started at */
@@ -108,6 +110,8 @@ struct ev_thread {
 	bool gdb_interrupt;        /* our SIGSTOP stops it for gdb's Ctrl-C */
 	bool exit_hold;            /* its exit's entry undone: stop for gdb */
 	bool exit_held;            /* ...done once: the exit goes on */
+	bool exit_hold_point;      /* stands there now (a STATE point there
+	                              says so: rcx, r11 are the syscall's) */
 };
 
 /* What gdb sees of an event recording it drives (event_live.c): the
@@ -188,6 +192,9 @@ long ev_read_mem(void *rec, uint64_t addr, void *buf, size_t len);
 /* Is a signal pending for t that it does not block (it will be taken
  * before t runs another instruction)? */
 bool ev_signal_pending(struct ev_thread *t);
+/* Is our SIGSTOP, not yet seen, the only signal pending for t that it
+ * does not block? */
+bool ev_only_our_stop_pending(struct ev_thread *t);
 int ev_open_memfd(struct ev_rec *r);
 /* The mappings from now on (a new sideband, the old one freed: at the
  * start and when the program execs), their binaries copied unless

@@ -115,6 +115,14 @@ static int entry(struct ev_thread *t, struct user_regs_struct *now)
 	return ev_dispatch(r);
 }
 
+/* A result the kernel turns into a restart of the call when no handler
+ * runs (ERESTARTSYS, ERESTARTNOINTR, ERESTARTNOHAND,
+ * ERESTART_RESTARTBLOCK). */
+static bool restartable(int64_t result)
+{
+	return result == -512 || result == -513 || result == -514 || result == -516;
+}
+
 static int ret(struct ev_thread *t, struct user_regs_struct *now)
 {
 	struct ev_rec *r = t->rec;
@@ -129,6 +137,17 @@ static int ret(struct ev_thread *t, struct user_regs_struct *now)
 	}
 	int64_t result = (int64_t)now->rax;
 	uint64_t nr = t->entry_nr;
+	if (restartable(result) && ev_only_our_stop_pending(t)) {
+		/* Our SIGSTOP (a STATE point's, or gdb's program held)
+		 * interrupted a blocking call: once the stop is discarded the
+		 * kernel starts it again (its entry comes again, the same
+		 * call, or restart_syscall). One call for the log, logged
+		 * where it returns for real: a replay that returned this
+		 * value would hand it to the program, since no signal is
+		 * delivered there to restart it. */
+		t->restarting = true;
+		return ev_resume(t, 0);
+	}
 	if (t->entry_nr == SYS_rseq)
 		result = -ENOSYS;
 	if ((nr == SYS_execve || nr == SYS_execveat) && result == 0)
@@ -149,6 +168,11 @@ static int ret(struct ev_thread *t, struct user_regs_struct *now)
 
 int ev_syscall_stop(struct ev_thread *t, struct user_regs_struct *now)
 {
+	if (t->restarting) {
+		/* The interrupted call's entry again: it goes on as one. */
+		t->restarting = false;
+		return ev_resume(t, 0);
+	}
 	/* A thread in a syscall (or one whose entry was undone) stops next at
 	 * the return; any other at an entry. */
 	if (t->state == EV_T_SYSCALL || t->undone_entry)

@@ -209,6 +209,34 @@ bool ev_signal_pending(struct ev_thread *t)
 	return false;
 }
 
+bool ev_only_our_stop_pending(struct ev_thread *t)
+{
+	uint64_t blocked = 0;
+	bool ours = false;
+	if (t->stop_expected <= 0 ||
+	    ptrace(PTRACE_GETSIGMASK, t->tid, (void *)sizeof blocked, &blocked) < 0)
+		return false;
+	for (int shared = 0; shared < 2; shared++) {
+		siginfo_t q[16];
+		struct __ptrace_peeksiginfo_args a = {
+			.off = 0, .flags = shared ? PTRACE_PEEKSIGINFO_SHARED : 0, .nr = 16};
+		long n;
+		while ((n = ptrace(PTRACE_PEEKSIGINFO, t->tid, &a, q)) > 0) {
+			for (long i = 0; i < n; i++) {
+				int sig = q[i].si_signo;
+				if (sig <= 0 || (sig != SIGSTOP && (blocked & (1ull << (sig - 1)))))
+					continue;
+				if (sig != SIGSTOP || q[i].si_code != SI_TKILL ||
+				    q[i].si_pid != t->rec->self)
+					return false;
+				ours = true;
+			}
+			a.off += (uint64_t)n;
+		}
+	}
+	return ours;
+}
+
 int ev_sideband_start(struct ev_rec *r)
 {
 	if (r->sb)

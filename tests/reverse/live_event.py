@@ -1,0 +1,349 @@
+#!/usr/bin/env python3
+"""Live recording with the event backend (`ptrev serve --record --backend
+event`): the program runs natively under the event recorder while gdb
+drives it, and the history is made only when gdb goes back.
+
+ - the same gdb sessions as under the sw recorder (`--backend sw`, itself
+   checked against gdb's record full by full_state_diff and the GDB
+   testsuite), which must print the same: breakpoints, steps and nexts
+   over syscalls, finish, a hardware watchpoint, a signal gdb stops for
+   and one it passes, reverse-stepi/-next/-step/-finish/-continue, forward
+   to the present and on for real, the hold before the exit;
+ - gdb's Ctrl-C in a computation without syscalls, twice: each time
+   reverse-stepi and stepi come back to where it stopped, with the same
+   state, and the program goes on;
+ - Ctrl-C while the program is blocked reading its input: gdb shows it in
+   read(), goes back from there, and the read, restarted, returns the
+   line the test then writes;
+ - gdb changing the program (set var) ends the recording with a message,
+   and the program runs on with the change;
+ - saved at the hold before the exit (monitor save), the recording
+   replays with tails of several lengths made first;
+ - `--backend event` without recording, or for an attached process, is
+   refused with a message.
+
+usage: live_event.py PTREV PROGRAMS_DIR WORKDIR
+"""
+import os
+import re
+import select
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'pylib'))
+from ptrev_checks import check, finish, free_port  # noqa: E402
+
+BASIC = '''
+break f
+continue
+bt
+finish
+next
+next
+info locals
+watch global_counter
+continue
+continue
+delete
+reverse-stepi
+reverse-stepi
+info registers rip rsp rax
+reverse-next
+reverse-step
+bt
+reverse-finish
+info locals
+break leaf
+reverse-continue
+bt
+continue
+continue
+continue
+delete
+break 56
+continue
+next
+info registers rip rax
+reverse-next
+info registers rip rax
+stepi 400
+info registers rip
+reverse-stepi 200
+info registers rip
+bt 1
+continue
+continue
+info registers rip rax
+reverse-stepi
+info registers rip
+continue
+continue
+'''
+
+SIGNAL = '''
+break on_usr1
+continue
+bt 3
+continue
+bt 3
+reverse-stepi
+bt 3
+reverse-continue
+bt 3
+continue
+continue
+continue
+info registers rip
+continue
+'''
+
+PASSED = '''
+handle SIGUSR1 nostop noprint pass
+break 17
+continue
+p handled
+reverse-step
+p handled
+reverse-continue
+continue
+continue
+continue
+'''
+
+
+def run_gdb(prog, lines, args=()):
+    cmd = ['gdb', '-nx', '-batch', '-ex', 'set trace-commands on']
+    for line in lines:
+        cmd += ['-ex', line]
+    r = subprocess.run(cmd + ['--args', prog] + list(args), capture_output=True, text=True,
+                       timeout=600, stdin=subprocess.DEVNULL)
+    return r.stdout + r.stderr
+
+
+def session(ptrev, prog, backend, script):
+    text = run_gdb(prog, ['target remote | %s serve --stdio --record --backend %s -- %s'
+                          % (ptrev, backend, prog)] + script.strip().splitlines())
+    return text
+
+
+def normalise(text):
+    """From the first command of the script on; what differs between two
+    runs (pids) or two recorders (ptrev's own messages, and rflags' TF
+    that the sw recorder's steps leave in r11) hidden."""
+    i = text.find('+break')
+    i = text.find('+handle') if text.find('+handle') >= 0 else i
+    out = []
+    for line in text[i:].splitlines():
+        if line.startswith('ptrev:') or line.startswith('warning: File transfers'):
+            continue
+        line = re.sub(r'process \d+', 'process PID', line)
+        line = re.sub(r'created; pid = \d+', 'created; pid = PID', line)
+        line = re.sub(r'Thread \d+\.\d+', 'THREAD', line)
+        line = re.sub(r'0x346\b', '0x246', line)
+        out.append(line)
+    return out
+
+
+def differential(ptrev, programs):
+    for name, script in (('e2e_basic', BASIC), ('e2e_signal', SIGNAL), ('e2e_signal', PASSED)):
+        prog = os.path.join(programs, name)
+        sw = normalise(session(ptrev, prog, 'sw', script))
+        ev_text = session(ptrev, prog, 'event', script)
+        ev = normalise(ev_text)
+        what = '%s (%d commands): the event recorder\'s live session prints what the sw ' \
+            'recorder\'s does' % (name, len(script.split()))
+        if sw != ev:
+            import difflib
+            what += '\n' + '\n'.join(difflib.unified_diff(sw, ev, 'sw', 'event', lineterm=''))
+        check(sw == ev and len(ev) > 20 and 'exited normally' in ev_text, what)
+        check('recording with the event backend' in ev_text and
+              'Remote failure' not in ev_text and 'diverged' not in ev_text,
+              '%s: recorded by the event backend, every move answered' % name)
+
+
+class Gdb:
+    """gdb driven line by line, over TCP to a server whose stdin the test
+    holds (the program's input)."""
+
+    def __init__(self, ptrev, prog, args):
+        self.port = free_port()
+        self.server = subprocess.Popen(
+            [ptrev, 'serve', '--record', '--backend', 'event', '--listen',
+             '127.0.0.1:%d' % self.port, '--', prog] + list(args),
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = self.server.stderr.readline()
+        while line and 'Listening on' not in line:
+            line = self.server.stderr.readline()
+        self.gdb = subprocess.Popen(['gdb', '-nx', '-q', '-ex', 'set pagination off',
+                                     '-ex', 'set confirm off', prog],
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        self.send('target remote 127.0.0.1:%d' % self.port)
+
+        self.out = ''
+
+    def send(self, *lines):
+        for line in lines:
+            self.gdb.stdin.write(line + '\n')
+        self.gdb.stdin.flush()
+
+    def wait_for(self, marker, timeout=300):
+        """Read what gdb prints until it has run `echo marker`."""
+        self.send('echo %s\\n' % marker)
+        deadline = time.time() + timeout
+        while marker + '\n' not in self.out and time.time() < deadline:
+            ready, _, _ = select.select([self.gdb.stdout], [], [], 1)
+            if ready:
+                chunk = os.read(self.gdb.stdout.fileno(), 65536).decode(errors='replace')
+                if not chunk:
+                    break
+                self.out += chunk
+
+    def interrupt(self, after):
+        time.sleep(after)
+        os.killpg(self.gdb.pid, signal.SIGINT)
+
+    def end(self):
+        self.send('quit')
+        try:
+            out = self.out + self.gdb.communicate(timeout=300)[0]
+        except subprocess.TimeoutExpired:
+            os.killpg(self.gdb.pid, signal.SIGKILL)
+            out = self.out + self.gdb.communicate()[0]
+        try:
+            sout, serr = self.server.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.server.kill()
+            sout, serr = self.server.communicate()
+        return out, sout, serr
+
+
+def values(out, tag):
+    return re.findall(r'%s=(\S+)' % tag, out)
+
+
+def ctrl_c_computing(ptrev, programs):
+    """Interrupted twice in its loop, going back and forth each time."""
+    prog = os.path.join(programs, 'live_wait')
+    g = Gdb(ptrev, prog, ['1000000000000'])
+    probe = ['printf "PC=%#lx\\n", $pc', 'printf "SPINS=%lu\\n", spins']
+    for k in range(2):
+        g.send('continue')
+        g.interrupt(1.5)
+        g.send(*probe)
+        g.send('reverse-stepi 3', *probe, 'stepi 3', *probe, 'reverse-stepi', 'continue', *probe)
+        g.wait_for('CYCLE%d' % k)
+    g.send('kill')
+    out, _, serr = g.end()
+    pcs, spins = values(out, 'PC'), values(out, 'SPINS')
+    ok = len(pcs) == 8 and len(spins) == 8
+    check(ok and out.count('Program received signal SIGINT') == 2,
+          'Ctrl-C twice in a computation: each stops it with SIGINT (%s)' % pcs)
+    if ok:
+        for k in (0, 4):
+            check(pcs[k + 2] == pcs[k] and pcs[k + 3] == pcs[k] and spins[k + 2] == spins[k] and
+                  spins[k + 3] == spins[k] and pcs[k + 1] != pcs[k],
+                  'interrupt %d: reverse-stepi 3 and stepi 3, or back and on to the present, '
+                  'end where it stopped, with the same state (pc %s, spins %s)'
+                  % (k // 4 + 1, pcs[k:k + 4], spins[k:k + 4]))
+        check(int(spins[4]) > int(spins[0]),
+              'the program ran on between the interrupts (spins %s then %s)'
+              % (spins[0], spins[4]))
+    check('diverged' not in serr and 'no history' not in serr,
+          'no divergence, a history at each interrupt:\n' + serr[-2000:])
+    if 'FAIL' in out:
+        print(out)
+
+
+def ctrl_c_reading(ptrev, programs):
+    """Interrupted while blocked reading its input."""
+    prog = os.path.join(programs, 'live_wait')
+    g = Gdb(ptrev, prog, ['0'])
+    g.send('continue')
+    g.interrupt(1.5)
+    g.send('bt 3', 'printf "PC=%#lx\\n", $pc', 'reverse-stepi', 'printf "PC=%#lx\\n", $pc',
+           'bt 3', 'stepi', 'printf "PC=%#lx\\n", $pc', 'continue', 'continue')
+    time.sleep(3)
+    g.server.stdin.write('hello\n')
+    g.server.stdin.flush()
+    out, sout, serr = g.end()
+    pcs = values(out, 'PC')
+    check('Program received signal SIGINT' in out and re.search(r'#0 .*read \(', out) and
+          len(pcs) == 3 and pcs[1] != pcs[0] and pcs[2] == pcs[0],
+          'Ctrl-C in a blocked read(): gdb shows the program there, steps back and forward '
+          'again (%s)' % pcs)
+    check('spins=0 read=6' in sout and 'exited normally' in out,
+          'the read, restarted, returns the line written after (%r)' % sout)
+    check('diverged' not in serr and 'no history' not in serr,
+          'no divergence:\n' + serr[-2000:])
+    if 'FAIL' in out or 'exited normally' not in out:
+        print(out)
+
+
+def change_ends_recording(ptrev, programs):
+    prog = os.path.join(programs, 'e2e_basic')
+    text = run_gdb(prog, ['target remote | %s serve --stdio --record --backend event -- %s'
+                          % (ptrev, prog), 'break leaf', 'continue', 'set var box.area = 99.5',
+                          'delete', 'continue'])
+    check('the recording ends here' in text and 'area=99.5' in text and
+          'exited normally' in text,
+          'set var at the present ends the event recording, with a message, and the program '
+          'runs on with the change:\n' + '\n'.join(text.splitlines()[-8:]))
+
+
+def saved_tails(ptrev, programs, work):
+    """A live recording saved at the hold before the exit holds a STATE
+    point mid-way (the present where gdb first went back, after printf)
+    and one at its end: replayed from the file with tails of several
+    lengths, each made first (the end of the stretch before the mid-way
+    point taken by time once ran on past it, into exit's code, and no
+    replay found it again)."""
+    prog = os.path.join(programs, 'e2e_basic')
+    trace = os.path.join(work, 'live-basic.ptrev')
+    if os.path.exists(trace):
+        os.unlink(trace)
+    run_gdb(prog, ['target remote | %s serve --stdio --record --backend event -- %s'
+                   % (ptrev, prog), 'break 56', 'continue', 'next', 'reverse-stepi',
+                   'continue', 'continue', 'monitor save %s' % trace])
+    for us in ('50', '100', '400'):
+        r = subprocess.run(['gdb', '-nx', '-batch', '-ex', 'target remote | %s replay --stdio %s'
+                            % (ptrev, trace), '-ex', 'reverse-stepi', '-ex',
+                            'printf "PC=%#lx\\n", $pc', prog], capture_output=True, text=True,
+                           timeout=300, stdin=subprocess.DEVNULL,
+                           env=dict(os.environ, PTREV_TAIL_US=us, PTREV_BACKGROUND_HISTORY='0'))
+        text = r.stdout + r.stderr
+        check(re.search(r'made the history of the last \d+ events? .*first', text) and
+              'cannot make' not in text and 'PC=' in text,
+              'the saved live recording, a tail of about %s us made first:\n%s'
+              % (us, '\n'.join(l for l in text.splitlines() if 'ptrev' in l or 'PC=' in l)))
+
+
+def refused(ptrev, programs):
+    prog = os.path.join(programs, 'e2e_basic')
+    r = subprocess.run([ptrev, 'serve', '--stdio', '--backend', 'event', '--', prog],
+                       capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60)
+    check(r.returncode != 0 and '--backend event records' in r.stderr,
+          '--backend event without recording is refused: %r' % r.stderr)
+    r = subprocess.run([ptrev, 'serve', '--stdio', '--record', '--backend', 'event',
+                        '--attach', '1'], capture_output=True, text=True,
+                       stdin=subprocess.DEVNULL, timeout=60)
+    check(r.returncode != 0 and 'not an attached one' in r.stderr,
+          '--backend event for an attached process is refused: %r' % r.stderr)
+
+
+def main():
+    ptrev, programs, work = sys.argv[1], sys.argv[2], sys.argv[3]
+    os.makedirs(work, exist_ok=True)
+    differential(ptrev, programs)
+    ctrl_c_computing(ptrev, programs)
+    ctrl_c_reading(ptrev, programs)
+    change_ends_recording(ptrev, programs)
+    saved_tails(ptrev, programs, work)
+    refused(ptrev, programs)
+    return finish()
+
+
+if __name__ == '__main__':
+    sys.exit(main())
