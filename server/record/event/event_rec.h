@@ -11,6 +11,10 @@
  *   event_syscall.c   syscall entries and returns
  *   event_stop.c      what one waitpid status of a thread means
  *   event_record.c    the loop: set-up, waiting, timers, the end
+ *   event_live.c      a recording gdb drives: the stops it must see, the
+ *                     program held for it (ev_resume asks it whether a
+ *                     thread goes on: the one call up the list)
+ *   event_engine.c    ...its resume/wait/interrupt (event_engine.h)
  * The program runs natively: every thread is resumed with PTRACE_SYSCALL,
  * so it stops only at syscalls, at signals (rdtsc traps as SIGSEGV with
  * PR_SET_TSC) and where the recorder stops it. Positions count events
