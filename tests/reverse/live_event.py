@@ -17,6 +17,8 @@ drives it, and the history is made only when gdb goes back.
    line the test then writes;
  - gdb changing the program (set var) ends the recording with a message,
    and the program runs on with the change;
+ - a program that execs another (env PROG): gdb follows the exec, and the
+   recording starts again with the new program;
  - saved at the hold before the exit (monitor save), the recording
    replays with tails of several lengths made first;
  - `--backend event` without recording, or for an attached process, is
@@ -293,6 +295,21 @@ def change_ends_recording(ptrev, programs):
           'runs on with the change:\n' + '\n'.join(text.splitlines()[-8:]))
 
 
+def exec_followed(ptrev, programs):
+    """A program started through env (which execs it): gdb hears of the
+    exec, and the recording starts again in the new program, which then
+    goes back from its end to a breakpoint."""
+    prog = os.path.abspath(os.path.join(programs, 'e2e_basic'))
+    text = run_gdb(prog, ['target remote | %s serve --stdio --record --backend event -- '
+                          '/usr/bin/env %s' % (ptrev, prog), 'continue', 'break leaf',
+                          'reverse-continue', 'bt 1', 'continue', 'continue'])
+    check('is executing new program' in text and re.search(r'^#0 +leaf \(v=9\)', text, re.M) and
+          'exited normally' in text and 'diverged' not in text,
+          'a program that execs another: gdb follows, and the new program is recorded from '
+          'its exec, going back to leaf(9) from its end:\n'
+          + '\n'.join(text.splitlines()[-12:]))
+
+
 def saved_tails(ptrev, programs, work):
     """A live recording saved at the hold before the exit holds a STATE
     point mid-way (the present where gdb first went back, after printf)
@@ -340,6 +357,7 @@ def main():
     ctrl_c_computing(ptrev, programs)
     ctrl_c_reading(ptrev, programs)
     change_ends_recording(ptrev, programs)
+    exec_followed(ptrev, programs)
     saved_tails(ptrev, programs, work)
     refused(ptrev, programs)
     return finish()

@@ -13,6 +13,8 @@
  * descriptors the replay emulates carry over with the thread. */
 #include "event_rec.h"
 
+#include "ptrev/inferior_raw.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -137,9 +139,11 @@ int ev_exec_restart(struct ev_thread *t)
 
 	if (ev_open_memfd(r) < 0)
 		return -1;
-	if (trace_writer_restart(r->w) < 0)
+	/* Driven by gdb, the recording kept in memory starts again too. */
+	if ((r->live.on && ev_live_unkeep(r) < 0) || trace_writer_restart(r->w) < 0 ||
+	    (r->live.on && ev_live_keep(r) < 0))
 		return ev_fail(r, "starting the recording again at the exec of %s: %s", prog,
-			       trace_writer_error(r->w));
+			       trace_writer_error(r->w) ? trace_writer_error(r->w) : "out of memory");
 	r->execs++;
 	snprintf(r->exec_last, sizeof r->exec_last, "%s", prog);
 	record_write_meta(r->w, "event", prog, args, r->pid, r->opts.psb_period);
@@ -162,6 +166,15 @@ int ev_exec_restart(struct ev_thread *t)
 		return ev_fail(r, "writing a THREAD record: %s", trace_writer_error(r->w));
 	t->at_return = ev_signal_pending(t);
 	t->state = EV_T_READY;
+	if (r->live.on) {
+		/* gdb learns of the exec as it would without recording (the
+		 * new program's symbols, its breakpoints gone with the old
+		 * memory). */
+		inf_after_exec(r->inf);
+		struct stop_event ev = {.kind = r->inf->report_exec ? STOP_EXEC : STOP_SIGNAL,
+					.tid = r->pid, .sig = SIGTRAP};
+		return ev_live_report(r, &ev);
+	}
 	return ev_dispatch(r);
 }
 

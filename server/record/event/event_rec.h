@@ -276,6 +276,11 @@ int ev_live_resume(struct ev_thread *t, int sig, int *req);
 int ev_live_exit_entry(struct ev_thread *t, struct user_regs_struct *now);
 /* The skipped exit's return: the stop before the exit, for gdb. */
 int ev_live_exit_stop(struct ev_thread *t);
+/* The program execs: the recording kept in memory is let go (unkeep),
+ * and kept again from the writer's new start (keep). In event_engine.c,
+ * which holds it. 0/-1. */
+int ev_live_unkeep(struct ev_rec *r);
+int ev_live_keep(struct ev_rec *r);
 
 /* ---- event_stop.c ---- */
 int ev_on_status(struct ev_rec *r, pid_t tid, int st);
