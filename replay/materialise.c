@@ -405,7 +405,9 @@ static int make(const struct trace_data *ev, size_t from, const struct trace_sta
 		for (size_t i = 0; i < e.nthreads; i++)
 			st->instructions += e.threads[i].insns;
 		st->stops = e.stops;
-		st->cut_short = rc == 0 && !all_done(&e);
+		/* A recording being made (a live one, no END yet) ends where
+		 * its program stands: not short of anything. */
+		st->cut_short = rc == 0 && !all_done(&e) && ev->complete;
 		st->ns = erp_now_ns() - t0;
 	}
 	erp_free(&e);

@@ -178,3 +178,25 @@ int inferior_remove_hwpoint(struct inferior *inf, int type, uint64_t addr, int l
 	}
 	return apply_all(inf);
 }
+
+bool inf_dr_hit(struct inferior *inf, pid_t tid, struct stop_event *e)
+{
+	/* DR6 only matters while a debug register is armed; skipping it keeps
+	 * plain single-stepping at two system calls per step. */
+	uint64_t dr6 = inf->dr7 ? inf_dr_read_dr6(tid) : 0;
+	if (dr6)
+		inf_dr_clear_dr6(tid);
+	for (int i = 0; i < 4; i++) {
+		if (!(dr6 & (1u << i)) || !inf->hw[i].used)
+			continue;
+		if (inf->hw[i].type == 1) {
+			e->kind = STOP_HWBREAK;
+		} else {
+			e->kind = STOP_WATCH;
+			e->watch_addr = inf->hw[i].req_addr;
+			e->watch_type = inf->hw[i].type;
+		}
+		return true;
+	}
+	return false;
+}

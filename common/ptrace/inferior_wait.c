@@ -91,23 +91,8 @@ static void classify(struct inferior *inf, struct inf_thread *t, int sig, struct
 		e->kind = STOP_SWBREAK;
 		return;
 	}
-	/* DR6 only matters while a debug register is armed; skipping it keeps
-	 * plain single-stepping at two system calls per step. */
-	uint64_t dr6 = inf->dr7 ? inf_dr_read_dr6(t->tid) : 0;
-	if (dr6)
-		inf_dr_clear_dr6(t->tid);
-	for (int i = 0; i < 4; i++) {
-		if (!(dr6 & (1u << i)) || !inf->hw[i].used)
-			continue;
-		if (inf->hw[i].type == 1) {
-			e->kind = STOP_HWBREAK;
-		} else {
-			e->kind = STOP_WATCH;
-			e->watch_addr = inf->hw[i].req_addr;
-			e->watch_type = inf->hw[i].type;
-		}
+	if (inf_dr_hit(inf, t->tid, e))
 		return;
-	}
 	/* A step over a system call traps with TRAP_BRKPT and no DR6.BS, so
 	 * any kernel-made trap while we step is the step; one sent by kill()
 	 * (si_code <= 0), or a trap flag the program set itself, stays a

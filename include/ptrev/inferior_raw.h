@@ -37,6 +37,10 @@ struct sw_breakpoint *inf_find_swbreak(struct inferior *inf, uint64_t addr);
  * (debugregs.c): a new thread does not inherit them from its creator.
  * DR6 (which one trapped) is read and cleared with debugregs.h. */
 int inf_dr_apply_thread(struct inferior *inf, pid_t tid);
+/* Did one of the inferior's hardware points stop thread tid (its SIGTRAP
+ * just seen)? Then *e becomes STOP_HWBREAK or STOP_WATCH (with the address
+ * and type gdb asked for), and DR6 is cleared. */
+bool inf_dr_hit(struct inferior *inf, pid_t tid, struct stop_event *e);
 /* A fork (or vfork) made child: collect its first stop (unless stop_seen:
  * an event loop that took it for a new thread's), take the breakpoints out
  * of its memory (a vfork's: out of the memory it shares with the parent,

@@ -6,11 +6,30 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/syscall.h>
 
 #define MAX_WRITES 64
 
 /* A program's writable memory copied at most this big. */
 #define WATCH_LIMIT (512ull << 20)
+
+/* Does the call make a child that runs in the caller's memory while the
+ * caller waits (vfork, clone or clone3 with CLONE_VFORK: posix_spawn)?
+ * What the child writes there (its stack in the caller's memory, the
+ * caller's variables) is the call's doing as far as the caller sees it,
+ * and no replay runs the child. */
+static bool vfork_like(uint64_t nr, const uint64_t args[6], sc_read_fn read_mem, void *ctx)
+{
+	uint64_t flags = 0;
+	if (nr == SYS_vfork)
+		return true;
+	if (nr == SYS_clone)
+		return args[0] & CLONE_VFORK;
+	if (nr == SYS_clone3 && read_mem(ctx, args[0], &flags, sizeof flags) == sizeof flags)
+		return flags & CLONE_VFORK; /* struct clone_args begins with its flags */
+	return false;
+}
 
 struct mem_diff *record_syscall_watch(pid_t pid, uint64_t nr, const struct user_regs_struct *entry,
 				      bool one_thread, sc_read_fn read_mem, void *ctx)
@@ -18,6 +37,8 @@ struct mem_diff *record_syscall_watch(pid_t pid, uint64_t nr, const struct user_
 	struct sc_range rg[MAX_WRITES];
 	uint64_t args[6];
 	syscall_args(entry, args);
+	if (one_thread && vfork_like(nr, args, read_mem, ctx))
+		return mem_diff_take(pid, read_mem, ctx, WATCH_LIMIT);
 	/* At every syscall's entry: only a call described case by case is
 	 * described here. The cases depend on the arguments; the sizes on
 	 * the result, which any success stands for. */
@@ -65,7 +86,15 @@ int record_syscall(struct trace_writer *w, pid_t tid, uint64_t pos, uint64_t nr,
 	s.result = result;
 	s.kept_cpu = kept_cpu;
 	n = syscall_writes(s.nr, s.args, result, read_mem, ctx, rg, MAX_WRITES);
-	if (n < 0 && watch && (n = watched(watch, &s, read_mem, ctx, &found)) >= 0) {
+	if (watch && vfork_like(s.nr, s.args, read_mem, ctx) &&
+	    (n = mem_diff_changes(watch, read_mem, ctx, &found)) >= 0) {
+		/* The child's writes (the table says the call writes none). */
+		rg = found;
+		if (n > MAX_WRITES && !(wr = malloc((size_t)n * sizeof *wr))) {
+			free(found);
+			return -1;
+		}
+	} else if (n < 0 && watch && (n = watched(watch, &s, read_mem, ctx, &found)) >= 0) {
 		/* What it wrote, seen in the memory itself. */
 		rg = found;
 		if (n > MAX_WRITES && !(wr = malloc((size_t)n * sizeof *wr))) {

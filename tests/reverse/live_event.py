@@ -19,6 +19,8 @@ drives it, and the history is made only when gdb goes back.
    and the program runs on with the change;
  - a program that execs another (env PROG): gdb follows the exec, and the
    recording starts again with the new program;
+ - a program that forks and vforks, gdb's breakpoint in what the children
+   run: they run without it, and the parent goes back from its end;
  - saved at the hold before the exit (monitor save), the recording
    replays with tails of several lengths made first;
  - `--backend event` without recording, or for an attached process, is
@@ -310,6 +312,24 @@ def exec_followed(ptrev, programs):
           + '\n'.join(text.splitlines()[-12:]))
 
 
+def forks(ptrev, programs):
+    """A program that forks and vforks with gdb's breakpoint in the
+    function its children call: the children run without it (they are not
+    recorded), and the parent goes back from its end to its own call; the
+    vfork child's writes in the memory it shares with the parent are the
+    vfork's, so the history reaches the end (its STATE point) after it."""
+    prog = os.path.join(programs, 'e2e_fork')
+    text = run_gdb(prog, ['target remote | %s serve --stdio --record --backend event -- %s'
+                          % (ptrev, prog), 'break work', 'continue', 'bt 1', 'continue',
+                          'reverse-stepi', 'printf "PC=%#lx\\n", $pc', 'reverse-continue',
+                          'bt 1', 'continue', 'continue', 'continue'])
+    check('fork child 0, vfork child 0' in text and
+          len(re.findall(r'^#0 +work \(x=1\)', text, re.M)) == 2 and 'PC=' in text and
+          'exited normally' in text and 'diverged' not in text and 'no history' not in text,
+          'forks and vforks: the children run on without gdb\'s breakpoints, and the parent '
+          'goes back from its end to work(1):\n' + '\n'.join(text.splitlines()[-14:]))
+
+
 def saved_tails(ptrev, programs, work):
     """A live recording saved at the hold before the exit holds a STATE
     point mid-way (the present where gdb first went back, after printf)
@@ -358,6 +378,7 @@ def main():
     ctrl_c_reading(ptrev, programs)
     change_ends_recording(ptrev, programs)
     exec_followed(ptrev, programs)
+    forks(ptrev, programs)
     saved_tails(ptrev, programs, work)
     refused(ptrev, programs)
     return finish()

@@ -65,18 +65,8 @@ static int trap(struct ev_thread *t, const siginfo_t *si, struct user_regs_struc
 			return ev_fail(r, "thread %d: registers: %s", (int)t->tid, strerror(errno));
 		return report(t, STOP_SWBREAK, SIGTRAP);
 	}
-	uint64_t dr6 = inf->dr7 ? inf_dr_read_dr6(t->tid) : 0;
-	if (dr6)
-		inf_dr_clear_dr6(t->tid);
-	for (int i = 0; i < 4; i++) {
-		if (!(dr6 & (1u << i)) || !inf->hw[i].used)
-			continue;
-		struct stop_event ev = {.kind = STOP_HWBREAK, .tid = t->tid, .sig = SIGTRAP};
-		if (inf->hw[i].type != 1) {
-			ev.kind = STOP_WATCH;
-			ev.watch_addr = inf->hw[i].req_addr;
-			ev.watch_type = inf->hw[i].type;
-		}
+	struct stop_event ev = {.kind = STOP_SIGNAL, .tid = t->tid, .sig = SIGTRAP};
+	if (inf_dr_hit(inf, t->tid, &ev)) {
 		park(t, 0);
 		return ev_live_report(r, &ev) < 0 ? -1 : 1;
 	}
@@ -168,16 +158,10 @@ int ev_live_exit_entry(struct ev_thread *t, struct user_regs_struct *now)
 		alive += r->threads[i]->state != EV_T_GONE;
 	if (now->orig_rax != SYS_exit_group && !(now->orig_rax == SYS_exit && alive == 1))
 		return 0;
-	/* Undone as for a signal before a syscall: the kernel skips a
-	 * syscall numbered -1; the thread stands on its instruction. */
-	struct user_regs_struct back = *now;
-	back.rax = now->orig_rax;
-	back.orig_rax = (unsigned long long)-1;
-	back.rip -= 2;
-	if (ptrace(PTRACE_SETREGS, t->tid, NULL, &back) < 0)
-		return ev_fail(r, "thread %d: cannot hold its exit: %s", (int)t->tid,
-			       strerror(errno));
-	t->undone_entry = true;
+	/* Undone as for a signal before a syscall: it stands on its
+	 * instruction. */
+	if (ev_undo_entry(t, now) < 0)
+		return -1;
 	t->exit_hold = true;
 	if (ptrace(PTRACE_SYSCALL, t->tid, NULL, NULL) < 0 && errno != ESRCH)
 		return ev_fail(r, "cannot resume thread %d: %s", (int)t->tid, strerror(errno));

@@ -183,6 +183,11 @@ int ev_early_add(struct ev_rec *r, pid_t tid);
 /* t's event (numbered t->events) is in the log: the next gets the next
  * number, and the time of this one is noted (STATE records' ran_ns). */
 void ev_event_done(struct ev_thread *t);
+/* t stopped at a syscall's entry (registers now) stands on its syscall
+ * instruction again, the call not made: the kernel skips a syscall
+ * numbered -1; the return stop that follows is not the program's
+ * (undone_entry). 0/-1. */
+int ev_undo_entry(struct ev_thread *t, const struct user_regs_struct *now);
 /* Resume a thread to its next stop (PTRACE_SYSCALL, sig delivered). */
 int ev_resume(struct ev_thread *t, int sig);
 /* t had the CPU and stops where its run ends: after its event `last`. */

@@ -16,6 +16,7 @@
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 
+#include "ptrev/inferior_raw.h"
 #include "ptrev/record_events.h"
 #include "ptrev/sideband.h"
 #include "ptrev/syscall_table.h"
@@ -47,17 +48,9 @@ static int entry(struct ev_thread *t, struct user_regs_struct *now)
 	struct ev_rec *r = t->rec;
 	t->wants_state = false; /* a syscall marks the place well enough */
 	if (t->nheld) {
-		/* Undo the entry: the kernel skips a syscall numbered -1 and
-		 * leaves rax as we set it; the thread is back before its
-		 * syscall instruction, where the signal is delivered. */
-		struct user_regs_struct back = *now;
-		back.rax = now->orig_rax;
-		back.orig_rax = (unsigned long long)-1;
-		back.rip -= 2;
-		if (ptrace(PTRACE_SETREGS, t->tid, NULL, &back) < 0)
-			return ev_fail(r, "thread %d: cannot undo a syscall entry: %s", (int)t->tid,
-				       strerror(errno));
-		t->undone_entry = true;
+		/* Undone: the signal is delivered before the syscall. */
+		if (ev_undo_entry(t, now) < 0)
+			return -1;
 		if (ev_send_held(t, TRACE_SIG_BEFORE_SYSCALL) < 0)
 			return -1;
 		return ev_resume(t, 0);
@@ -137,6 +130,8 @@ static int ret(struct ev_thread *t, struct user_regs_struct *now)
 	}
 	int64_t result = (int64_t)now->rax;
 	uint64_t nr = t->entry_nr;
+	if (r->live.on && r->inf->vfork_lifted)
+		inf_vfork_done(r->inf); /* the vfork child has exec'd or exited */
 	if (restartable(result) && ev_only_our_stop_pending(t)) {
 		/* Our SIGSTOP (a STATE point's, or gdb's program held)
 		 * interrupted a blocking call: once the stop is discarded the

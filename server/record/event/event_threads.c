@@ -112,6 +112,19 @@ int ev_resume(struct ev_thread *t, int sig)
 	return 0;
 }
 
+int ev_undo_entry(struct ev_thread *t, const struct user_regs_struct *now)
+{
+	struct user_regs_struct back = *now;
+	back.rax = now->orig_rax;
+	back.orig_rax = (unsigned long long)-1;
+	back.rip -= 2;
+	if (ptrace(PTRACE_SETREGS, t->tid, NULL, &back) < 0)
+		return ev_fail(t->rec, "thread %d: cannot undo a syscall entry: %s", (int)t->tid,
+			       strerror(errno));
+	t->undone_entry = true;
+	return 0;
+}
+
 int ev_sched_flush(struct ev_rec *r)
 {
 	if (r->nruns && trace_write_schedule(r->w, r->runs, r->nruns) < 0)
@@ -188,53 +201,65 @@ static bool any_unblocked(const siginfo_t *q, long n, uint64_t blocked)
 	return false;
 }
 
-/* The thread's own queue and the process's, as ptrace shows them (three
- * cheap calls, unlike /proc), against the thread's blocked mask. */
-bool ev_signal_pending(struct ev_thread *t)
+/* Each signal queued for t that it does not block (SIGSTOP included), its
+ * own queue's and then the process's, as ptrace shows them (cheap calls,
+ * unlike /proc), until stop says so: what stop last said (false: none
+ * queued, or the mask unreadable). */
+static bool each_unblocked(struct ev_thread *t, bool (*stop)(const siginfo_t *, void *),
+			   void *ctx)
 {
 	uint64_t blocked = 0;
 	if (ptrace(PTRACE_GETSIGMASK, t->tid, (void *)sizeof blocked, &blocked) < 0)
 		return false;
+	blocked &= ~(1ull << (SIGSTOP - 1));
 	for (int shared = 0; shared < 2; shared++) {
 		siginfo_t q[16];
 		struct __ptrace_peeksiginfo_args a = {
 			.off = 0, .flags = shared ? PTRACE_PEEKSIGINFO_SHARED : 0, .nr = 16};
 		long n;
 		while ((n = ptrace(PTRACE_PEEKSIGINFO, t->tid, &a, q)) > 0) {
-			if (any_unblocked(q, n, blocked))
-				return true;
+			for (long i = 0; i < n; i++)
+				if (any_unblocked(q + i, 1, blocked) && stop(q + i, ctx))
+					return true;
 			a.off += (uint64_t)n;
 		}
 	}
 	return false;
 }
 
+static bool any(const siginfo_t *si, void *ctx)
+{
+	(void)si;
+	(void)ctx;
+	return true;
+}
+
+bool ev_signal_pending(struct ev_thread *t)
+{
+	return each_unblocked(t, any, NULL);
+}
+
+/* A signal that is not our SIGSTOP (ctx: ptrev's pid); *ours counts those
+ * that are. */
+struct ours_ctx {
+	pid_t self;
+	bool ours;
+};
+
+static bool not_ours(const siginfo_t *si, void *ctx)
+{
+	struct ours_ctx *c = ctx;
+	if (si->si_signo == SIGSTOP && si->si_code == SI_TKILL && si->si_pid == c->self) {
+		c->ours = true;
+		return false;
+	}
+	return true;
+}
+
 bool ev_only_our_stop_pending(struct ev_thread *t)
 {
-	uint64_t blocked = 0;
-	bool ours = false;
-	if (t->stop_expected <= 0 ||
-	    ptrace(PTRACE_GETSIGMASK, t->tid, (void *)sizeof blocked, &blocked) < 0)
-		return false;
-	for (int shared = 0; shared < 2; shared++) {
-		siginfo_t q[16];
-		struct __ptrace_peeksiginfo_args a = {
-			.off = 0, .flags = shared ? PTRACE_PEEKSIGINFO_SHARED : 0, .nr = 16};
-		long n;
-		while ((n = ptrace(PTRACE_PEEKSIGINFO, t->tid, &a, q)) > 0) {
-			for (long i = 0; i < n; i++) {
-				int sig = q[i].si_signo;
-				if (sig <= 0 || (sig != SIGSTOP && (blocked & (1ull << (sig - 1)))))
-					continue;
-				if (sig != SIGSTOP || q[i].si_code != SI_TKILL ||
-				    q[i].si_pid != t->rec->self)
-					return false;
-				ours = true;
-			}
-			a.off += (uint64_t)n;
-		}
-	}
-	return ours;
+	struct ours_ctx c = {.self = t->rec->self};
+	return t->stop_expected > 0 && !each_unblocked(t, not_ours, &c) && c.ours;
 }
 
 int ev_sideband_start(struct ev_rec *r)
