@@ -2,8 +2,9 @@
 """GDB/MI reverse commands, as IDEs send them, against gdb's record full.
 
 Each reverse command's *stopped record (reason, function, line) under
-`ptrev serve --record` must equal gdb's own under `record full` on the same
-program, and -list-target-features must include "reverse". So must they
+`ptrev serve --record` (with the sw recorder, and with the event recorder)
+must equal gdb's own under `record full` on the same program, and
+-list-target-features must include "reverse". So must they
 on a recording of the whole run by the event backend, replayed from its
 end back to marker() and on with the same commands.
 
@@ -80,6 +81,10 @@ def main():
     # connection's own).
     want = stops(ref)[1:]
     bad = same_stops('serve --record', want, stops(mine)[1:])
+    # The same IDE session recorded live by the event recorder.
+    live_ev = run_mi(prog, ['-target-select remote | %s serve --stdio --record --backend event '
+                            '-- %s' % (ptrev, prog)])
+    bad += same_stops('serve --record --backend event', want, stops(live_ev)[1:])
     # A recording of the whole run by the event backend, replayed from its
     # end: back to marker(), then the same commands.
     trace = os.path.join(work, 'fs_diff-mi.ptrev')
