@@ -43,6 +43,16 @@ static void cmd_help(struct strbuf *out)
 
 /* Whether gdb's current thread has its full state where it stands, and
  * if not, why (what gdb's <unavailable> values mean). */
+/* Are rcx and r11 all that the selected thread's registers lack? */
+static bool before_syscall(struct gdb_server *s)
+{
+	struct amd64_regfile *rf = malloc(sizeof *rf);
+	bool yes = rf && target_fetch_registers(s->target, s->g_tid, rf) ==
+				 TARGET_REGS_BEFORE_SYSCALL;
+	free(rf);
+	return yes;
+}
+
 static void cmd_why(struct gdb_server *s, struct strbuf *out)
 {
 	struct strbuf why = STRBUF_INIT;
@@ -51,6 +61,10 @@ static void cmd_why(struct gdb_server *s, struct strbuf *out)
 	else if (target_state_unavailable(s->target, s->g_tid, &why) && why.data)
 		strbuf_printf(out, "Registers and memory are unavailable here (only the PC and "
 			      "read-only memory are known): %s.\n", why.data);
+	else if (before_syscall(s))
+		strbuf_puts(out, "All memory and every register but rcx and r11 are available here: "
+			    "the thread stands before a syscall instruction that it has run "
+			    "already (recorded, re-executed, or live), which overwrote those two.\n");
 	else
 		strbuf_puts(out, "Every register and all memory are available here.\n");
 	strbuf_free(&why);

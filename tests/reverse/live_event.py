@@ -19,6 +19,8 @@ drives it, and the history is made only when gdb goes back.
    and the program runs on with the change;
  - a program that execs another (env PROG): gdb follows the exec, and the
    recording starts again with the new program;
+ - the hold before the exit: rcx and r11 <unavailable> (the exit_group
+   instruction, entered once, overwrote them), and `monitor why` says so;
  - a program that forks and vforks, gdb's breakpoint in what the children
    run: they run without it, and the parent goes back from its end;
  - saved at the hold before the exit (monitor save), the recording
@@ -312,6 +314,21 @@ def exec_followed(ptrev, programs):
           + '\n'.join(text.splitlines()[-12:]))
 
 
+def exit_hold_why(ptrev, programs):
+    """Held before the end, on the exit_group it entered once: rcx and r11
+    are <unavailable>, and `monitor why` says why, not that every register
+    is known; one instruction back, all of them are."""
+    prog = os.path.join(programs, 'e2e_basic')
+    text = run_gdb(prog, ['target remote | %s serve --stdio --record --backend event -- %s'
+                          % (ptrev, prog), 'continue', 'info registers rcx r11', 'monitor why',
+                          'reverse-stepi', 'info registers rcx', 'monitor why'])
+    check(re.search(r'^rcx +<unavailable>', text, re.M) and
+          'every register but rcx and r11 are available' in text and
+          re.search(r'^rcx +0x', text, re.M) and 'Every register and all memory' in text,
+          'the hold before the exit: rcx and r11 unavailable, monitor why says so:\n'
+          + '\n'.join(text.splitlines()[-8:]))
+
+
 def forks(ptrev, programs):
     """A program that forks and vforks with gdb's breakpoint in the
     function its children call: the children run without it (they are not
@@ -379,6 +396,7 @@ def main():
     change_ends_recording(ptrev, programs)
     exec_followed(ptrev, programs)
     forks(ptrev, programs)
+    exit_hold_why(ptrev, programs)
     saved_tails(ptrev, programs, work)
     refused(ptrev, programs)
     return finish()
