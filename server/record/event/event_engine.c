@@ -6,7 +6,6 @@
 
 #include <errno.h>
 #include <signal.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,25 +31,6 @@ struct event_engine {
 	bool finished;
 };
 
-static struct event_engine *engine_of(struct ev_rec *r)
-{
-	return (struct event_engine *)((char *)r - offsetof(struct event_engine, r));
-}
-
-int ev_live_unkeep(struct ev_rec *r)
-{
-	struct event_engine *e = engine_of(r);
-	trace_writer_keep(r->w, NULL);
-	trace_data_free(&e->td);
-	memset(&e->td, 0, sizeof e->td);
-	return 0;
-}
-
-int ev_live_keep(struct ev_rec *r)
-{
-	return trace_writer_keep(r->w, &engine_of(r)->td);
-}
-
 struct event_engine *event_engine_new(struct inferior *inf, struct trace_writer *w,
 				      const struct event_record_opts *o, char *err, size_t errlen)
 {
@@ -63,6 +43,7 @@ struct event_engine *event_engine_new(struct inferior *inf, struct trace_writer 
 	ev_init(r, inf, w, o);
 	r->live.on = true;
 	r->live.halted = true; /* until gdb resumes the program */
+	r->live.kept = &e->td;
 	if (trace_writer_keep(w, &e->td) < 0) {
 		snprintf(err, errlen, "out of memory");
 		free(e);

@@ -177,3 +177,16 @@ int ev_live_exit_stop(struct ev_thread *t)
 	t->gdb_step = false;
 	return report(t, STOP_SIGNAL, 0) < 0 ? -1 : 0;
 }
+
+int ev_live_unkeep(struct ev_rec *r)
+{
+	trace_writer_keep(r->w, NULL);
+	trace_data_free(r->live.kept);
+	memset(r->live.kept, 0, sizeof *r->live.kept);
+	return 0;
+}
+
+int ev_live_keep(struct ev_rec *r)
+{
+	return trace_writer_keep(r->w, r->live.kept);
+}

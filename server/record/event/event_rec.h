@@ -1,7 +1,11 @@
 /* Internals of the event recorder backend (include/ptrev/event_backend.h),
  * shared by its files, bottom up (each uses only those above it):
- *   event_threads.c   threads, the CPU (one thread runs its own code at a
- *                     time), the SCHED runs, reading the process's memory
+ *   event_threads.c   threads, the SCHED runs, pending signals, reading
+ *                     the process's memory
+ *   event_live.c      a recording gdb drives: the stops it must see, the
+ *                     program held for it
+ *   event_cpu.c       the CPU: one thread runs its own code at a time;
+ *                     resuming a thread (held while gdb holds the program)
  *   event_point.c     a STATE record of where a thread stands now
  *   event_signal.c    signals: which to take now, hold or pass on, and
  *                     delivering them where the recording says; rdtsc
@@ -11,10 +15,8 @@
  *   event_syscall.c   syscall entries and returns
  *   event_stop.c      what one waitpid status of a thread means
  *   event_record.c    the loop: set-up, waiting, timers, the end
- *   event_live.c      a recording gdb drives: the stops it must see, the
- *                     program held for it (ev_resume asks it whether a
- *                     thread goes on: the one call up the list)
- *   event_engine.c    ...its resume/wait/interrupt (event_engine.h)
+ *   event_engine.c    a recording gdb drives: resume/wait/interrupt
+ *                     (event_engine.h)
  * The program runs natively: every thread is resumed with PTRACE_SYSCALL,
  * so it stops only at syscalls, at signals (rdtsc traps as SIGSEGV with
  * PR_SET_TSC) and where the recorder stops it. Positions count events
@@ -127,6 +129,7 @@ struct ev_live {
 	struct stop_event report;
 	volatile sig_atomic_t interrupt;
 	bool stop_before_exit;
+	struct trace_data *kept;   /* the writer's records, kept (the engine's) */
 };
 
 struct ev_rec {
@@ -188,12 +191,8 @@ void ev_event_done(struct ev_thread *t);
  * numbered -1; the return stop that follows is not the program's
  * (undone_entry). 0/-1. */
 int ev_undo_entry(struct ev_thread *t, const struct user_regs_struct *now);
-/* Resume a thread to its next stop (PTRACE_SYSCALL, sig delivered). */
-int ev_resume(struct ev_thread *t, int sig);
 /* t had the CPU and stops where its run ends: after its event `last`. */
 int ev_run_end(struct ev_thread *t, uint64_t last);
-/* The CPU is free: give it to the next ready thread, round robin. */
-int ev_dispatch(struct ev_rec *r);
 bool ev_any_ready(const struct ev_rec *r);
 /* Write the runs collected so far. 0/-1. */
 int ev_sched_flush(struct ev_rec *r);
@@ -210,6 +209,41 @@ int ev_open_memfd(struct ev_rec *r);
  * --no-copy. */
 int ev_sideband_start(struct ev_rec *r);
 int ev_fail(struct ev_rec *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- event_live.c (a recording gdb drives: event_engine.c) ---- */
+/* Hold the program for gdb with ev as the stop to report: every thread
+ * that runs is stopped (our SIGSTOP), and none is resumed until gdb
+ * resumes it. 0/-1. */
+int ev_live_report(struct ev_rec *r, const struct stop_event *ev);
+/* A stop gdb asked for (a breakpoint, a watchpoint, a step, our SIGSTOP
+ * for its Ctrl-C): reported, 1; 0 when the recorder handles the stop as
+ * usual; -1 on failure. */
+int ev_live_stop(struct ev_thread *t, int sig, const siginfo_t *si,
+		 struct user_regs_struct *now);
+/* The program's own signal sig (not rdtsc's): 1 when gdb is to see it
+ * first (it does not pass it), held undelivered; 0: the recorder takes it
+ * as usual. */
+int ev_live_signal(struct ev_thread *t, int sig, const siginfo_t *si);
+/* How ev_resume resumes t when gdb drives the recording: 1 when t stays
+ * stopped (held, or its step is done and reported), else 0 with *req the
+ * ptrace request to use. */
+int ev_live_resume(struct ev_thread *t, int sig, int *req);
+/* t enters its exit (exit_group, or the last thread's exit) at regs now:
+ * 1 when it is held there for gdb, before the syscall instruction. */
+int ev_live_exit_entry(struct ev_thread *t, struct user_regs_struct *now);
+/* The skipped exit's return: the stop before the exit, for gdb. */
+int ev_live_exit_stop(struct ev_thread *t);
+/* The program execs: the recording kept in memory (live.kept) is let go
+ * (unkeep), and kept again from the writer's new start (keep). 0/-1. */
+int ev_live_unkeep(struct ev_rec *r);
+int ev_live_keep(struct ev_rec *r);
+
+/* ---- event_cpu.c ---- */
+/* Resume a thread to its next stop (PTRACE_SYSCALL, sig delivered; while
+ * gdb holds the program, kept until gdb resumes it: ev_live_resume). */
+int ev_resume(struct ev_thread *t, int sig);
+/* The CPU is free: give it to the next ready thread, round robin. */
+int ev_dispatch(struct ev_rec *r);
 
 /* ---- event_point.c ---- */
 /* Write a STATE record for t (stopped, registers now) as its next event. */
@@ -257,35 +291,6 @@ void ev_exec_report(const struct ev_rec *r);
 
 /* ---- event_syscall.c ---- */
 int ev_syscall_stop(struct ev_thread *t, struct user_regs_struct *now);
-
-/* ---- event_live.c (a recording gdb drives: event_engine.c) ---- */
-/* Hold the program for gdb with ev as the stop to report: every thread
- * that runs is stopped (our SIGSTOP), and none is resumed until gdb
- * resumes it. 0/-1. */
-int ev_live_report(struct ev_rec *r, const struct stop_event *ev);
-/* A stop gdb asked for (a breakpoint, a watchpoint, a step, our SIGSTOP
- * for its Ctrl-C): reported, 1; 0 when the recorder handles the stop as
- * usual; -1 on failure. */
-int ev_live_stop(struct ev_thread *t, int sig, const siginfo_t *si,
-		 struct user_regs_struct *now);
-/* The program's own signal sig (not rdtsc's): 1 when gdb is to see it
- * first (it does not pass it), held undelivered; 0: the recorder takes it
- * as usual. */
-int ev_live_signal(struct ev_thread *t, int sig, const siginfo_t *si);
-/* How ev_resume resumes t when gdb drives the recording: 1 when t stays
- * stopped (held, or its step is done and reported), else 0 with *req the
- * ptrace request to use. */
-int ev_live_resume(struct ev_thread *t, int sig, int *req);
-/* t enters its exit (exit_group, or the last thread's exit) at regs now:
- * 1 when it is held there for gdb, before the syscall instruction. */
-int ev_live_exit_entry(struct ev_thread *t, struct user_regs_struct *now);
-/* The skipped exit's return: the stop before the exit, for gdb. */
-int ev_live_exit_stop(struct ev_thread *t);
-/* The program execs: the recording kept in memory is let go (unkeep),
- * and kept again from the writer's new start (keep). In event_engine.c,
- * which holds it. 0/-1. */
-int ev_live_unkeep(struct ev_rec *r);
-int ev_live_keep(struct ev_rec *r);
 
 /* ---- event_stop.c ---- */
 int ev_on_status(struct ev_rec *r, pid_t tid, int st);
