@@ -15,6 +15,23 @@ def check(cond, what):
         FAILURES.append(what)
 
 
+# What `monitor why` says where the state is full: every register, or every
+# one but rcx and r11 for a thread standing before a syscall instruction it
+# has run (recorded, re-executed, or held live), which overwrote those two.
+FULL_STATE = ('Every register and all memory are available here.',
+              'All memory and every register but rcx and r11 are available here')
+
+
+def full_state_said(text):
+    """Does text hold `monitor why`'s saying the state is full?"""
+    return any(f in text for f in FULL_STATE)
+
+
+def full_state_count(text):
+    """How many times text holds it."""
+    return sum(text.count(f) for f in FULL_STATE)
+
+
 def finish():
     """The summary line and the test's exit status."""
     print('%d failure(s)' % len(FAILURES))

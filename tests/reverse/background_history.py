@@ -22,7 +22,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'pylib'))
-from ptrev_checks import check, finish, processes_left, record  # noqa: E402
+from ptrev_checks import check, finish, processes_left, record, full_state_said  # noqa: E402
 
 # gdb's Python polls `monitor history` until the background is done.
 WAIT_MADE = '''python
@@ -115,7 +115,7 @@ def main():
     check(r.returncode == 0 and
           re.search(r'^ptrev: still making the history: \d+ of \d+ events replayed, '
                     r'[\d.]+ million instructions, \d+ s so far$', out, re.M) and
-          'Every register and all memory are available here.' in out,
+          full_state_said(out),
           'a first move waiting for the history hears how far it is (%s)'
           % re.findall(r'^ptrev: .*history.*$', out, re.M))
 

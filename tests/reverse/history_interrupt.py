@@ -28,7 +28,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'pylib'))
-from ptrev_checks import check, finish, processes_left, record  # noqa: E402
+from ptrev_checks import check, finish, processes_left, record, full_state_said  # noqa: E402
 
 BEFORE = 'info registers rip rsp\nbt 2\necho MOVE\\n\n'
 AFTER = 'echo AFTER\\n\ninfo registers rip rsp\nbt 2\nmonitor why\nmonitor history\n'
@@ -122,7 +122,7 @@ def main():
         after = state(out.split('AFTER', 1)[1] if 'AFTER' in out else '')
         check(before and before == after,
               '%s: the state where it stood (%s / %s)' % (what, before, after))
-        check('Every register and all memory are available here.' in out and
+        check(full_state_said(out) and
               'is being made in the background' in out,
               '%s: full state, the history made on in the background (%s)'
               % (what, re.findall(r'.*(?:available|history of this).*', out)[-2:]))

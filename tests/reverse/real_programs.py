@@ -23,9 +23,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'pylib'))
-from ptrev_checks import check, finish  # noqa: E402
+from ptrev_checks import check, finish, full_state_said  # noqa: E402
 
-FULL = 'Every register and all memory are available here.'
 
 # `info auxv` names the entry point; the breakpoint goes there.
 TO_ENTRY = r'''
@@ -100,11 +99,11 @@ def debug(ptrev, work, name, argv, threads=None):
     end = out.partition('@end\n')[2].partition('\n@')[0]
     start = out.partition('@start\n')[2]
     entry = re.search(r'^@entry (0x[0-9a-f]+)', out, re.M)
-    ok_end = FULL in end and re.search(r'in _?_?G?I?_?_?_exit', end) and '__libc_start_main' in end
+    ok_end = full_state_said(end) and re.search(r'in _?_?G?I?_?_?_exit', end) and '__libc_start_main' in end
     check(bool(ok_end), '%s: full state at the end, a backtrace from _exit to __libc_start_main'
           % name)
     ok_start = (entry and re.search(r'^\$\d+ = .*%s' % entry.group(1), start, re.M)
-                and FULL in start and re.search(r':\s+%d$' % len(argv), start, re.M)
+                and full_state_said(start) and re.search(r':\s+%d$' % len(argv), start, re.M)
                 and ('"%s"' % prog) in start)
     check(bool(ok_start), '%s: full state at the entry point (%s), argc %d and argv[0] %s there'
           % (name, entry.group(1) if entry else 'unknown', len(argv), prog))
@@ -117,7 +116,7 @@ def debug(ptrev, work, name, argv, threads=None):
         # main thread's below __libc_start_main (in the stripped _start).
         based = all(re.search(r' in clone3 ', f[-1]) or
                     any('__libc_start_main' in x for x in f[-3:]) for f in bts.values() if f)
-        check(len(bts) >= 3 and FULL in part and based and all(bts.values()),
+        check(len(bts) >= 3 and full_state_said(part) and based and all(bts.values()),
               '%s: at the last %s, %d threads, each with full state and a backtrace to its '
               "thread's start" % (name, threads, len(bts)))
         check(any(re.match(r'#0 .* in %s ' % threads, f[0]) for f in bts.values() if f),

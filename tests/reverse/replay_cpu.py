@@ -23,7 +23,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'pylib'))
-from ptrev_checks import check, finish, record, shell_each_below_gdb  # noqa: E402
+from ptrev_checks import check, finish, record, shell_each_below_gdb, full_state_said  # noqa: E402
 
 
 def main():
@@ -61,7 +61,7 @@ def main():
         g = subprocess.run(['gdb', '-nx', '-batch', '-x', cmds, prog], stdin=subprocess.DEVNULL,
                            capture_output=True, text=True, timeout=600)
         out = g.stdout + g.stderr
-        check('Every register and all memory are available here' in out,
+        check(full_state_said(out),
               'cpu %d: full state at the end (%r)' % (cpu, out[-600:]))
         check('$1 = {%s}' % ', '.join(printed.split()) in out,
               'cpu %d: the result as printed (%r)' % (cpu, printed))

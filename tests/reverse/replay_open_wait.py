@@ -27,7 +27,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'pylib'))
-from ptrev_checks import check, finish, record  # noqa: E402
+from ptrev_checks import check, finish, record, full_state_said  # noqa: E402
 
 
 def main():
@@ -54,7 +54,7 @@ def main():
               % (what, [ln for ln in out.splitlines()
                         if 'packet' in ln or 'unexpectedly' in ln][:2]))
         check('#0 ' in out and '_exit' in out and
-              'Every register and all memory are available here.' in out,
+              full_state_said(out),
               '%s: full state at the end, as the recording ended (%s)'
               % (what, [ln for ln in out.splitlines()
                         if ln.startswith('#0') or 'available' in ln]))

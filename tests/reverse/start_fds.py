@@ -32,7 +32,7 @@ import termios
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'pylib'))
-from ptrev_checks import check, finish, shell_each_below_gdb  # noqa: E402
+from ptrev_checks import check, finish, shell_each_below_gdb, full_state_said  # noqa: E402
 
 
 def record_on_terminal(ptrev, backend, prog, trace, work):
@@ -154,7 +154,7 @@ def main():
         out = g.stdout + g.stderr
         m = re.search(r'^facts<<(.*?)>>$', out, re.M | re.S)
         check(m is not None and m.group(1) == printed and
-              'Every register and all memory are available here' in out,
+              full_state_said(out),
               '%s: at done() the replay shows the facts the run printed (%r)'
               % (backend, m.group(1) if m else out[-600:]))
         stands = re.findall(r'^replaying fd0=(.*) fd21=(.*)$', out, re.M)

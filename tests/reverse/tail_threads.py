@@ -39,9 +39,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'pylib'))
-from ptrev_checks import check, finish, record  # noqa: E402
+from ptrev_checks import check, finish, record, full_state_count, full_state_said  # noqa: E402
 
-FULL = 'Every register and all memory are available here.'
 
 # At the end, one step back; back to the workers' bumps (the last ones
 # lie in a short tail, the earlier ones before it); steps back and
@@ -231,7 +230,7 @@ def pigz(ptrev, work):
                   ln.startswith('ptrev: still making') for ln in lines),
           'pigz -p 2: the first reverse-stepi makes a tail\'s history, without waiting for the '
           'whole one (%s)' % lines)
-    check(FULL in out and '__libc_start_main' in out and 'unavailable' not in out,
+    check(full_state_said(out) and '__libc_start_main' in out and 'unavailable' not in out,
           'pigz -p 2: full state one step back from the end, a backtrace to '
           '__libc_start_main\n' + out[-2000:])
 
@@ -265,7 +264,7 @@ def main():
     check(r.returncode == 0 and 'seen=1 ' in r.stdout,
           'sig_worker recorded, its signal in the first round (%s)' % r.stdout.strip())
     whole = against_whole(ptrev, trace, prog, 'sig_worker', SIG_WORKER, ('1', None))
-    check(whole.count('received signal SIGUSR1') == 3 and whole.count(FULL) == 3,
+    check(whole.count('received signal SIGUSR1') == 3 and full_state_count(whole) == 3,
           'sig_worker: at the signal\'s delivery and a step either side, full state')
     pigz(ptrev, work)
     return finish()

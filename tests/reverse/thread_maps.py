@@ -29,7 +29,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'pylib'))
-from ptrev_checks import check, finish, record  # noqa: E402
+from ptrev_checks import check, finish, record, full_state_said  # noqa: E402
 
 
 def replay_prints(ptrev, prog, trace, exprs):
@@ -59,7 +59,7 @@ def one(ptrev, prog, trace, slice_ms, nprinted, exprs, want):
     wants = want(printed)
     ok = all(re.search(r'^\$%d = %s$' % (i + 1, re.escape(w)), out, re.M)
              for i, w in enumerate(wants))
-    ok = ok and 'Every register and all memory are available here.' in out
+    ok = ok and full_state_said(out)
     check(ok, '%s: its replay ends with %s as the program printed, with full state'
           % (what, ', '.join(wants)))
     if not ok:

@@ -28,9 +28,10 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'pylib'))
-from ptrev_checks import check, finish, record  # noqa: E402
+from ptrev_checks import check, finish, record, full_state_said  # noqa: E402
 
 FUNCS = {'a': 'bump_a', 'b': 'bump_b', 's': 'bump_s'}
+
 
 
 def crashed(ptrev, progdir, work):
@@ -59,7 +60,7 @@ def crashed(ptrev, progdir, work):
         part = got.get(name, '')
         vals = re.findall(r'^\$\d+ = (\d+)$', part, re.M)
         ok = len(vals) >= 2 and vals[1] == '499500' and \
-            'Every register and all memory are available here.' in part and \
+            full_state_said(part) and \
             not re.search(r'<unavailable>|not enough registers', part)
         ids.append(vals[0] if vals else None)
         check(ok, 'crash: at the %s finished() back from the end, shared[id] is 499500 with '
@@ -115,7 +116,7 @@ def main():
             bad.append((k, 'counter', cnt.group(1) if cnt else None))
         elif not text or (text.group(1) or '') != order[:k]:
             bad.append((k, 'order', text.group(1) if text else None))
-        elif 'Every register and all memory are available here.' not in part:
+        elif not full_state_said(part):
             bad.append((k, 'monitor why', re.findall(r'.*unavailable.*', part)[:1]))
         elif re.search(r'<unavailable>|not enough registers|\?\? \(\)', part):
             bad.append((k, 'a thread without full state', re.findall(
@@ -135,7 +136,7 @@ def main():
           # B takes it at its next syscall: a sched_yield waiting for the
           # go, or, when it had made all its bumps first, for the signal.
           re.search(r'^#1 .* in (wait_for_go|worker_b) ', sig.group(1), re.M) and
-          'Every register and all memory are available here.' in sig.group(1),
+          full_state_said(sig.group(1)),
           'event: at the delivery of SIGUSR1, where it was taken in B, full state, counter %d '
           '(%s)' % (ks, sig.group(1)[-500:] if sig else out[-300:]))
     fwd = out.split('@forward', 1)[1] if '@forward' in out else ''
