@@ -78,6 +78,13 @@ struct gdb_server {
 	struct vfile_state vfs;
 
 	struct strbuf reply;       /* reply being built for the current packet */
+	/* The object of the last qXfer read (OBJECT:ANNEX, and its bytes):
+	 * read on from an offset past 0 it is not built again, so a
+	 * document read in pieces is one snapshot (the host's processes
+	 * change between two pieces of `info os processes`), as gdbserver
+	 * keeps it. */
+	char *xfer_key;
+	struct strbuf xfer_obj;
 	bool fuzzing;              /* no host side effects (vFile, monitor) */
 	const char *monitor_final; /* qRcmd: an O packet was the reply; this follows
 				    * ("OK", or "E01" for an unknown command) */
@@ -141,6 +148,7 @@ void gdb_server_fuzz_one(const uint8_t *data, size_t n);
  * empty). */
 bool gdb_query_packet(struct gdb_server *s, char *pkt, size_t len);   /* q, Q */
 bool gdb_xfer_packet(struct gdb_server *s, char *pkt, size_t len);    /* qXfer */
+void gdb_xfer_forget(struct gdb_server *s);  /* the qXfer snapshot dropped */
 bool gdb_regs_packet(struct gdb_server *s, char *pkt, size_t len);    /* g G p P */
 bool gdb_mem_packet(struct gdb_server *s, char *pkt, size_t len);     /* m M x X */
 bool gdb_break_packet(struct gdb_server *s, char *pkt, size_t len);   /* Z z */

@@ -56,6 +56,7 @@ void gdb_server_destroy(struct gdb_server *s)
 	vfile_close_all(&s->vfs);
 	gdb_forget_program(s);
 	strbuf_free(&s->reply);
+	gdb_xfer_forget(s);
 	rsp_conn_destroy(&s->conn);
 	for (int i = 0; i < 2; i++)
 		if (s->wake_pipe[i] >= 0)

@@ -73,17 +73,26 @@ bool gdb_xfer_packet(struct gdb_server *s, char *pkt, size_t len)
 		strbuf_puts(&s->reply, "E00");
 		return true;
 	}
-	struct strbuf obj = STRBUF_INIT;
-	int r = build_object(s, object, annex, &obj);
-	if (r == 1) {
-		strbuf_free(&obj);
-		return false;
+	/* A piece after the first: from the snapshot the first was cut
+	 * from. */
+	char key[512];
+	snprintf(key, sizeof key, "%s:%s", object, annex);
+	bool cached = offset > 0 && s->xfer_key && strcmp(s->xfer_key, key) == 0;
+	if (!cached) {
+		gdb_xfer_forget(s);
+		int r = build_object(s, object, annex, &s->xfer_obj);
+		if (r == 1) {
+			strbuf_free(&s->xfer_obj);
+			return false;
+		}
+		if (r < 0) {
+			strbuf_free(&s->xfer_obj);
+			strbuf_puts(&s->reply, "E01");
+			return true;
+		}
+		s->xfer_key = strdup(key);
 	}
-	if (r < 0) {
-		strbuf_free(&obj);
-		strbuf_puts(&s->reply, "E01");
-		return true;
-	}
+	const struct strbuf obj = s->xfer_obj;
 	/* Escaping can double the data: keep the reply within PacketSize. */
 	uint64_t max = (RSP_MAX_PACKET - 8) / 2;
 	if (length > max)
@@ -98,6 +107,12 @@ bool gdb_xfer_packet(struct gdb_server *s, char *pkt, size_t len)
 		strbuf_putc(&s->reply, last ? 'l' : 'm');
 		rsp_escape_binary(&s->reply, obj.data + offset, (size_t)n);
 	}
-	strbuf_free(&obj);
 	return true;
+}
+
+void gdb_xfer_forget(struct gdb_server *s)
+{
+	free(s->xfer_key);
+	s->xfer_key = NULL;
+	strbuf_free(&s->xfer_obj);
 }

@@ -370,6 +370,70 @@ def test_monitor(ptrev, prog):
             proc.wait()
 
 
+def unescape(data):
+    """The bytes of a binary reply (RSP escapes: 0x7d, then byte ^ 0x20)."""
+    out, i = bytearray(), 0
+    while i < len(data):
+        if data[i] == 0x7d and i + 1 < len(data):
+            out.append(data[i + 1] ^ 0x20)
+            i += 2
+        else:
+            out.append(data[i])
+            i += 1
+    return bytes(out)
+
+
+def read_osdata(peer, piece, between=None):
+    """The processes document read in pieces of piece bytes, between(offset)
+    called after each."""
+    doc, off = b'', 0
+    while True:
+        reply = peer.request(b'qXfer:osdata:read:processes:%x,%x' % (off, piece))
+        if not reply or reply[:1] not in (b'm', b'l'):
+            return None
+        doc += unescape(reply[1:])
+        off = len(doc)
+        if reply[:1] == b'l':
+            return doc
+        if between:
+            between(off)
+
+
+def test_osdata_pieces(ptrev, prog):
+    """`info os processes` read in pieces while the host's processes change
+    (a process listed before the piece read ends): the pieces are cut from
+    one snapshot, so the document is whole (built again for each piece it
+    was malformed, and gdb said \"Can not fetch data now\": CI's
+    ext-run.exp, \"get process list\")."""
+    import xml.etree.ElementTree as ET
+    sleeper = subprocess.Popen(['sleep', '60'])
+    proc, peer = serve_stdio(ptrev, prog)
+    try:
+        read_stderr_until(proc, r'pid = \d+')
+        whole = read_osdata(peer, 4000) or b''
+        at = whole.find(b'<column name="pid">%d</column>' % sleeper.pid)
+
+        def kill_sleeper(off):
+            if off > at >= 0 and sleeper.poll() is None:
+                sleeper.kill()
+                sleeper.wait()
+        doc = read_osdata(peer, 100, kill_sleeper)
+        try:
+            items = ET.fromstring(doc[doc.find(b'<osdata'):]).findall('item') if doc else []
+            parsed = True
+        except ET.ParseError as e:
+            items, parsed = [], 'not well-formed: %s' % e
+        check(at >= 0 and sleeper.poll() is not None and parsed is True and len(items) > 2,
+              'info os processes read in 100-byte pieces, a process listed early gone '
+              'meanwhile: one whole document (%s, %d processes)' % (parsed, len(items)))
+    finally:
+        if sleeper.poll() is None:
+            sleeper.kill()
+            sleeper.wait()
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
 def test_terminal_given(ptrev, prog):
     """In a terminal, the program gets it (its process group is the
     foreground one), as gdbserver gives it; ptrev takes it back at exit."""
@@ -409,6 +473,7 @@ def main():
     test_missing_program(ptrev)
     test_program_from_path(ptrev, prog)
     test_monitor(ptrev, prog)
+    test_osdata_pieces(ptrev, prog)
     test_terminal_given(ptrev, prog)
     test_reconnect(ptrev, prog)
     test_multi(ptrev, prog)
