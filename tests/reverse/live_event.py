@@ -119,18 +119,24 @@ continue
 '''
 
 
-def run_gdb(prog, lines, args=()):
+def run_gdb(prog, lines, args=(), env=None):
     cmd = ['gdb', '-nx', '-batch', '-ex', 'set trace-commands on']
     for line in lines:
         cmd += ['-ex', line]
     r = subprocess.run(cmd + ['--args', prog] + list(args), capture_output=True, text=True,
-                       timeout=600, stdin=subprocess.DEVNULL)
+                       timeout=600, stdin=subprocess.DEVNULL, env=env)
     return r.stdout + r.stderr
 
 
 def session(ptrev, prog, backend, script):
+    """The script live-recorded by backend. The event recorder's history is
+    made whole at the first move (PTREV_TAIL_HISTORY=0): which tail is made
+    first depends on the machine's load, and a tail that begins at the
+    signal's delivery once lost its stop going back past its start (see
+    tail_history, tail_threads for tails)."""
     text = run_gdb(prog, ['target remote | %s serve --stdio --record --backend %s -- %s'
-                          % (ptrev, backend, prog)] + script.strip().splitlines())
+                          % (ptrev, backend, prog)] + script.strip().splitlines(),
+                   env=dict(os.environ, PTREV_TAIL_HISTORY='0'))
     return text
 
 
