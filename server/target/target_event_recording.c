@@ -208,22 +208,6 @@ static ssize_t erec_write_memory(struct target *t, pid_t tid, uint64_t addr, con
 	return target_write_memory(t->beneath, tid, addr, buf, len);
 }
 
-static int erec_auxv(struct target *t, struct strbuf *out)
-{
-	return target_auxv(t->beneath, out);
-}
-
-static int erec_exec_file(struct target *t, struct strbuf *out)
-{
-	return target_exec_file(t->beneath, out);
-}
-
-static int erec_libraries_svr4(struct target *t, pid_t tid, const char *annex,
-			       struct strbuf *out)
-{
-	return target_libraries_svr4(t->beneath, tid, annex, out);
-}
-
 static int erec_siginfo(struct target *t, pid_t tid, struct strbuf *out)
 {
 	struct event_recording_target *r = erec(t);
@@ -319,9 +303,7 @@ static const struct target_ops event_recording_ops = {
 	.store_registers = erec_store_registers,
 	.read_memory = erec_read_memory,
 	.write_memory = erec_write_memory,
-	.auxv = erec_auxv,
-	.exec_file = erec_exec_file,
-	.libraries_svr4 = erec_libraries_svr4,
+	/* auxv, exec file, libraries: the live target's, beneath. */
 	.siginfo = erec_siginfo,
 	.monitor = erec_monitor,
 	.state_unavailable = erec_state_unavailable,
