@@ -187,6 +187,7 @@ size_t event_end_tail_back(const struct event_end *ee, size_t end, uint64_t budg
 		if (ran >= budget_ns)
 			break;
 	}
+	k = event_end_clear_of_signals(ee, k);
 	return k > 1 ? k : 0;
 }
 
@@ -250,5 +251,29 @@ size_t event_end_tail_of(const struct event_end *ee, size_t n)
 {
 	if (ee->e.nthreads != 1 || n == 0 || n >= ee->e.threads[0].nev)
 		return 0;
-	return ee->e.threads[0].nev - n;
+	return event_end_clear_of_signals(ee, ee->e.threads[0].nev - n);
+}
+
+static bool is_signal(const struct event_end *ee, size_t k)
+{
+	return k < ee->e.threads[0].nev && ee->e.threads[0].ev[k].kind == ERP_SIGNAL;
+}
+
+size_t event_end_clear_of_signals(const struct event_end *ee, size_t from)
+{
+	if (ee->e.nthreads != 1)
+		return from;
+	while (from > 0 && (is_signal(ee, from) || is_signal(ee, from - 1)))
+		from--;
+	return from;
+}
+
+size_t event_end_last_signal(const struct event_end *ee, size_t lo, size_t hi)
+{
+	if (ee->e.nthreads != 1)
+		return 0;
+	for (size_t k = hi; k > lo; k--)
+		if (is_signal(ee, k - 1))
+			return k;
+	return 0;
 }

@@ -68,6 +68,16 @@ size_t event_end_tail_of(const struct event_end *ee, size_t n);
  * budget_ns in all: 0 when not worth it (what it saves in stepping, less
  * than one more native replay up to there costs). */
 uint64_t event_end_tail_split(const struct event_end *ee, size_t from, uint64_t budget_ns);
+/* Where a tail (or a piece of the history) that was to begin after
+ * event from - 1 begins instead: further back, so that it neither begins
+ * at a recorded signal (a delivery right after the event before has no
+ * position of its own there: the history's first instruction would be
+ * the handler's, the replay's the interrupted one) nor right after one
+ * (going back past the tail's start would pass the signal's stop without
+ * a word). 0: the whole history. */
+size_t event_end_clear_of_signals(const struct event_end *ee, size_t from);
+/* The last recorded signal among events lo .. hi - 1, plus 1 (0: none). */
+size_t event_end_last_signal(const struct event_end *ee, size_t lo, size_t hi);
 /* Does the stretch before event from end at a STATE point? */
 bool event_end_stretch_ends_at_state(const struct event_end *ee, size_t from);
 /* Take the point where such a tail begins: td (an event recording of

@@ -349,6 +349,21 @@ static int add_points(struct event_search_point *pts, size_t *n, const struct st
 	return 0;
 }
 
+/* A recorded signal between the hit found (rc 1, in the stretch before
+ * event *from; rc 0: none) and the tail's start at event cur stops gdb's
+ * move first (the history reports each; gdb goes on where it does not
+ * stop for it): the piece to make is the one that ends with the stretch
+ * after the signal. */
+static int stop_at_signal(struct history_event *he, size_t cur, int rc, size_t *from)
+{
+	size_t sig = event_end_last_signal(he->end, rc > 0 ? *from : 0, cur);
+	if (!sig || sig >= cur)
+		return rc;
+	fprintf(stderr, "ptrev: going back to the signal recorded at event %zu first\n", sig - 1);
+	*from = sig;
+	return 1;
+}
+
 int history_event_search_back(struct history_event *he, const struct stop_set *stops,
 			      size_t *from)
 {
@@ -362,8 +377,8 @@ int history_event_search_back(struct history_event *he, const struct stop_set *s
 	for (size_t i = 0; i < stops->n; i++)
 		if (add_points(pts, &n, &stops->v[i]) < 0)
 			return -1; /* more than the debug registers hold */
-	if (n == 0)
-		return 0; /* nothing to stop at: on to the program's start */
+	if (n == 0) /* nothing to stop at but signals: on to the program's start */
+		return stop_at_signal(he, cur, 0, from);
 	fprintf(stderr, "ptrev: looking for the last breakpoint or watchpoint hit before the "
 		"history made (a native replay)...\n");
 	int rc = event_end_tail_search(he->ev, cur, point, pts, n, from, err, sizeof err);
@@ -373,6 +388,8 @@ int history_event_search_back(struct history_event *he, const struct stop_set *s
 		snprintf(err, sizeof err, "a hit found after the tail's start");
 		rc = -1;
 	}
+	if (rc >= 0)
+		rc = stop_at_signal(he, cur, rc, from);
 	if (rc < 0)
 		fprintf(stderr, "ptrev: cannot look for the breakpoint hit natively (%s)\n", err);
 	else if (rc == 0)
@@ -460,6 +477,11 @@ static struct timeline *widen(struct history_event *he, size_t from, size_t run,
 	struct trace_data made, view = {0};
 	struct materialise_stats st;
 	bool cut = last != HISTORY_TO_END;
+	/* Not at a signal, nor right after one (event_end_clear_of_signals). */
+	if (!run && (from = event_end_clear_of_signals(he->end, from)) == 0) {
+		snprintf(err, errlen, "it would begin at the program's start, before a signal");
+		return NULL;
+	}
 	if (cut && materialise_cut(he->ev, last, &view) < 0) {
 		snprintf(err, errlen, "the recording cannot be cut at an event");
 		return NULL;

@@ -9,6 +9,8 @@ drives it, and the history is made only when gdb goes back.
    over syscalls, finish, a hardware watchpoint, a signal gdb stops for
    and one it passes, reverse-stepi/-next/-step/-finish/-continue, forward
    to the present and on for real, the hold before the exit;
+ - the same with tails of the last few events made first, beginning at,
+   before or right after a recorded signal, against the whole history;
  - gdb's Ctrl-C in a computation without syscalls, twice: each time
    reverse-stepi and stepi come back to where it stopped, with the same
    state, and the program goes on;
@@ -128,15 +130,15 @@ def run_gdb(prog, lines, args=(), env=None):
     return r.stdout + r.stderr
 
 
-def session(ptrev, prog, backend, script):
+def session(ptrev, prog, backend, script, tail=None):
     """The script live-recorded by backend. The event recorder's history is
-    made whole at the first move (PTREV_TAIL_HISTORY=0): which tail is made
-    first depends on the machine's load, and a tail that begins at the
-    signal's delivery once lost its stop going back past its start (see
-    tail_history, tail_threads for tails)."""
+    made whole at the first move (PTREV_TAIL_HISTORY=0), as which tail is
+    made first depends on the machine's load; tail='N': a tail of the last
+    N events first (PTREV_TAIL_EVENTS)."""
+    env = dict(os.environ, PTREV_TAIL_HISTORY='0') if tail is None else \
+        dict(os.environ, PTREV_TAIL_EVENTS=tail)
     text = run_gdb(prog, ['target remote | %s serve --stdio --record --backend %s -- %s'
-                          % (ptrev, backend, prog)] + script.strip().splitlines(),
-                   env=dict(os.environ, PTREV_TAIL_HISTORY='0'))
+                          % (ptrev, backend, prog)] + script.strip().splitlines(), env=env)
     return text
 
 
@@ -173,6 +175,45 @@ def differential(ptrev, programs):
         check('recording with the event backend' in ev_text and
               'Remote failure' not in ev_text and 'diverged' not in ev_text,
               '%s: recorded by the event backend, every move answered' % name)
+
+
+# Back from the end past the signal to a breakpoint before it.
+SIGNAL_BACK = '''
+break main
+continue
+continue
+continue
+reverse-continue
+bt 1
+reverse-continue
+bt 1
+continue
+bt 1
+'''
+
+
+def tails_at_signal(ptrev, programs):
+    """Tails of the last 1, 2 and 3 events, made first, begin right after
+    the recorded SIGUSR1, at its delivery, or before it: each session
+    prints what the whole history's does. A tail that began at the
+    delivery had no position before the handler (`the program starts at
+    0x..., the recording at 0x...`: no state), one right after it let
+    reverse-continue pass the signal's stop; so did a native search for
+    gdb's breakpoint that found its hit before the signal."""
+    prog = os.path.join(programs, 'e2e_signal')
+    for name, script in (('SIGNAL', SIGNAL), ('SIGNAL_BACK', SIGNAL_BACK)):
+        whole = normalise(session(ptrev, prog, 'event', script))
+        for n in ('1', '2', '3'):
+            text = session(ptrev, prog, 'event', script, tail=n)
+            got = normalise(text)
+            what = '%s with a tail of the last %s events made first prints what the whole ' \
+                'history does' % (name, n)
+            if got != whole:
+                import difflib
+                what += '\n' + '\n'.join(difflib.unified_diff(whole, got, 'whole', 'tail',
+                                                              lineterm=''))
+            check(got == whole and 'Program received signal SIGUSR1' in text and
+                  'unavailable' not in text, what)
 
 
 class Gdb:
@@ -397,6 +438,7 @@ def main():
     ptrev, programs, work = sys.argv[1], sys.argv[2], sys.argv[3]
     os.makedirs(work, exist_ok=True)
     differential(ptrev, programs)
+    tails_at_signal(ptrev, programs)
     ctrl_c_computing(ptrev, programs)
     ctrl_c_reading(ptrev, programs)
     change_ends_recording(ptrev, programs)
