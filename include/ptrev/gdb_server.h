@@ -64,6 +64,8 @@ struct gdb_server {
 				    * program, not the session */
 	bool multi;                /* --multi: the session may begin, and a
 				    * connection close, without a program */
+	bool launch_records;       /* what launch starts is recorded: reverse
+				    * execution is offered before it runs */
 	/* gdbserver's --disable-packet=: features turned off to test gdb's
 	 * fallbacks (gdb_server_disable_packets). */
 	bool no_vcont;             /* vCont? unanswered: gdb uses c/s and Hc */

@@ -27,7 +27,7 @@ static void usage(FILE *f)
 {
 	fputs("usage:\n"
 	      "  ptrev serve  [--listen HOST:PORT [--reconnect] | --stdio] [--backend auto|pt|event|sw]\n"
-	      "               [--record | -o FILE [--no-copy] [--force] [--no-stop-at-exit]]\n"
+	      "               [--no-record | -o FILE [--no-copy] [--force]] [--no-stop-at-exit]\n"
 	      "               [--wrapper WRAPPER [ARGS...] --] [--disable-packet=LIST]\n"
 	      "               (-- PROG [ARGS...] | --attach PID | --multi [-- PROG [ARGS...]])\n"
 	      "  ptrev record [--backend auto|pt|event|sw] [--psb-period BYTES] [--no-copy] [--force]\n"
@@ -44,8 +44,11 @@ static void usage(FILE *f)
 	      "(gdbserver without --once); without it ptrev ends the program and exits.\n"
 	      "--multi: for gdb's target extended-remote: `run` starts (again) the program gdb names,\n"
 	      "`kill` and the program's end leave ptrev waiting; `monitor exit` ends it.\n"
-	      "--attach PID serves a running process; --wrapper runs the program through WRAPPER,\n"
-	      "which execs it; --disable-packet=vCont,T,Tthread,qC,qfThreadInfo,threads as gdbserver.\n",
+	      "serve records the program it starts (in memory; -o FILE: to FILE), with the event\n"
+	      "recorder (auto), for reverse execution; --no-record: as gdbserver, no history.\n"
+	      "--attach PID serves a running process (not recorded unless --record is given);\n"
+	      "--wrapper runs the program through WRAPPER, which execs it;\n"
+	      "--disable-packet=vCont,T,Tthread,qC,qfThreadInfo,threads as gdbserver.\n",
 	      f);
 }
 
@@ -55,6 +58,9 @@ struct serve_opts {
 	const char *backend;
 	const char *output;
 	bool record;          /* record (in memory unless -o) */
+	bool record_said;     /* --record or -o given */
+	bool no_record;       /* --no-record given */
+	bool backend_said;    /* --backend given */
 	bool no_copy;         /* do not copy binaries into the recording */
 	bool force;           /* -o may replace a file that is not a recording */
 	bool exit_stop;       /* recording: hold the program before it ends */
@@ -88,11 +94,12 @@ static int parse_serve(int argc, char **argv, struct serve_opts *o)
 			o->listen = a + 9;
 		} else if (strcmp(a, "--backend") == 0 && i + 1 < argc) {
 			o->backend = argv[++i];
+			o->backend_said = true;
 		} else if (strcmp(a, "-o") == 0 && i + 1 < argc) {
 			o->output = argv[++i];
-			o->record = true;
+			o->record = o->record_said = true;
 		} else if (strcmp(a, "--record") == 0) {
-			o->record = true;
+			o->record = o->record_said = true;
 		} else if (strcmp(a, "--no-copy") == 0) {
 			o->no_copy = true;
 		} else if (strcmp(a, "--force") == 0) {
@@ -130,7 +137,7 @@ static int parse_serve(int argc, char **argv, struct serve_opts *o)
 		} else if (strcmp(a, "--no-stop-at-exit") == 0) {
 			o->exit_stop = false;
 		} else if (strcmp(a, "--no-record") == 0) {
-			o->record = false;
+			o->no_record = true;
 		} else if (a[0] == '-') {
 			fprintf(stderr, "ptrev serve: unknown option '%s'\n", a);
 			return -1;
@@ -153,11 +160,17 @@ static int parse_serve(int argc, char **argv, struct serve_opts *o)
 			o->backend);
 		return -1;
 	}
-	if (strcmp(o->backend, "event") == 0 && (o->attach || !o->record)) {
-		fputs(o->attach ? "ptrev serve: the event backend records a program from its "
-				  "start, not an attached one: use --backend sw\n"
-				: "ptrev serve: --backend event records: give --record or -o FILE\n",
-		      stderr);
+	if (o->no_record && (o->record_said || o->backend_said)) {
+		fprintf(stderr, "ptrev serve: %s records, and --no-record records nothing: give "
+			"one of them\n", o->output ? "-o FILE" : o->record_said ? "--record"
+			: "--backend (the recorder)");
+		return -1;
+	}
+	/* What serve starts it records by default (recorder_for). */
+	o->record = !o->no_record;
+	if (strcmp(o->backend, "event") == 0 && o->attach) {
+		fputs("ptrev serve: the event backend records a program from its start, not an "
+		      "attached one: use --backend sw\n", stderr);
 		return -1;
 	}
 	if (o->record && strcmp(o->backend, "pt") == 0) {
@@ -232,16 +245,37 @@ static int serve_connection(struct gdb_server *srv, struct listener *l)
 	return rc;
 }
 
-/* The live target t as gdb gets it: recorded when asked (-o, --record),
- * the recording named argv where known. NULL with err (t is then gone:
+/* The recorder for a process serve starts, or attached to: NULL for
+ * none. One it starts is recorded unless --no-record says not, by the
+ * event recorder where the backend is auto; one it attaches to only when
+ * asked (--record, -o, --backend), by the sw recorder where auto, as the
+ * event recorder needs the program's first instruction and the sw one
+ * steps every block. */
+static const char *recorder_for(const struct serve_opts *o, bool attached)
+{
+	bool rec = attached ? o->record_said || o->backend_said : o->record;
+	if (!rec)
+		return NULL;
+	if (strcmp(o->backend, "auto") == 0)
+		return attached ? "sw" : "event";
+	return o->backend;
+}
+
+/* The live target t as gdb gets it: recorded as recorder_for says, the
+ * recording named argv where known. NULL with err (t is then gone:
  * killed, or let go when attached). */
 static struct target *record_if_asked(const struct serve_opts *o, struct target *t,
-				      char *const argv[], char *err, size_t errlen)
+				      char *const argv[], bool attached, char *err, size_t errlen)
 {
-	if (!o->record)
+	const char *recorder = recorder_for(o, attached);
+	if (!recorder) {
+		if (attached)
+			fprintf(stderr, "ptrev: the process is not recorded (--record records it "
+				"from here, with the sw recorder)\n");
 		return t;
+	}
 	char why[400];
-	bool event = strcmp(o->backend, "event") == 0;
+	bool event = strcmp(recorder, "event") == 0;
 	struct target_record_opts ro = {.path = o->output, .argv = (char **)argv,
 					.no_copy = o->no_copy,
 					.stop_before_exit = o->exit_stop,
@@ -341,7 +375,7 @@ static struct target *launch_program(void *ctx, char *const argv[],
 	/* With --stdio the terminal is gdb's; the program reads /dev/null. */
 	if (!o->stdio)
 		cli_give_terminal(target_pid(t));
-	return record_if_asked(o, t, argv, err, errlen);
+	return record_if_asked(o, t, argv, false, err, errlen);
 }
 
 /* gdb's `attach PID` in extended mode, or --attach PID: the running
@@ -370,7 +404,7 @@ static struct target *attach_process(void *ctx, pid_t pid, char *err, size_t err
 	for (size_t off = strlen(cmdline) + 1; off < got && n + 1 < 256; off += strlen(cmdline + off) + 1)
 		argv[n++] = cmdline + off;
 	argv[n] = NULL;
-	return record_if_asked(o, t, argv, err, errlen);
+	return record_if_asked(o, t, argv, true, err, errlen);
 }
 
 /* Start-up failed after the port was opened: nothing is served. */
@@ -409,6 +443,7 @@ static int cmd_serve(int argc, char **argv)
 	srv.attach = attach_process;
 	srv.launch_ctx = &o;
 	srv.multi = o.multi;
+	srv.launch_records = recorder_for(&o, false) != NULL;
 	/* gdbserver's words: the program's output goes to stderr (its
 	 * stdin is /dev/null), since stdin/stdout carry the protocol. */
 	if (o.stdio)

@@ -64,11 +64,18 @@ static void enable(struct gdb_server *s)
 	memset(b, 0, sizeof *b);
 	b->tid = tid;
 	if (target_btrace_mark(s->target, tid, &b->start) != 0) {
+		bool already = s->nbtrace == 0 && !s->btrace_pushed;
 		if (s->nbtrace == 0 && s->btrace_pushed) {
 			s->target = target_record_stop(s->target);
 			s->btrace_pushed = false;
 		}
-		strbuf_printf(&s->reply, "E.Cannot trace thread %d.", (int)tid);
+		/* serve records by default with the event recorder, whose
+		 * history is made only when gdb goes back: no trace to hand. */
+		strbuf_printf(&s->reply, "E.Cannot trace thread %d.%s", (int)tid,
+			      already ? " ptrev records this program already, with the event "
+					"recorder, which keeps no branch trace: use gdb's reverse "
+					"commands without record btrace, or start ptrev serve "
+					"with --no-record or --backend sw for record btrace." : "");
 		return;
 	}
 	if (s->nbtrace++ == 0)

@@ -47,9 +47,10 @@ static void handle_qsupported(struct gdb_server *s, const char *args)
 		    ";qXfer:siginfo:read+;qXfer:osdata:read+"
 		    ";qXfer:threads:read+;vContSupported+;ConditionalBreakpoints+"
 		    ";QNonStop+");
-	/* Reverse execution needs a history: a recording being made (--record,
-	 * -o) or a saved one being replayed. */
-	s->reverse_offered = target_can_reverse(s->target);
+	/* Reverse execution needs a history: a recording being made (serve's
+	 * default, -o), one that `run` will make in extended mode, or a saved
+	 * one being replayed. */
+	s->reverse_offered = target_can_reverse(s->target) || (s->multi && s->launch_records);
 	if (s->reverse_offered)
 		strbuf_puts(&s->reply, ";ReverseStep+;ReverseContinue+");
 	if (target_can_record(s->target))

@@ -181,12 +181,36 @@ static void changed_by_gdb(struct event_recording_target *r, const char *what)
 	inferior_follow_forks(r->inf, true);
 }
 
+/* Does writing rf into tid change what the program sees? gdb writes
+ * registers it did not change too: orig_rax -1 after `run` in extended
+ * mode (it does so whenever it sets a Linux thread's PC, so that no
+ * interrupted syscall restarts), which matters only to a thread stopped
+ * inside a syscall. */
+static bool changes_program(struct event_recording_target *r, pid_t tid,
+			    const struct amd64_regfile *rf)
+{
+	if (!r->engine || event_engine_in_syscall(r->engine, tid) ||
+	    event_engine_at_entered_syscall(r->engine, tid))
+		return true;
+	struct amd64_regfile *now = malloc(sizeof *now);
+	bool same = now && target_fetch_registers(r->base.beneath, tid, now) == TARGET_REGS_FULL;
+	if (same) {
+		struct user_regs_struct a = now->gpr, b = rf->gpr;
+		a.orig_rax = b.orig_rax;
+		same = memcmp(&a, &b, sizeof a) == 0 && now->xsave_len == rf->xsave_len &&
+		       memcmp(now->xsave, rf->xsave, rf->xsave_len) == 0;
+	}
+	free(now);
+	return !same;
+}
+
 static int erec_store_registers(struct target *t, pid_t tid, const struct amd64_regfile *rf)
 {
 	struct event_recording_target *r = erec(t);
 	if (in_past(r, tid))
 		return -1;
-	changed_by_gdb(r, "registers");
+	if (changes_program(r, tid, rf))
+		changed_by_gdb(r, "registers");
 	return target_store_registers(t->beneath, tid, rf);
 }
 
@@ -225,6 +249,14 @@ static bool erec_monitor(struct target *t, pid_t current, const char *cmd, const
 			 struct strbuf *out)
 {
 	struct event_recording_target *r = erec(t);
+	bool history = !strcmp(cmd, "when") || !strcmp(cmd, "history") || !strcmp(cmd, "save");
+	if (!r->engine && history) {
+		/* Ended by changed_by_gdb: not the live target's "no recording". */
+		strbuf_puts(out, "No recording: it ended where gdb changed the program (set var, "
+			    "call, jump), which an event recording cannot replay; ptrev serve "
+			    "--backend sw records such changes.\n");
+		return true;
+	}
 	if (!r->engine)
 		return target_monitor(t->beneath, current, cmd, arg, out);
 	if (strcmp(cmd, "save") == 0) {

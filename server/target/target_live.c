@@ -300,9 +300,11 @@ static bool live_monitor(struct target *t, pid_t current, const char *cmd, const
 	(void)current;
 	(void)arg;
 	if (strcmp(cmd, "when") == 0 || strcmp(cmd, "history") == 0)
-		strbuf_puts(out, "No recording: start ptrev serve with --record or -o FILE.\n");
+		strbuf_puts(out, "No recording: ptrev serve was started with --no-record "
+				 "(or attached to the process without --record).\n");
 	else if (strcmp(cmd, "save") == 0)
-		strbuf_puts(out, "No recording to save: start ptrev serve with --record or -o FILE.\n");
+		strbuf_puts(out, "No recording to save: ptrev serve was started with "
+				 "--no-record (or attached to the process without --record).\n");
 	else if (strcmp(cmd, "checkpoints") == 0)
 		strbuf_puts(out, "No checkpoints: no full-state replay has run yet.\n");
 	else

@@ -99,10 +99,10 @@ def main():
     check('This recording holds its history (it was recorded, not made from events).' in out,
           'monitor history on an sw recording: %s'
           % re.findall(r'.*(?:history|Unknown).*', out)[-1:])
-    live = subprocess.run(['gdb', '-nx', '-batch', '-ex', 'target remote | %s serve --stdio %s'
+    live = subprocess.run(['gdb', '-nx', '-batch', '-ex', 'target remote | %s serve --stdio --no-record %s'
                            % (ptrev, prog), '-ex', 'monitor history', prog],
                           capture_output=True, text=True, timeout=120)
-    check('No recording: start ptrev serve with --record or -o FILE.' in live.stdout + live.stderr,
+    check('No recording: ptrev serve was started with --no-record' in live.stdout + live.stderr,
           'monitor history on a live program says there is no recording')
 
     # A first move that waits for a history of some seconds: ptrev says

@@ -31,7 +31,7 @@ def gdb(prog, lines):
 
 
 def target(ptrev, prog, record=False):
-    return 'target remote | %s serve --stdio %s-- %s' % (ptrev, '--record ' if record else '', prog)
+    return 'target remote | %s serve --stdio %s-- %s' % (ptrev, '--record --backend sw ' if record else '--no-record ', prog)
 
 
 def test_instruction_history(ptrev, ref_step, prog, record=False):

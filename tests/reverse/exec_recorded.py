@@ -57,7 +57,7 @@ def main():
     # recording), as under gdbserver without them: a second continue.
     try:
         live = subprocess.run(['gdb', '-nx', '-batch', '-ex',
-                               "target remote | %s serve --stdio --record -- /bin/sh -c '%s'"
+                               "target remote | %s serve --stdio --record --backend sw -- /bin/sh -c '%s'"
                                % (ptrev, script), '-ex', 'continue', '-ex', 'continue'],
                               capture_output=True, text=True, timeout=120,
                               stdin=subprocess.DEVNULL)

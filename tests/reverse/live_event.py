@@ -25,9 +25,13 @@ drives it, and the history is made only when gdb goes back.
    instruction, entered once, overwrote them), and `monitor why` says so;
  - a program that forks and vforks, gdb's breakpoint in what the children
    run: they run without it, and the parent goes back from its end;
+ - gdb's catch fork and catch vfork stop there, and gdb lets the children
+   go;
+ - scheduler-locking: the one thread resumed exits, the rest held: gdb
+   hears that none it resumed is left;
  - saved at the hold before the exit (monitor save), the recording
    replays with tails of several lengths made first;
- - `--backend event` without recording, or for an attached process, is
+ - `--backend event` with --no-record, or for an attached process, is
    refused with a message.
 
 usage: live_event.py PTREV PROGRAMS_DIR WORKDIR
@@ -339,9 +343,10 @@ def change_ends_recording(ptrev, programs):
     prog = os.path.join(programs, 'e2e_basic')
     text = run_gdb(prog, ['target remote | %s serve --stdio --record --backend event -- %s'
                           % (ptrev, prog), 'break leaf', 'continue', 'set var box.area = 99.5',
-                          'delete', 'continue'])
+                          'monitor when', 'delete', 'continue'])
     check('the recording ends here' in text and 'area=99.5' in text and
-          'exited normally' in text,
+          'exited normally' in text and
+          'No recording: it ended where gdb changed the program' in text,
           'set var at the present ends the event recording, with a message, and the program '
           'runs on with the change:\n' + '\n'.join(text.splitlines()[-8:]))
 
@@ -421,12 +426,51 @@ def saved_tails(ptrev, programs, work):
               % (us, '\n'.join(l for l in text.splitlines() if 'ptrev' in l or 'PC=' in l)))
 
 
+def catchpoints(ptrev, programs):
+    """gdb's catch fork and catch vfork while the event recorder records
+    (here as serve records by default): each stops where gdbserver stops
+    (the vfork inside its call, shown before its syscall instruction), gdb
+    lets each child go, the breakpoint after them is hit, and the parent
+    goes back from there. Without the report gdb heard of neither."""
+    prog = os.path.join(programs, 'e2e_fork')
+    text = run_gdb(prog, ['target remote | %s serve --stdio -- %s' % (ptrev, prog),
+                          'break work', 'catch fork', 'catch vfork', 'continue', 'continue',
+                          'continue', 'print x', 'reverse-stepi', 'printf "PC=%#lx\\n", $pc',
+                          'stepi', 'print x', 'delete', 'continue', 'continue'])
+    check(re.search(r'Catchpoint 2 \(forked process \d+\), arch_fork', text) and
+          re.search(r'Catchpoint 3 \(vforked process \d+\), __libc_vfork', text) and
+          'Detaching after fork from child' in text and
+          'Detaching after vfork from child' in text and
+          text.count('$1 = 1') == 1 and text.count('$2 = 1') == 1 and 'PC=' in text and
+          'fork child 0, vfork child 0' in text and 'exited normally' in text,
+          'catch fork and catch vfork stop for gdb, the children go, work(1) is reached and '
+          'gone back from:\n' + '\n'.join(l for l in text.splitlines()
+                                            if re.match(r'(Catch|\[Det|\$|PC=|\[Inf)', l)))
+
+
+def scheduler_locked(ptrev, programs):
+    """scheduler-locking on: the one thread gdb resumed exits while the
+    main thread stays held in read(); ptrev says no resumed thread is left
+    (gdb: "No unwaited-for children left.") instead of waiting forever,
+    and the program goes on to its end when unlocked (as gdbserver does,
+    tests/e2e/cases/schedlock_exit.gdb)."""
+    prog = os.path.join(programs, 'e2e_threads')
+    text = run_gdb(prog, ['target remote | %s serve --stdio --record --backend event '
+                          '--no-stop-at-exit -- %s' % (ptrev, prog), 'break work', 'continue',
+                          'delete', 'set scheduler-locking on', 'continue',
+                          'set scheduler-locking off', 'thread 1', 'continue'])
+    check('No unwaited-for children left.' in text and 'exited normally' in text,
+          'the resumed thread exits while the others are held: gdb hears so, and the program '
+          'ends when unlocked:\n' + '\n'.join(text.splitlines()[-6:]))
+
+
 def refused(ptrev, programs):
     prog = os.path.join(programs, 'e2e_basic')
-    r = subprocess.run([ptrev, 'serve', '--stdio', '--backend', 'event', '--', prog],
-                       capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60)
-    check(r.returncode != 0 and '--backend event records' in r.stderr,
-          '--backend event without recording is refused: %r' % r.stderr)
+    r = subprocess.run([ptrev, 'serve', '--stdio', '--backend', 'event', '--no-record', '--',
+                        prog], capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                       timeout=60)
+    check(r.returncode != 0 and 'and --no-record records nothing' in r.stderr,
+          '--backend event with --no-record is refused: %r' % r.stderr)
     r = subprocess.run([ptrev, 'serve', '--stdio', '--record', '--backend', 'event',
                         '--attach', '1'], capture_output=True, text=True,
                        stdin=subprocess.DEVNULL, timeout=60)
@@ -444,6 +488,8 @@ def main():
     change_ends_recording(ptrev, programs)
     exec_followed(ptrev, programs)
     forks(ptrev, programs)
+    catchpoints(ptrev, programs)
+    scheduler_locked(ptrev, programs)
     exit_hold_why(ptrev, programs)
     saved_tails(ptrev, programs, work)
     refused(ptrev, programs)

@@ -76,7 +76,7 @@ def main():
     ref = run_mi(prog, ['-interpreter-exec console "set startup-with-shell off"',
                         '-break-insert main', '-exec-run',
                         '-interpreter-exec console "record full"', '-break-delete'])
-    mine = run_mi(prog, ['-target-select remote | %s serve --stdio --record -- %s' % (ptrev, prog)])
+    mine = run_mi(prog, ['-target-select remote | %s serve --stdio --record --backend sw -- %s' % (ptrev, prog)])
     # Drop the stops before the script (record full's run to main; the
     # connection's own).
     want = stops(ref)[1:]

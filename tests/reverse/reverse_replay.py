@@ -190,7 +190,7 @@ def test_mi(ptrev, prog, trace):
 
 def test_live(ptrev, ref_step, prog):
     """The same while the program runs under `ptrev serve --record`."""
-    live = 'target remote | %s serve --stdio --record -- %s' % (ptrev, prog)
+    live = 'target remote | %s serve --stdio --record --backend sw -- %s' % (ptrev, prog)
     truth = ref_ips(ref_step, prog, [])
     steps = 40
     script = [live, 'break *done', 'continue', 'p/x $pc']
@@ -259,7 +259,7 @@ def test_signal_in_history(ptrev, prog):
     from there enters the handler, as it does live. e2e_signal raises
     SIGUSR1 with a handler."""
     sig_prog = os.path.join(os.path.dirname(prog), 'e2e_signal')
-    live = 'target remote | %s serve --stdio --record -- %s' % (ptrev, sig_prog)
+    live = 'target remote | %s serve --stdio --record --backend sw -- %s' % (ptrev, sig_prog)
     regs = 'info registers rip rsp rbp rax rbx rcx rdx rsi rdi r8 r9 r10 r11 r12 r13 r14 r15 eflags'
     show = [regs, 'p $_siginfo.si_signo', 'p $_siginfo._sifields._kill.si_pid',
             'p $xmm0.v2_int64']
@@ -303,7 +303,7 @@ def test_signal_reverse(ptrev, prog):
              'reverse-continue', 'p/x $pc']
     env = dict(os.environ, GLIBC_TUNABLES=TUNABLES)
     ref = gdb([sig_prog], ['break main', 'run', 'record full'] + moves, env=env)
-    live = 'target remote | %s serve --stdio --record -- %s' % (ptrev, sig_prog)
+    live = 'target remote | %s serve --stdio --record --backend sw -- %s' % (ptrev, sig_prog)
     mine = gdb([sig_prog], [live, 'break main', 'continue'] + moves)
 
     def seen(text):
@@ -340,7 +340,7 @@ def test_stripped(ptrev, prog):
              ['reverse-stepi'] + show + ['reverse-next'] + show)
     env = dict(os.environ, GLIBC_TUNABLES=TUNABLES)
     ref = gdb([stripped], ['break *' + main, 'run', 'record full', 'delete'] + moves, env=env)
-    live = 'target remote | %s serve --stdio --record -- %s' % (ptrev, stripped)
+    live = 'target remote | %s serve --stdio --record --backend sw -- %s' % (ptrev, stripped)
     mine = gdb([stripped], [live, 'break *' + main, 'continue', 'delete'] + moves)
     got, want = re.findall(r'^\$\d+ = (.*)$', mine, re.M), re.findall(r'^\$\d+ = (.*)$', ref, re.M)
     check(len(want) == 8 and got == want,
@@ -356,7 +356,7 @@ def info_of(ptrev, path):
 def test_condition_in_the_past(ptrev, prog):
     """Conditions gdb leaves to the server hold in the past too: evaluated
     on the full state at each candidate hit."""
-    live = 'target remote | %s serve --stdio --record -- %s' % (ptrev, prog)
+    live = 'target remote | %s serve --stdio --record --backend sw -- %s' % (ptrev, prog)
     out = gdb([prog], [live, 'break done', 'continue', 'break hit if x == 1',
                        'reverse-continue', 'p x', 'reverse-continue', 'p x'])
     xs = re.findall(r'^\$\d+ = (-?\d+)$', out, re.M)
@@ -370,7 +370,7 @@ def test_serve_output(ptrev, prog, work):
     exited = os.path.join(work, 'serve-exit.ptrev')
     # Held before its end first (as record full): the second continue
     # lets it exit.
-    gdb([prog], ['target remote | %s serve --stdio -o %s -- %s' % (ptrev, exited, prog),
+    gdb([prog], ['target remote | %s serve --stdio --backend sw -o %s -- %s' % (ptrev, exited, prog),
                  'continue', 'continue'])
     rc, info = info_of(ptrev, exited)
     m = re.search(r'^instructions: (\d+)$', info, re.M)
@@ -386,14 +386,15 @@ def test_serve_output(ptrev, prog, work):
           'serve -o: the saved recording replays backwards along its decode')
 
     killed = os.path.join(work, 'serve-kill.ptrev')
-    gdb([prog], ['target remote | %s serve --stdio -o %s -- %s' % (ptrev, killed, prog),
+    gdb([prog], ['target remote | %s serve --stdio --backend sw -o %s -- %s' % (ptrev, killed, prog),
                  'break *done', 'continue', 'kill'])
     rc, info = info_of(ptrev, killed)
     check(rc == 0 and re.search(r'^instructions: \d+$', info, re.M) is not None,
           'serve -o: killed from gdb, the recording is saved and complete')
 
     dropped = os.path.join(work, 'serve-drop.ptrev')
-    proc = subprocess.Popen([ptrev, 'serve', '--stdio', '-o', dropped, '--', prog],
+    proc = subprocess.Popen([ptrev, 'serve', '--stdio', '--backend', 'sw', '-o', dropped, '--',
+                             prog],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL)
     proc.stdin.write(b'+$QStartNoAckMode#b0')
@@ -421,7 +422,7 @@ def test_reverse_finish_saved(ptrev, prog, work):
     for libraries-svr4, it took the program's .text for the dynamic
     linker's and ran back to the start of the history.)"""
     trace = os.path.join(work, 'serve-done.ptrev')
-    gdb([prog], ['target remote | %s serve --stdio -o %s -- %s' % (ptrev, trace, prog),
+    gdb([prog], ['target remote | %s serve --stdio --backend sw -o %s -- %s' % (ptrev, trace, prog),
                  'break done', 'continue'])
     rc, info = info_of(ptrev, trace)
     check(rc == 0, 'serve -o: a session stopped in done is saved')

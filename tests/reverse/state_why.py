@@ -73,7 +73,7 @@ def main():
     check(full_state_said(out) and
           'unavailable here' not in out, 'a single-threaded replay: monitor why says all is '
           'there, nothing is told at the stop')
-    out = gdb(basic, ['target remote | %s serve --stdio -- %s' % (ptrev, basic), 'monitor why'])
+    out = gdb(basic, ['target remote | %s serve --stdio --no-record -- %s' % (ptrev, basic), 'monitor why'])
     check(full_state_said(out), 'live: the same')
     return finish()
 

@@ -42,7 +42,7 @@ def main():
     ptrev, progdir = sys.argv[1], sys.argv[2]
     prog = os.path.join(progdir, 'e2e_fork')
     want = run('gdbserver -', prog)
-    got = run('%s serve --stdio --' % ptrev, prog)
+    got = run('%s serve --stdio --no-record --' % ptrev, prog)
     check(want['children'] == [('0', '0')], 'oracle: gdbserver\'s children end normally (%s)'
           % want['children'])
     check(got['children'] == want['children'],
@@ -84,7 +84,7 @@ def main():
     # which stops at its own call (x=21) and ends normally.
     child = ['set follow-fork-mode child']
     want = run('gdbserver -', prog, child)
-    got = run('%s serve --stdio --' % ptrev, prog, child)
+    got = run('%s serve --stdio --no-record --' % ptrev, prog, child)
     check(want['stops'] == ['work (x=21)'] and got['stops'] == want['stops'] and
           got['frames'] == want['frames'] and got['end'] == want['end'],
           'follow-fork-mode child: the child stops at its call and ends as under gdbserver '
@@ -117,7 +117,7 @@ def main():
         r = subprocess.run(args, capture_output=True, text=True, timeout=120)
         return re.findall(r"Catchpoint 1 \(exec'd ([^)]*)\)", r.stdout + r.stderr)
     want = exec_in_child('gdbserver -')
-    got = exec_in_child('%s serve --stdio --' % ptrev)
+    got = exec_in_child('%s serve --stdio --no-record --' % ptrev)
     check(want and got == want, 'follow-fork-mode child: the child\'s exec stops at catch exec '
           'as under gdbserver (%s, gdbserver %s)' % (got, want))
     return finish()

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """gdb killed (SIGKILL) while the program runs under `continue`, with
-`serve -o FILE`, over --stdio and TCP: as gdbserver does, ptrev kills the
+`serve --backend sw -o FILE`, over --stdio and TCP: as gdbserver does, ptrev kills the
 program, and the file ends there, whole: every instruction `ptrev info`
 counts is in its trace (`ptrev decode` gives as many: a recording cut
 while a thread ran claimed instructions it did not hold), it says the
@@ -26,11 +26,13 @@ def one(ptrev, prog, work, transport):
     srv = None
     err = open(os.path.join(work, 'serve-%s.err' % transport), 'w')
     if transport == 'stdio':
-        target = 'target remote | %s serve --stdio -o %s -- %s long' % (ptrev, trace, prog)
+        target = 'target remote | %s serve --stdio --backend sw -o %s -- %s long' % (
+            ptrev, trace, prog)
     else:
         port = free_port()
-        srv = subprocess.Popen([ptrev, 'serve', '--listen', '127.0.0.1:%d' % port, '-o', trace,
-                                '--', prog, 'long'], stdout=subprocess.DEVNULL, stderr=err)
+        srv = subprocess.Popen([ptrev, 'serve', '--backend', 'sw', '--listen',
+                                '127.0.0.1:%d' % port, '-o', trace, '--', prog, 'long'],
+                               stdout=subprocess.DEVNULL, stderr=err)
         time.sleep(0.5)
         target = 'target remote 127.0.0.1:%d' % port
     g = subprocess.Popen(['gdb', '-nx', '-batch', '-ex', target, '-ex', 'continue', prog],

@@ -69,7 +69,7 @@ def facts(out):
 
 
 def raw_session(ptrev, prog):
-    proc = subprocess.Popen([ptrev, 'serve', '--stdio', '--', prog], stdin=subprocess.PIPE,
+    proc = subprocess.Popen([ptrev, 'serve', '--stdio', '--no-record', '--', prog], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
     def write(data):
@@ -127,7 +127,7 @@ def main():
     os.makedirs(work, exist_ok=True)
     prog = os.path.join(progdir, 'nonstop_spin')
     want = gdb_session('gdbserver - %s' % prog, prog, work, 'gdbserver')
-    got = gdb_session('%s serve --stdio -- %s' % (ptrev, prog), prog, work, 'ptrev')
+    got = gdb_session('%s serve --stdio --no-record -- %s' % (ptrev, prog), prog, work, 'ptrev')
     fw, fg = facts(want), facts(got)
     check(fw['hits'] == ['stop_here', 'finished'] and fw['running'][:1] == [1] and fw['grew']
           and fw['exited'], 'gdbserver (the oracle): %s\n%s' % (fw, want[-2000:]))
@@ -138,7 +138,7 @@ def main():
     # the spinner runs still hold the program (ptrev pauses it with
     # SIGSTOPs of its own, which no mask blocks).
     want = gdb_session('gdbserver - %s block' % prog, prog, work, 'gdbserver-block')
-    got = gdb_session('%s serve --stdio -- %s block' % (ptrev, prog), prog, work, 'ptrev-block')
+    got = gdb_session('%s serve --stdio --no-record -- %s block' % (ptrev, prog), prog, work, 'ptrev-block')
     check(facts(got) == facts(want) == fw and 'did not stop' not in got,
           'with every signal blocked, the same (%s; gdbserver %s)\n%s'
           % (facts(got), facts(want), got[-2000:]))

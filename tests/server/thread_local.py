@@ -65,7 +65,7 @@ def main():
     os.makedirs(work, exist_ok=True)
     prog = os.path.join(progdir, 'tls_vars')
     want = gdb(LIVE.format(server='gdbserver - ' + prog, look=LOOK), prog, work, 'gdbserver')
-    got = gdb(LIVE.format(server='%s serve --stdio -- %s' % (ptrev, prog), look=LOOK), prog,
+    got = gdb(LIVE.format(server='%s serve --stdio --no-record -- %s' % (ptrev, prog), look=LOOK), prog,
               work, 'ptrev')
     w = values(want)
     check(len(w) == 6 and w[0] == '99' and w[1].startswith('"Wain"') and w[2] == '42' and

@@ -65,6 +65,9 @@ int event_engine_resume(struct event_engine *e, pid_t tid, bool step, int sig)
 	struct ev_thread *t = ev_thread_find(&e->r, tid);
 	if (!t || e->finished || e->r.proc_gone)
 		return -1;
+	struct inf_thread *it = inferior_thread(e->r.inf, tid);
+	if (it)
+		it->has_siginfo = false; /* ev_live_signal's, shown while t stood */
 	t->gdb_go = true;
 	t->gdb_step = step;
 	t->step_started = false;
@@ -191,6 +194,31 @@ static void nap(const sigset_t *chld, uint64_t ns)
 	sigtimedwait(chld, NULL, &ts);
 }
 
+/* Every thread gdb resumed has exited while the others stay stopped
+ * (scheduler-locking): nothing can happen until gdb resumes another, and
+ * gdb hears so (as inferior_wait says it), not nothing forever. */
+static bool resumed_all_gone(const struct ev_rec *r)
+{
+	bool resumed = false, alive = false;
+	for (size_t i = 0; i < r->nthreads; i++) {
+		const struct ev_thread *t = r->threads[i];
+		if (t->gdb_go && t->state != EV_T_GONE)
+			return false;
+		resumed |= t->gdb_go;
+		alive |= t->state != EV_T_GONE;
+	}
+	return resumed && alive;
+}
+
+static void gdb_resumes_none(struct ev_rec *r)
+{
+	for (size_t i = 0; i < r->nthreads; i++) {
+		r->threads[i]->gdb_go = false;
+		r->threads[i]->gdb_step = false;
+		r->threads[i]->gdb_resume_sig = 0;
+	}
+}
+
 int event_engine_wait(struct event_engine *e, struct stop_event *ev, bool block)
 {
 	struct ev_rec *r = &e->r;
@@ -208,11 +236,14 @@ int event_engine_wait(struct event_engine *e, struct stop_event *ev, bool block)
 		if (r->live.have_report && !any_running(r)) {
 			*ev = r->live.report;
 			r->live.have_report = false;
-			for (size_t i = 0; i < r->nthreads; i++) {
-				r->threads[i]->gdb_go = false;
-				r->threads[i]->gdb_step = false;
-				r->threads[i]->gdb_resume_sig = 0;
-			}
+			gdb_resumes_none(r);
+			got = 1;
+			break;
+		}
+		if (!r->live.have_report && !any_running(r) && resumed_all_gone(r)) {
+			*ev = (struct stop_event){.kind = STOP_NO_RESUMED, .tid = r->pid};
+			gdb_resumes_none(r);
+			r->live.halted = true; /* the rest stay held till gdb resumes them */
 			got = 1;
 			break;
 		}

@@ -106,6 +106,13 @@ int ev_live_signal(struct ev_thread *t, int sig, const siginfo_t *si)
 	/* Undelivered: gdb's next resume of t says whether it is. */
 	t->gdb_sig = sig;
 	t->gdb_si = *si;
+	/* gdb's $_siginfo, read through the live target until t goes on. */
+	struct inf_thread *it = inferior_thread(r->inf, t->tid);
+	if (it) {
+		it->has_siginfo = true;
+		memcpy(&it->siginfo, si, sizeof it->siginfo < sizeof *si ? sizeof it->siginfo
+									 : sizeof *si);
+	}
 	return report(t, STOP_SIGNAL, sig);
 }
 
@@ -146,6 +153,59 @@ int ev_live_resume(struct ev_thread *t, int sig, int *req)
 	}
 	*req = at_syscall(r, regs.rip) ? PTRACE_SYSCALL : PTRACE_SINGLESTEP;
 	return 0;
+}
+
+int ev_live_fork(struct ev_thread *t, pid_t child, bool vfork, bool stop_seen)
+{
+	struct ev_rec *r = t->rec;
+	struct inferior *inf = r->inf;
+	if (!r->live.on) {
+		ptrace_fork_child_let_go(child, stop_seen);
+		return 0;
+	}
+	/* With gdb's breakpoints out of the child's memory (a vfork's shared
+	 * memory: back in when it is done). */
+	if (!(vfork ? inf->report_vforks : inf->report_forks)) {
+		inf_fork_child_release(inf, child, vfork, stop_seen, true);
+		return 0;
+	}
+	inf_fork_child_hold(inf, child, vfork, stop_seen, true);
+	if (inf->fork_child != child)
+		return 0; /* gone already */
+	if (!vfork) {
+		t->fork_report = child;
+		return 0;
+	}
+	/* The parent waits inside its vfork until gdb lets the child go. */
+	struct stop_event ev = {.kind = STOP_VFORK, .tid = t->tid, .sig = SIGTRAP,
+				.child = child};
+	park(t, 0);
+	return ev_live_report(r, &ev) < 0 ? -1 : 1;
+}
+
+int ev_live_forked(struct ev_thread *t)
+{
+	pid_t child = t->fork_report;
+	t->fork_report = 0;
+	if (!child || !t->rec->live.on)
+		return 0;
+	/* Stopped at the return, ready for the CPU: not parked, so that it
+	 * runs again only when the CPU is its. */
+	struct stop_event ev = {.kind = STOP_FORK, .tid = t->tid, .sig = SIGTRAP, .child = child};
+	return ev_live_report(t->rec, &ev);
+}
+
+int ev_live_vfork_done(struct ev_thread *t)
+{
+	struct ev_rec *r = t->rec;
+	if (!r->live.on)
+		return 0;
+	inf_vfork_done(r->inf);
+	if (!r->inf->report_vforks)
+		return 0;
+	struct stop_event ev = {.kind = STOP_VFORK_DONE, .tid = t->tid, .sig = SIGTRAP};
+	park(t, 0);
+	return ev_live_report(r, &ev) < 0 ? -1 : 1;
 }
 
 int ev_live_exit_entry(struct ev_thread *t, struct user_regs_struct *now)

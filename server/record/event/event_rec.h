@@ -118,6 +118,8 @@ struct ev_thread {
 	bool exit_held;            /* ...done once: the exit goes on */
 	bool exit_hold_point;      /* stands there now (a STATE point there
 	                              says so: rcx, r11 are the syscall's) */
+	pid_t fork_report;         /* its fork's child, held for gdb: the fork
+	                              is reported at the call's return */
 };
 
 /* What gdb sees of an event recording it drives (event_live.c): the
@@ -233,6 +235,19 @@ int ev_live_resume(struct ev_thread *t, int sig, int *req);
 int ev_live_exit_entry(struct ev_thread *t, struct user_regs_struct *now);
 /* The skipped exit's return: the stop before the exit, for gdb. */
 int ev_live_exit_stop(struct ev_thread *t);
+/* A fork or vfork of t (PTRACE_EVENT_FORK/VFORK, child pid): its child
+ * let go clean, or, where gdb hears of them, held for gdb, and the parent
+ * reported (a vfork here, inside its call, as the live target does; a
+ * fork at the call's return, ev_live_forked). 1 when reported, 0: t goes
+ * on; -1 on failure. */
+int ev_live_fork(struct ev_thread *t, pid_t child, bool vfork, bool stop_seen);
+/* t's fork returned, logged: reported to gdb if ev_live_fork held its
+ * child. 0/-1. */
+int ev_live_forked(struct ev_thread *t);
+/* t's vfork child has exec'd or exited (PTRACE_EVENT_VFORK_DONE): gdb's
+ * breakpoints go back, and gdb hears of it where it heard of the vfork. 1
+ * when reported, 0: t goes on. */
+int ev_live_vfork_done(struct ev_thread *t);
 /* The program execs: the recording kept in memory (live.kept) is let go
  * (unkeep), and kept again from the writer's new start (keep). 0/-1. */
 int ev_live_unkeep(struct ev_rec *r);

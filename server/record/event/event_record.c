@@ -54,10 +54,13 @@ static int trap_rdtsc(struct ev_thread *t)
 
 int ev_set_up(struct ev_rec *r)
 {
+	/* vfork-done: gdb's breakpoints go back into the memory a vfork
+	 * child shared, and gdb hears of it (ev_live_vfork_done). */
 	if (ptrace(PTRACE_SETOPTIONS, r->pid, NULL,
 		   (void *)(long)(PTRACE_O_TRACECLONE | PTRACE_O_TRACESYSGOOD |
 				  PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |
-				  PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL)) < 0)
+				  PTRACE_O_TRACEVFORKDONE | PTRACE_O_TRACEEXEC |
+				  PTRACE_O_EXITKILL)) < 0)
 		return ev_fail(r, "cannot trace %d: %s", (int)r->pid, strerror(errno));
 	if (ev_open_memfd(r) < 0)
 		return -1;

@@ -113,14 +113,16 @@ static int stopped(struct ev_rec *r, pid_t tid, int st)
 		 * trap); its first stop may have been taken for a thread's. */
 		unsigned long child = 0;
 		bool vfork = st >> 16 == PTRACE_EVENT_VFORK;
-		/* With gdb's breakpoints in the program, out of the child's
-		 * memory (a vfork's shared memory: back in at the parent's
-		 * return, ev_syscall_stop). */
-		if (ptrace(PTRACE_GETEVENTMSG, tid, NULL, &child) == 0 && child > 0 && r->live.on)
-			inf_fork_child_release(r->inf, (pid_t)child, vfork,
-					       ev_early_take(r, (pid_t)child), true);
-		else if (child > 0)
-			ptrace_fork_child_let_go((pid_t)child, ev_early_take(r, (pid_t)child));
+		int held = 0;
+		if (ptrace(PTRACE_GETEVENTMSG, tid, NULL, &child) == 0 && child > 0)
+			held = ev_live_fork(t, (pid_t)child, vfork, ev_early_take(r, (pid_t)child));
+		if (held)
+			return held < 0 ? -1 : 0;
+	}
+	if (st >> 16 == PTRACE_EVENT_VFORK_DONE) {
+		int held = ev_live_vfork_done(t);
+		if (held)
+			return held < 0 ? -1 : 0;
 	}
 	if (st >> 16 == PTRACE_EVENT_EXEC)
 		return ev_exec_event(r, tid);

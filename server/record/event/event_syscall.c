@@ -158,6 +158,8 @@ static int ret(struct ev_thread *t, struct user_regs_struct *now)
 	t->state = EV_T_READY;
 	if (r->cpu == t)
 		r->cpu = NULL; /* it kept the CPU through the syscall */
+	if (ev_live_forked(t) < 0)
+		return -1;
 	return ev_dispatch(r);
 }
 
