@@ -250,6 +250,7 @@ struct target *target_history_new_event(const struct trace_data *ev, char *err, 
 
 struct target_record_opts {
 	const char *path;       /* -o FILE, or NULL: in memory only */
+	const char *program;    /* the executable, for META (NULL: argv[0]) */
 	char **argv;            /* the program's argv, for META (may be NULL) */
 	bool no_copy;           /* do not copy the mapped binaries */
 	/* Hold the program before it ends (exit_group, the last thread's

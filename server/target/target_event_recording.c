@@ -27,6 +27,7 @@ struct event_recording_target {
 	struct trace_writer *writer; /* -o FILE, or one in memory only */
 	char *path;              /* FILE, or NULL */
 	struct target *past;     /* the history up to the present, or NULL */
+	char past_err[512];      /* why there is none, when it could not be made */
 	struct process_run run;
 	bool past_stop;          /* the last resume moved through the history */
 };
@@ -54,11 +55,12 @@ static const struct process_exec_ops engine_exec = {exec_resume, exec_wait};
 /* The history up to the present, made when first asked for. */
 static struct target *past(struct event_recording_target *r)
 {
-	char err[512];
+	char *err = r->past_err;
 	if (r->past || !r->engine)
 		return r->past;
-	if (event_engine_present(r->engine, err, sizeof err) < 0 ||
-	    !(r->past = target_history_new_event(event_engine_data(r->engine), err, sizeof err)))
+	if (event_engine_present(r->engine, err, sizeof r->past_err) < 0 ||
+	    !(r->past = target_history_new_event(event_engine_data(r->engine), err,
+						 sizeof r->past_err)))
 		fprintf(stderr, "ptrev: no history of the recording here: %s\n", err);
 	return r->past;
 }
@@ -277,6 +279,10 @@ static bool erec_monitor(struct target *t, pid_t current, const char *cmd, const
 		return true;
 	}
 	struct target *p = past(r);
+	if (!p && (!strcmp(cmd, "when") || !strcmp(cmd, "history"))) {
+		strbuf_printf(out, "No history of the recording here: %s\n", r->past_err);
+		return true;
+	}
 	if (p && target_monitor(p, current, cmd, arg, out))
 		return true;
 	return target_monitor(t->beneath, current, cmd, arg, out);
@@ -400,7 +406,8 @@ struct target *target_event_record_start(struct target *t, const struct target_r
 	cpu_bind_tracer_and(inf->pid);
 	/* META and the start state first, into the file and the memory copy
 	 * (a replay reads the program, its arguments and start from them). */
-	record_write_meta_to(event_engine_meta, r->engine, "event", o->argv ? o->argv[0] : "",
+	const char *prog = o->program ? o->program : o->argv ? o->argv[0] : "";
+	record_write_meta_to(event_engine_meta, r->engine, "event", prog,
 			     o->argv ? o->argv : (char *[]){NULL}, inf->pid, 4096);
 	if (record_startup_hide_vdso(r->writer, inf->pid) < 0 ||
 	    record_startup_meta(r->writer, inf->pid) < 0)

@@ -8,6 +8,7 @@ does.
    reverse-continue, forwards to the present, the hold before the exit) as
    under `--record --backend event`, which live_event checks against the
    sw recorder;
+ - serve -- NAME, NAME found in PATH: the same;
  - serve --no-record -- PROG: no history (gdb's reverse commands are
    refused, `monitor when` says why), the program ends as under gdbserver;
  - serve --attach PID: an attached process is recorded only when asked
@@ -44,12 +45,12 @@ continue
 '''
 
 
-def gdb(prog, lines, args=(), timeout=300):
+def gdb(prog, lines, args=(), timeout=300, **kw):
     cmd = ['gdb', '-nx', '-batch', '-ex', 'set trace-commands on']
     for line in lines:
         cmd += ['-ex', line]
     r = subprocess.run(cmd + ['--args', prog] + list(args), capture_output=True, text=True,
-                       timeout=timeout, stdin=subprocess.DEVNULL)
+                       timeout=timeout, stdin=subprocess.DEVNULL, **kw)
     return r.stdout + r.stderr
 
 
@@ -77,6 +78,22 @@ def default_records(ptrev, prog):
           'exited normally' in default and 'not support' not in default,
           'serve -- PROG: gdb goes back without an option, as under --record --backend event'
           '\n' + ('' if same else '\n'.join(commands_on(default))))
+
+
+def found_in_path(ptrev, prog, work):
+    """A program named as a shell names it, found in PATH: its recording
+    names the file, so that the history can run it again (it named `sort`,
+    and every reverse command said `cannot run sort`)."""
+    env = dict(os.environ,
+               PATH=os.path.dirname(os.path.abspath(prog)) + ':' + os.environ['PATH'])
+    text = gdb(prog, ['target remote | %s serve --stdio -- %s' % (os.path.abspath(ptrev),
+                                                                os.path.basename(prog)),
+                      'break leaf', 'continue', 'reverse-stepi', 'printf "PC=%#lx\\n", $pc',
+                      'monitor when', 'kill'], cwd=work, env=env)
+    check('Current instruction:' in text and 'PC=0x' in text and 'cannot run' not in text and
+          'no history' not in text,
+          'serve -- NAME found in PATH: gdb goes back (the recording names its file):\n'
+          + '\n'.join(l for l in text.splitlines() if 'ptrev' in l or 'PC=' in l))
 
 
 def no_record(ptrev, prog):
@@ -153,6 +170,7 @@ def main():
     os.makedirs(work, exist_ok=True)
     prog = os.path.join(programs, 'e2e_basic')
     default_records(ptrev, prog)
+    found_in_path(ptrev, prog, work)
     no_record(ptrev, prog)
     attached(ptrev, programs)
     backend_alone(ptrev, prog)
