@@ -261,46 +261,17 @@ static const char *recorder_for(const struct serve_opts *o, bool attached)
 	return o->backend;
 }
 
-/* What a recording names the program by: the file execve was given (a
- * replay execs it again, and the kernel puts that very string on the
- * stack: a program found in PATH is named by its path, not as the user
- * named it), else the process's executable; and its own command line
- * (argv[0] as it was given). */
-struct command_line {
-	char exe[PATH_MAX];
-	char text[8192];
-	char *argv[256];
-};
-
-static void read_command_line(pid_t pid, struct command_line *c)
-{
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
-	ssize_t len = readlink(path, c->exe, sizeof c->exe - 1);
-	c->exe[len > 0 ? len : 0] = '\0';
-	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
-	FILE *f = fopen(path, "re");
-	size_t got = f ? fread(c->text, 1, sizeof c->text - 1, f) : 0;
-	if (f)
-		fclose(f);
-	c->text[got] = '\0';
-	size_t n = 0;
-	for (size_t off = 0; off < got && n + 1 < sizeof c->argv / sizeof c->argv[0];
-	     off += strlen(c->text + off) + 1)
-		c->argv[n++] = c->text + off;
-	if (n == 0)
-		c->argv[n++] = c->exe;
-	c->argv[n] = NULL;
-}
-
 /* The live target t as gdb gets it: recorded as recorder_for says, the
- * recording naming the program (execed as `program`; NULL: attached) as
- * command_line says. NULL with err (t is then gone: killed, or let go when
- * attached). */
+ * recording naming the program by the file execve was given (a replay
+ * execs it again, and the kernel puts that very string on the stack: a
+ * program found in PATH by its path, not as the user named it) and the
+ * argv it was given (a script's, not what its #! interpreter got).
+ * attached: program is the executable, argv its command line then. NULL
+ * with err (t is then gone: killed, or let go when attached). */
 static struct target *record_if_asked(const struct serve_opts *o, struct target *t,
-				      const char *program, char *err, size_t errlen)
+				      const char *program, char *const argv[], bool attached,
+				      char *err, size_t errlen)
 {
-	bool attached = program == NULL;
 	const char *recorder = recorder_for(o, attached);
 	if (!recorder) {
 		if (attached)
@@ -308,27 +279,15 @@ static struct target *record_if_asked(const struct serve_opts *o, struct target 
 				"from here, with the sw recorder)\n");
 		return t;
 	}
-	struct command_line *cl = malloc(sizeof *cl);
-	if (!cl) {
-		snprintf(err, errlen, "out of memory");
-		target_kill(t);
-		target_free(t);
-		return NULL;
-	}
-	read_command_line(target_pid(t), cl);
-	/* An attached process's argv[0] may be anything: its executable. */
-	if (attached)
-		cl->argv[0] = cl->exe;
 	char why[400];
 	bool event = strcmp(recorder, "event") == 0;
-	struct target_record_opts ro = {.path = o->output, .program = program ? program : cl->exe,
-					.argv = cl->argv,
+	struct target_record_opts ro = {.path = o->output, .program = program,
+					.argv = (char **)argv,
 					.no_copy = o->no_copy,
 					.stop_before_exit = o->exit_stop,
 					.backend = event ? "event" : "sw"};
 	cli_event_bounds(&ro.signal_us, &ro.slice_us);
 	struct target *top = target_record_start(t, &ro, why, sizeof why);
-	free(cl);
 	if (!top) {
 		snprintf(err, errlen, "cannot record: %s", why);
 		if (target_attached(t))
@@ -413,16 +372,20 @@ static struct target *launch_program(void *ctx, char *const argv[],
 	lo.wrapper_execs = line ? 1 : 0;
 	struct target *t = target_live_launch(line ? wrapper : prog, line ? line : argv, envp, &lo,
 					      err, errlen);
-	free(line);
 	if (devnull >= 0)
 		close(devnull);
-	if (!t)
+	if (!t) {
+		free(line);
 		return NULL;
+	}
 	fprintf(stderr, "Process %s created; pid = %d\n", argv[0], (int)target_pid(t));
 	/* With --stdio the terminal is gdb's; the program reads /dev/null. */
 	if (!o->stdio)
 		cli_give_terminal(target_pid(t));
-	return record_if_asked(o, t, prog, err, errlen);
+	/* The wrapper execs the program as prog, with argv[1...]. */
+	t = record_if_asked(o, t, prog, line ? line + o->nwrapper : argv, false, err, errlen);
+	free(line);
+	return t;
 }
 
 /* gdb's `attach PID` in extended mode, or --attach PID: the running
@@ -434,7 +397,24 @@ static struct target *attach_process(void *ctx, pid_t pid, char *err, size_t err
 	if (!t)
 		return NULL;
 	fprintf(stderr, "Attached; pid = %d\n", (int)pid);
-	return record_if_asked(o, t, NULL, err, errlen);
+	/* A recording names the program: the process's own command line,
+	 * its executable first (argv[0] may be anything). */
+	char path[64], exe[PATH_MAX], cmdline[8192];
+	char *argv[256] = {exe};
+	size_t n = 1;
+	snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
+	ssize_t len = readlink(path, exe, sizeof exe - 1);
+	exe[len > 0 ? len : 0] = '\0';
+	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+	FILE *f = fopen(path, "re");
+	size_t got = f ? fread(cmdline, 1, sizeof cmdline - 1, f) : 0;
+	if (f)
+		fclose(f);
+	cmdline[got] = '\0';
+	for (size_t off = strlen(cmdline) + 1; off < got && n + 1 < 256; off += strlen(cmdline + off) + 1)
+		argv[n++] = cmdline + off;
+	argv[n] = NULL;
+	return record_if_asked(o, t, exe, argv, true, err, errlen);
 }
 
 /* Start-up failed after the port was opened: nothing is served. */

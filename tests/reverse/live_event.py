@@ -36,6 +36,7 @@ drives it, and the history is made only when gdb goes back.
 
 usage: live_event.py PTREV PROGRAMS_DIR WORKDIR
 """
+import difflib
 import os
 import re
 import select
@@ -164,6 +165,13 @@ def normalise(text):
     return out
 
 
+def differences(want, got, want_name, got_name):
+    """'' when the two transcripts agree, else a newline and their diff."""
+    if want == got:
+        return ''
+    return '\n' + '\n'.join(difflib.unified_diff(want, got, want_name, got_name, lineterm=''))
+
+
 def differential(ptrev, programs):
     for name, script in (('e2e_basic', BASIC), ('e2e_signal', SIGNAL), ('e2e_signal', PASSED)):
         prog = os.path.join(programs, name)
@@ -172,9 +180,7 @@ def differential(ptrev, programs):
         ev = normalise(ev_text)
         what = '%s (%d commands): the event recorder\'s live session prints what the sw ' \
             'recorder\'s does' % (name, len(script.split()))
-        if sw != ev:
-            import difflib
-            what += '\n' + '\n'.join(difflib.unified_diff(sw, ev, 'sw', 'event', lineterm=''))
+        what += differences(sw, ev, 'sw', 'event')
         check(sw == ev and len(ev) > 20 and 'exited normally' in ev_text, what)
         check('recording with the event backend' in ev_text and
               'Remote failure' not in ev_text and 'diverged' not in ev_text,
@@ -212,10 +218,7 @@ def tails_at_signal(ptrev, programs):
             got = normalise(text)
             what = '%s with a tail of the last %s events made first prints what the whole ' \
                 'history does' % (name, n)
-            if got != whole:
-                import difflib
-                what += '\n' + '\n'.join(difflib.unified_diff(whole, got, 'whole', 'tail',
-                                                              lineterm=''))
+            what += differences(whole, got, 'whole', 'tail')
             check(got == whole and 'Program received signal SIGUSR1' in text and
                   'unavailable' not in text, what)
 

@@ -8,7 +8,7 @@ does.
    reverse-continue, forwards to the present, the hold before the exit) as
    under `--record --backend event`, which live_event checks against the
    sw recorder;
- - serve -- NAME, NAME found in PATH: the same;
+ - serve -- NAME, NAME found in PATH, and serve -- SCRIPT: the same;
  - serve --no-record -- PROG: no history (gdb's reverse commands are
    refused, `monitor when` says why), the program ends as under gdbserver;
  - serve --attach PID: an attached process is recorded only when asked
@@ -96,6 +96,23 @@ def found_in_path(ptrev, prog, work):
           + '\n'.join(l for l in text.splitlines() if 'ptrev' in l or 'PC=' in l))
 
 
+def script(ptrev, prog, work):
+    """A #! script: its recording names the script and the argv it was
+    given, not what its interpreter got (the replay execs the script, and
+    the kernel makes the interpreter's argv again: named twice, the replay
+    diverged at the shell's first syscalls)."""
+    path = os.path.join(work, 'run-it.sh')
+    with open(path, 'w') as f:
+        f.write('#!/bin/sh\n%s\necho done\n' % prog)
+    os.chmod(path, 0o755)
+    text = gdb('/bin/sh', ['target remote | %s serve --stdio -- %s' % (ptrev, path), 'continue',
+                           'reverse-stepi', 'monitor when', 'kill'])
+    check('Current instruction:' in text and 'no history' not in text and
+          'diverged' not in text and 'done' in text,
+          'serve -- SCRIPT: gdb goes back from its end:\n'
+          + '\n'.join(l for l in text.splitlines() if 'ptrev' in l or 'Current' in l))
+
+
 def no_record(ptrev, prog):
     text = gdb(prog, ['target remote | %s serve --stdio --no-record -- %s' % (ptrev, prog),
                       'break leaf', 'continue', 'reverse-stepi', 'monitor when', 'delete',
@@ -171,6 +188,7 @@ def main():
     prog = os.path.join(programs, 'e2e_basic')
     default_records(ptrev, prog)
     found_in_path(ptrev, prog, work)
+    script(ptrev, prog, work)
     no_record(ptrev, prog)
     attached(ptrev, programs)
     backend_alone(ptrev, prog)
