@@ -187,7 +187,13 @@ static int pick_start(struct replayer *r, uint64_t pos)
  * which a loop repeats), else moved back to the last place tracing
  * resumed before it (right after a syscall: that address runs once per
  * syscall), else left out; the checkpoints that reverse steps need most,
- * near pos, are close together and cheap to reach anyway. */
+ * near pos, are close together and cheap to reach anyway. Unless pos
+ * itself lies in such a loop (a program stopped by gdb's Ctrl-C in a
+ * computation): reaching it costs a stop per iteration whatever is on
+ * the way, and the marks in the loop before it are reached with no more
+ * stops than it takes; left out, every reverse-stepi from there ran the
+ * whole loop again from the tail's start, a stop per iteration (a second
+ * each after half a second of computation). */
 #define RP_MARK_HITS 2000
 
 static bool cheap_to_reach(struct replayer *r, uint64_t from, uint64_t m)
@@ -205,10 +211,10 @@ static bool cheap_to_reach(struct replayer *r, uint64_t from, uint64_t m)
 	return false;
 }
 
-static bool mark_at(struct replayer *r, uint64_t from, uint64_t *m)
+static bool mark_at(struct replayer *r, uint64_t from, uint64_t *m, bool pos_hot)
 {
 	uint64_t e;
-	if (cheap_to_reach(r, from, *m))
+	if (pos_hot || cheap_to_reach(r, from, *m))
 		return true;
 	if (history_prev_event(r->h, *m, HISTORY_EV_ENABLED, &e) == 1 &&
 	    e > from + RP_NEAR / 2 && cheap_to_reach(r, from, e)) {
@@ -231,12 +237,13 @@ static int run_with_checkpoints(struct replayer *r, uint64_t pos)
 			break;
 		marks[n++] = m;
 	}
+	bool pos_hot = n > 0 && !cheap_to_reach(r, r->cur.pos, pos);
 	while (n-- > 0) {
 		const struct rp_proc *near = rp_checkpoint_best(r, marks[n]);
 		if (near && marks[n] - near->pos < RP_NEAR / 2)
 			continue; /* one is close enough already */
 		uint64_t m = marks[n];
-		if (m <= r->cur.pos || !mark_at(r, r->cur.pos, &m))
+		if (m <= r->cur.pos || !mark_at(r, r->cur.pos, &m, pos_hot))
 			continue;
 		struct rp_proc cp;
 		if (rp_run_to(r, &r->cur, m) < 0 || rp_fork(r, &r->cur, &cp) < 0)

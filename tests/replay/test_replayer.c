@@ -790,6 +790,22 @@ static void hot_loop_case(const char *ptrev, const char *dir, const char *work)
 		CHECK(ok && st.insns_run - before < 10 * 2 * 2000ull,
 		      "10 reverse steps at the end: %s, %llu instructions run", ok ? "ok" : why,
 		      (unsigned long long)(st.insns_run - before));
+		/* Into the loop (where gdb's Ctrl-C stops a computation): the
+		 * reverse steps from there start at checkpoints left in the
+		 * loop just before, not before the loop, a stop for each of
+		 * some 50,000 iterations every time. */
+		uint64_t mid = count / 2;
+		ok = replayer_seek(r, 0, mid, why, sizeof why) == 0;
+		replayer_get_stats(r, &st);
+		uint64_t stops = st.stops;
+		for (int i = 1; i <= 10; i++)
+			ok &= replayer_seek(r, 0, mid - (uint64_t)i, why, sizeof why) == 0;
+		replayer_get_stats(r, &st);
+		CHECK(ok && st.stops - stops < 10 * 1000ull,
+		      "10 reverse steps inside the loop: %s, %llu stops", ok ? "ok" : why,
+		      (unsigned long long)(st.stops - stops));
+		printf("reverse steps inside a loop: %llu stops\n",
+		       (unsigned long long)(st.stops - stops));
 		replayer_free(r);
 	}
 	trace_data_free(&td);
