@@ -467,5 +467,6 @@ void gdb_server_fuzz_one(const uint8_t *data, size_t n)
 	vfile_close_all(&s.vfs);
 	gdb_forget_program(&s); /* Qbtrace:pt with no target still lists the thread */
 	gdb_extended_destroy(&s);
+	gdb_xfer_forget(&s); /* a qXfer read past offset 0 keeps its object */
 	strbuf_free(&s.reply);
 }
