@@ -464,9 +464,7 @@ void gdb_server_fuzz_one(const uint8_t *data, size_t n)
 	gdb_server_dispatch(&s, pkt, strlen(pkt), &no_reply);
 	s.monitor_final = NULL;
 	free(pkt);
-	vfile_close_all(&s.vfs);
-	gdb_forget_program(&s); /* Qbtrace:pt with no target still lists the thread */
-	gdb_extended_destroy(&s);
-	gdb_xfer_forget(&s); /* a qXfer read past offset 0 keeps its object */
-	strbuf_free(&s.reply);
+	/* Everything an input left (a listed btrace thread, a kept qXfer
+	 * object, non-stop state): what a session's end frees. */
+	gdb_server_destroy(&s);
 }
