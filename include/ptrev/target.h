@@ -250,7 +250,8 @@ struct target *target_history_new_event(const struct trace_data *ev, char *err, 
 
 struct target_record_opts {
 	const char *path;       /* -o FILE, or NULL: in memory only */
-	const char *program;    /* the executable, for META (NULL: argv[0]) */
+	const char *program;    /* the file execve was given, for META (NULL:
+				   unknown, as for gdb's record btrace) */
 	char **argv;            /* the program's argv, for META (may be NULL) */
 	bool no_copy;           /* do not copy the mapped binaries */
 	/* Hold the program before it ends (exit_group, the last thread's

@@ -57,9 +57,9 @@ struct serve_opts {
 	bool stdio;
 	const char *backend;
 	const char *output;
-	bool record;          /* record (in memory unless -o) */
-	bool record_said;     /* --record or -o given */
-	bool no_record;       /* --no-record given */
+	bool record_said;     /* --record or -o given (in memory unless -o) */
+	bool no_record;       /* --no-record given: what serve starts is not
+				 recorded (recorder_for) */
 	bool backend_said;    /* --backend given */
 	bool no_copy;         /* do not copy binaries into the recording */
 	bool force;           /* -o may replace a file that is not a recording */
@@ -97,9 +97,9 @@ static int parse_serve(int argc, char **argv, struct serve_opts *o)
 			o->backend_said = true;
 		} else if (strcmp(a, "-o") == 0 && i + 1 < argc) {
 			o->output = argv[++i];
-			o->record = o->record_said = true;
+			o->record_said = true;
 		} else if (strcmp(a, "--record") == 0) {
-			o->record = o->record_said = true;
+			o->record_said = true;
 		} else if (strcmp(a, "--no-copy") == 0) {
 			o->no_copy = true;
 		} else if (strcmp(a, "--force") == 0) {
@@ -166,14 +166,12 @@ static int parse_serve(int argc, char **argv, struct serve_opts *o)
 			: "--backend (the recorder)");
 		return -1;
 	}
-	/* What serve starts it records by default (recorder_for). */
-	o->record = !o->no_record;
 	if (strcmp(o->backend, "event") == 0 && o->attach) {
 		fputs("ptrev serve: the event backend records a program from its start, not an "
 		      "attached one: use --backend sw\n", stderr);
 		return -1;
 	}
-	if (o->record && strcmp(o->backend, "pt") == 0) {
+	if (!o->no_record && strcmp(o->backend, "pt") == 0) {
 		fputs("ptrev serve: live recording with the pt backend is not supported yet; "
 		      "use --backend sw, or `ptrev record --backend pt`\n", stderr);
 		return -1;
@@ -253,7 +251,7 @@ static int serve_connection(struct gdb_server *srv, struct listener *l)
  * steps every block. */
 static const char *recorder_for(const struct serve_opts *o, bool attached)
 {
-	bool rec = attached ? o->record_said || o->backend_said : o->record;
+	bool rec = attached ? o->record_said || o->backend_said : !o->no_record;
 	if (!rec)
 		return NULL;
 	if (strcmp(o->backend, "auto") == 0)
@@ -333,8 +331,7 @@ static struct target *launch_program(void *ctx, char *const argv[],
 	char *const *envp = rs ? rs->envp : environ;
 	struct inferior_launch_opts lo = {.stdin_fd = -1, .stdout_fd = -1, .stderr_fd = -1,
 					  .cwd = rs ? rs->cwd : NULL,
-					  .randomize = rs && rs->randomize &&
-						       !(o->record || o->output)};
+					  .randomize = rs && rs->randomize && o->no_record};
 	if (rs && rs->randomize && !lo.randomize)
 		fprintf(stderr, "ptrev: address-space randomization stays off while recording "
 			"(a replay needs the recorded layout)\n");

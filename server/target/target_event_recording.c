@@ -406,8 +406,8 @@ struct target *target_event_record_start(struct target *t, const struct target_r
 	cpu_bind_tracer_and(inf->pid);
 	/* META and the start state first, into the file and the memory copy
 	 * (a replay reads the program, its arguments and start from them). */
-	const char *prog = o->program ? o->program : o->argv ? o->argv[0] : "";
-	record_write_meta_to(event_engine_meta, r->engine, "event", prog,
+	record_write_meta_to(event_engine_meta, r->engine, "event",
+			     o->program ? o->program : "",
 			     o->argv ? o->argv : (char *[]){NULL}, inf->pid, 4096);
 	if (record_startup_hide_vdso(r->writer, inf->pid) < 0 ||
 	    record_startup_meta(r->writer, inf->pid) < 0)

@@ -417,8 +417,7 @@ struct target *target_record_start(struct target *t, const struct target_record_
 	}
 	/* META goes to the file and into the in-memory recording (the
 	 * replayer reads the program, arguments and start state from it). */
-	const char *prog = o->program ? o->program : o->argv ? o->argv[0] : "";
-	record_write_meta_to(sw_engine_meta, r->engine, "sw", prog,
+	record_write_meta_to(sw_engine_meta, r->engine, "sw", o->program ? o->program : "",
 			     o->argv ? o->argv : (char *[]){NULL}, inf->pid, 4096);
 	/* Said outright, so that a replay does not try to re-execute a
 	 * start that was never recorded. */

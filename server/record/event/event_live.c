@@ -110,8 +110,7 @@ int ev_live_signal(struct ev_thread *t, int sig, const siginfo_t *si)
 	struct inf_thread *it = inferior_thread(r->inf, t->tid);
 	if (it) {
 		it->has_siginfo = true;
-		memcpy(&it->siginfo, si, sizeof it->siginfo < sizeof *si ? sizeof it->siginfo
-									 : sizeof *si);
+		it->siginfo = *si;
 	}
 	return report(t, STOP_SIGNAL, sig);
 }
