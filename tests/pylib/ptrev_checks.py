@@ -46,6 +46,18 @@ def record(ptrev, backend, trace, argv, timeout=300, **kw):
                           + list(argv), text=True, timeout=timeout, **kw)
 
 
+def gdb_batch(prog, lines, args=(), timeout=600, **kw):
+    """gdb -batch on prog (with args) running lines, each echoed as `+LINE`
+    (set trace-commands on); stdout and stderr together, as text.
+    subprocess.run's keywords (env, cwd) pass through."""
+    cmd = ['gdb', '-nx', '-batch', '-ex', 'set trace-commands on']
+    for line in lines:
+        cmd += ['-ex', line]
+    r = subprocess.run(cmd + ['--args', prog] + list(args), capture_output=True, text=True,
+                       timeout=timeout, stdin=subprocess.DEVNULL, **kw)
+    return r.stdout + r.stderr
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(('127.0.0.1', 0))

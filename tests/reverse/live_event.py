@@ -46,7 +46,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'pylib'))
-from ptrev_checks import check, finish, free_port  # noqa: E402
+from ptrev_checks import check, finish, free_port, gdb_batch  # noqa: E402
 
 BASIC = '''
 break f
@@ -126,15 +126,6 @@ continue
 '''
 
 
-def run_gdb(prog, lines, args=(), env=None):
-    cmd = ['gdb', '-nx', '-batch', '-ex', 'set trace-commands on']
-    for line in lines:
-        cmd += ['-ex', line]
-    r = subprocess.run(cmd + ['--args', prog] + list(args), capture_output=True, text=True,
-                       timeout=600, stdin=subprocess.DEVNULL, env=env)
-    return r.stdout + r.stderr
-
-
 def session(ptrev, prog, backend, script, tail=None):
     """The script live-recorded by backend. The event recorder's history is
     made whole at the first move (PTREV_TAIL_HISTORY=0), as which tail is
@@ -142,7 +133,7 @@ def session(ptrev, prog, backend, script, tail=None):
     N events first (PTREV_TAIL_EVENTS)."""
     env = dict(os.environ, PTREV_TAIL_HISTORY='0') if tail is None else \
         dict(os.environ, PTREV_TAIL_EVENTS=tail)
-    text = run_gdb(prog, ['target remote | %s serve --stdio --record --backend %s -- %s'
+    text = gdb_batch(prog, ['target remote | %s serve --stdio --record --backend %s -- %s'
                           % (ptrev, backend, prog)] + script.strip().splitlines(), env=env)
     return text
 
@@ -344,7 +335,7 @@ def ctrl_c_reading(ptrev, programs):
 
 def change_ends_recording(ptrev, programs):
     prog = os.path.join(programs, 'e2e_basic')
-    text = run_gdb(prog, ['target remote | %s serve --stdio --record --backend event -- %s'
+    text = gdb_batch(prog, ['target remote | %s serve --stdio --record --backend event -- %s'
                           % (ptrev, prog), 'break leaf', 'continue', 'set var box.area = 99.5',
                           'monitor when', 'delete', 'continue'])
     check('the recording ends here' in text and 'area=99.5' in text and
@@ -359,7 +350,7 @@ def exec_followed(ptrev, programs):
     exec, and the recording starts again in the new program, which then
     goes back from its end to a breakpoint."""
     prog = os.path.abspath(os.path.join(programs, 'e2e_basic'))
-    text = run_gdb(prog, ['target remote | %s serve --stdio --record --backend event -- '
+    text = gdb_batch(prog, ['target remote | %s serve --stdio --record --backend event -- '
                           '/usr/bin/env %s' % (ptrev, prog), 'continue', 'break leaf',
                           'reverse-continue', 'bt 1', 'continue', 'continue'])
     check('is executing new program' in text and re.search(r'^#0 +leaf \(v=9\)', text, re.M) and
@@ -374,7 +365,7 @@ def exit_hold_why(ptrev, programs):
     are <unavailable>, and `monitor why` says why, not that every register
     is known; one instruction back, all of them are."""
     prog = os.path.join(programs, 'e2e_basic')
-    text = run_gdb(prog, ['target remote | %s serve --stdio --record --backend event -- %s'
+    text = gdb_batch(prog, ['target remote | %s serve --stdio --record --backend event -- %s'
                           % (ptrev, prog), 'continue', 'info registers rcx r11', 'monitor why',
                           'reverse-stepi', 'info registers rcx', 'monitor why'])
     check(re.search(r'^rcx +<unavailable>', text, re.M) and
@@ -391,7 +382,7 @@ def forks(ptrev, programs):
     vfork child's writes in the memory it shares with the parent are the
     vfork's, so the history reaches the end (its STATE point) after it."""
     prog = os.path.join(programs, 'e2e_fork')
-    text = run_gdb(prog, ['target remote | %s serve --stdio --record --backend event -- %s'
+    text = gdb_batch(prog, ['target remote | %s serve --stdio --record --backend event -- %s'
                           % (ptrev, prog), 'break work', 'continue', 'bt 1', 'continue',
                           'reverse-stepi', 'printf "PC=%#lx\\n", $pc', 'reverse-continue',
                           'bt 1', 'continue', 'continue', 'continue'])
@@ -413,7 +404,7 @@ def saved_tails(ptrev, programs, work):
     trace = os.path.join(work, 'live-basic.ptrev')
     if os.path.exists(trace):
         os.unlink(trace)
-    run_gdb(prog, ['target remote | %s serve --stdio --record --backend event -- %s'
+    gdb_batch(prog, ['target remote | %s serve --stdio --record --backend event -- %s'
                    % (ptrev, prog), 'break 56', 'continue', 'next', 'reverse-stepi',
                    'continue', 'continue', 'monitor save %s' % trace])
     for us in ('50', '100', '400'):
@@ -436,7 +427,7 @@ def catchpoints(ptrev, programs):
     lets each child go, the breakpoint after them is hit, and the parent
     goes back from there. Without the report gdb heard of neither."""
     prog = os.path.join(programs, 'e2e_fork')
-    text = run_gdb(prog, ['target remote | %s serve --stdio -- %s' % (ptrev, prog),
+    text = gdb_batch(prog, ['target remote | %s serve --stdio -- %s' % (ptrev, prog),
                           'break work', 'catch fork', 'catch vfork', 'continue', 'continue',
                           'continue', 'print x', 'reverse-stepi', 'printf "PC=%#lx\\n", $pc',
                           'stepi', 'print x', 'delete', 'continue', 'continue'])
@@ -458,7 +449,7 @@ def scheduler_locked(ptrev, programs):
     and the program goes on to its end when unlocked (as gdbserver does,
     tests/e2e/cases/schedlock_exit.gdb)."""
     prog = os.path.join(programs, 'e2e_threads')
-    text = run_gdb(prog, ['target remote | %s serve --stdio --record --backend event '
+    text = gdb_batch(prog, ['target remote | %s serve --stdio --record --backend event '
                           '--no-stop-at-exit -- %s' % (ptrev, prog), 'break work', 'continue',
                           'delete', 'set scheduler-locking on', 'continue',
                           'set scheduler-locking off', 'thread 1', 'continue'])

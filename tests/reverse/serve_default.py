@@ -21,6 +21,7 @@ does.
 
 usage: serve_default.py PTREV PROGRAM_DIR WORK_DIR
 """
+import functools
 import os
 import re
 import subprocess
@@ -28,7 +29,10 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'pylib'))
-from ptrev_checks import check, finish  # noqa: E402
+from ptrev_checks import check, finish, gdb_batch  # noqa: E402
+
+# Each session here ends within five minutes.
+gdb = functools.partial(gdb_batch, timeout=300)
 
 SESSION = '''
 break leaf
@@ -43,15 +47,6 @@ delete
 continue
 continue
 '''
-
-
-def gdb(prog, lines, args=(), timeout=300, **kw):
-    cmd = ['gdb', '-nx', '-batch', '-ex', 'set trace-commands on']
-    for line in lines:
-        cmd += ['-ex', line]
-    r = subprocess.run(cmd + ['--args', prog] + list(args), capture_output=True, text=True,
-                       timeout=timeout, stdin=subprocess.DEVNULL, **kw)
-    return r.stdout + r.stderr
 
 
 def commands_on(text):
