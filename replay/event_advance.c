@@ -8,6 +8,7 @@
 #include "event_replay.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 
 #include "ptrev/cpu_timer.h"
 #include "ptrev/debugregs.h"
+#include "gdb_write.h"
 
 static bool stepping(const struct erp *e)
 {
@@ -269,7 +271,49 @@ static int state_event(struct erp *e, struct erp_thread *t)
 	return 0;
 }
 
+/* gdb changed the program right after the event t just completed (set
+ * var, call, jump): the same changes, in the same order. A change of the
+ * PC is a jump the program did not make: a stepped run tells the observer
+ * as it tells a signal's interruption. */
+static int gdb_writes_here(struct erp *e, struct erp_thread *t)
+{
+	size_t lo = 0, hi = t->ngw;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (t->gw[mid]->pos < t->next)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < t->ngw && t->gw[i]->pos == t->next; i++) {
+		const struct trace_gdb_write *g = t->gw[i];
+		char why[256];
+		uint64_t was, to;
+		if (t->gone || e->exited)
+			return erp_fail(e, "thread %d ended before gdb's change after its event %zu",
+					(int)t->rec_tid, t->next - 1);
+		if (gdb_write_apply(t->tid, e->memfd, g, &was, why, sizeof why) < 0)
+			return erp_fail(e, "%s", why);
+		if (!g->regs || !stepping(e) || !t->started)
+			continue;
+		memcpy(&to, g->bytes + offsetof(struct user_regs_struct, rip), sizeof to);
+		if (to != was && e->obs->interrupt(e, t, was) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int advance(struct erp *e, struct erp_thread *t, bool to_point);
+
 int erp_advance(struct erp *e, struct erp_thread *t, bool to_point)
+{
+	size_t before = t->next;
+	if (advance(e, t, to_point) < 0)
+		return -1;
+	return t->next > before && t->ngw ? gdb_writes_here(e, t) : 0;
+}
+
+static int advance(struct erp *e, struct erp_thread *t, bool to_point)
 {
 	if (t->gone || e->exited)
 		return erp_fail(e, "thread %d ended before its event %zu", (int)t->rec_tid, t->next);

@@ -91,6 +91,37 @@ static int place(struct erp *e, pid_t rec_tid, uint64_t pos, enum erp_kind kind,
 	return 0;
 }
 
+/* Position order; one position's changes in the order gdb made them. */
+static int by_gdb_pos(const void *a, const void *b)
+{
+	const struct trace_gdb_write *x = *(const struct trace_gdb_write *const *)a;
+	const struct trace_gdb_write *y = *(const struct trace_gdb_write *const *)b;
+	if (x->pos != y->pos)
+		return x->pos < y->pos ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+static int index_gdb_writes(struct erp *e, const struct trace_data *td)
+{
+	for (size_t i = 0; i < td->ngdb_writes; i++) {
+		const struct trace_gdb_write *g = &td->gdb_writes[i];
+		struct erp_thread *t = erp_thread_rec(e, g->tid);
+		if (!t || !g->pos)
+			return erp_fail(e, "gdb's change to thread %d at its event %llu: no such "
+					"place in the recording", (int)g->tid,
+					(unsigned long long)g->pos);
+		const struct trace_gdb_write **grown = realloc(t->gw, (t->ngw + 1) * sizeof *grown);
+		if (!grown)
+			return erp_fail(e, "out of memory");
+		t->gw = grown;
+		t->gw[t->ngw++] = g;
+	}
+	for (size_t i = 0; i < e->nthreads; i++)
+		if (e->threads[i].ngw)
+			qsort(e->threads[i].gw, e->threads[i].ngw, sizeof *e->threads[i].gw, by_gdb_pos);
+	return 0;
+}
+
 int erp_index(struct erp *e, const struct trace_data *td)
 {
 	e->td = td;
@@ -122,13 +153,14 @@ int erp_index(struct erp *e, const struct trace_data *td)
 	}
 	if (e->nthreads == 0)
 		return erp_fail(e, "the recording has no thread");
-	return 0;
+	return index_gdb_writes(e, td);
 }
 
 void erp_index_free(struct erp *e)
 {
 	for (size_t i = 0; i < e->nthreads; i++) {
 		free(e->threads[i].ev);
+		free(e->threads[i].gw);
 		if (e->threads[i].clock_open && e->threads[i].clock >= 0)
 			close(e->threads[i].clock);
 	}

@@ -56,6 +56,10 @@ struct erp_thread {
 	pid_t tid;            /* in the replay process; 0 until created */
 	struct erp_event *ev; /* its events, in order (event number = index) */
 	size_t nev;
+	/* gdb's changes to it (trace_gdb_write), by position: made right
+	 * after its event pos - 1 (event_advance.c). */
+	const struct trace_gdb_write **gw;
+	size_t ngw;
 	size_t next;          /* events completed: the next one's number */
 	bool at_entry;        /* stopped at the entry of the syscall that is
 	                         its event next (not completed yet) */

@@ -338,6 +338,17 @@ static int write_all(const struct conv *c, const struct trace_data *ev, struct t
 		t.pos = at_event(c, t.tid, t.pos);
 		r = trace_write_rdtsc(w, &t);
 	}
+	for (size_t i = 0; i < ev->ngdb_writes && r == 0; i++) {
+		/* Made after event pos - 1, where the replay completed it and
+		 * inside this history (one made before a tail's start is in
+		 * the state it starts from). */
+		struct trace_gdb_write g = ev->gdb_writes[i];
+		struct erp_thread *t = erp_thread_rec(c->e, g.tid);
+		if (!t || !g.pos || g.pos <= first_event(c, g.tid) || g.pos - 1 >= t->next)
+			continue;
+		g.pos = after_events(c, g.tid, g.pos);
+		r = trace_write_gdb_write(w, &g);
+	}
 	for (size_t i = 0; i < c->m->nthreads && r == 0; i++) {
 		size_t len = 0;
 		struct ptenc *enc = c->m->threads[i].enc;
@@ -497,8 +508,12 @@ int materialise_cut(const struct trace_data *ev, size_t last, struct trace_data 
 		      offsetof(struct trace_state, pos), last);
 	long f = upto(ev->sigframes, ev->nsigframes, sizeof *ev->sigframes,
 		      offsetof(struct trace_sigframe, pos), last);
-	if (s < 0 || g < 0 || r < 0 || t < 0 || f < 0)
+	/* gdb's changes right after event last too: the state there. */
+	long w = upto(ev->gdb_writes, ev->ngdb_writes, sizeof *ev->gdb_writes,
+		      offsetof(struct trace_gdb_write, pos), last + 1);
+	if (s < 0 || g < 0 || r < 0 || t < 0 || f < 0 || w < 0)
 		return -1;
+	view->ngdb_writes = (size_t)w;
 	view->nsyscalls = (size_t)s;
 	view->nsignals = (size_t)g;
 	view->nrdtsc = (size_t)r;

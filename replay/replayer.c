@@ -453,6 +453,7 @@ void replayer_free(struct replayer *r)
 	free(r->sys);
 	free(r->sig);
 	free(r->tsc);
+	free(r->gw);
 	relaunch_free(&r->start);
 	free(r);
 }

@@ -26,6 +26,17 @@ static int by_tsc_pos(const void *a, const void *b)
 	return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
+/* Position order; the changes made at one position in the order gdb made
+ * them (file order: pointers into one array). */
+static int by_gdb_pos(const void *a, const void *b)
+{
+	const struct trace_gdb_write *x = *(const struct trace_gdb_write *const *)a;
+	const struct trace_gdb_write *y = *(const struct trace_gdb_write *const *)b;
+	if (x->pos != y->pos)
+		return x->pos < y->pos ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
 /* Rebuilt from scratch: td's arrays may have moved since the last time. */
 int rp_index_events(struct replayer *r)
 {
@@ -34,12 +45,19 @@ int rp_index_events(struct replayer *r)
 	free(r->sys);
 	free(r->sig);
 	free(r->tsc);
+	free(r->gw);
+	r->gw = calloc(td->ngdb_writes + 1, sizeof *r->gw);
+	r->ngw = 0;
 	r->sys = calloc(td->nsyscalls + 1, sizeof *r->sys);
 	r->sig = calloc(td->nsignals + 1, sizeof *r->sig);
 	r->tsc = calloc(td->nrdtsc + 1, sizeof *r->tsc);
 	r->nsys = r->nsig = r->ntsc = 0;
-	if (!r->sys || !r->sig || !r->tsc)
+	if (!r->sys || !r->sig || !r->tsc || !r->gw)
 		return -1;
+	for (size_t i = 0; i < td->ngdb_writes; i++)
+		if (td->gdb_writes[i].tid == r->tid)
+			r->gw[r->ngw++] = &td->gdb_writes[i];
+	qsort(r->gw, r->ngw, sizeof *r->gw, by_gdb_pos);
 	for (size_t i = 0; i < td->nsyscalls; i++)
 		if (td->syscalls[i].tid == r->tid)
 			r->sys[r->nsys++] = &td->syscalls[i];
@@ -99,4 +117,25 @@ const struct trace_signal *rp_next_sig(const struct replayer *r, uint64_t pos)
 		if (r->sig[i]->pos > pos && r->sig[i]->handler_ip)
 			return r->sig[i];
 	return NULL;
+}
+
+uint64_t rp_next_gdb_write(const struct replayer *r, uint64_t pos)
+{
+	size_t lo = 0, hi = r->ngw;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (r->gw[mid]->pos <= pos)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < r->ngw ? r->gw[lo]->pos : UINT64_MAX;
+}
+
+bool rp_gdb_moves_pc(const struct replayer *r, uint64_t pos)
+{
+	for (size_t i = 0; i < r->ngw; i++)
+		if (r->gw[i]->pos == pos && r->gw[i]->regs)
+			return true;
+	return false;
 }

@@ -55,6 +55,8 @@ struct replayer {
 	const struct trace_rdtsc **tsc;
 	size_t ntsc;
 	size_t indexed_sys, indexed_sig, indexed_tsc; /* td counts indexed */
+	const struct trace_gdb_write **gw; /* gdb's changes, in position order */
+	size_t ngw;
 
 	struct relaunch start;          /* the recorded start state */
 	/* A history that begins after the program's start (a tail: META
@@ -122,6 +124,10 @@ const struct trace_syscall *rp_next_sys(const struct replayer *r, uint64_t pos);
 const struct trace_rdtsc *rp_next_tsc(const struct replayer *r, uint64_t pos);
 /* The first recorded signal with a handler after pos. */
 const struct trace_signal *rp_next_sig(const struct replayer *r, uint64_t pos);
+/* Did gdb change the registers at pos (the PC there may be its)? */
+bool rp_gdb_moves_pc(const struct replayer *r, uint64_t pos);
+/* The position of the first change gdb made after pos (UINT64_MAX: none). */
+uint64_t rp_next_gdb_write(const struct replayer *r, uint64_t pos);
 
 /* replayer_proc.c: one replay process, and the failure message. */
 int rp_fail(struct replayer *r, const char *fmt, ...)
@@ -135,6 +141,8 @@ int rp_set_regs(struct replayer *r, struct rp_proc *p, const struct user_regs_st
 int rp_resume_wait(struct replayer *r, struct rp_proc *p, int req, int sig, int *st);
 /* p now stands at the known position `to`. */
 void rp_advance(struct replayer *r, struct rp_proc *p, uint64_t to);
+/* p stands at position pos: make the changes gdb made there, in order. */
+int rp_gdb_writes_at(struct replayer *r, struct rp_proc *p, uint64_t pos);
 /* Does the history put instruction pos at ip? (what: for the message) */
 int rp_check_ip(struct replayer *r, uint64_t pos, uint64_t ip, const char *what);
 

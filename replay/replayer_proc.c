@@ -6,6 +6,7 @@
  * reason of a failure, kept in the replayer for the user. The bottom of the
  * replayer: every other file drives processes through here. */
 #include "replayer_internal.h"
+#include "gdb_write.h"
 
 #include "ptrev/ptrace_wait.h"
 
@@ -105,5 +106,16 @@ int rp_check_ip(struct replayer *r, uint64_t pos, uint64_t ip, const char *what)
 			       "%llu: %s at %#llx, the recording was at %#llx",
 			       (unsigned long long)pos, what,
 			       (unsigned long long)ip, (unsigned long long)want);
+	return 0;
+}
+
+int rp_gdb_writes_at(struct replayer *r, struct rp_proc *p, uint64_t pos)
+{
+	for (size_t i = 0; i < r->ngw; i++) {
+		if (r->gw[i]->pos != pos)
+			continue;
+		if (gdb_write_apply(p->pid, p->memfd, r->gw[i], NULL, r->why, sizeof r->why) < 0)
+			return -1;
+	}
 	return 0;
 }

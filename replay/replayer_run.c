@@ -366,10 +366,28 @@ int rp_run_to(struct replayer *r, struct rp_proc *p, uint64_t target)
 		const struct trace_signal *g = rp_next_sig(r, p->pos);
 		if (g && g->pos == target)
 			return rp_fail(r, "a signal handler at the end of the recording");
-		return step_one(r, p, true);
+		if (step_one(r, p, !rp_gdb_moves_pc(r, target)) < 0)
+			return -1;
+		return rp_gdb_writes_at(r, p, target);
 	}
 	while (p->pos < target && !rp_watch_stopped(r)) {
 		const struct trace_signal *g = rp_next_sig(r, p->pos);
+		uint64_t w = rp_next_gdb_write(r, p->pos);
+		if (w != UINT64_MAX && w <= target && (!g || w < g->pos)) {
+			/* gdb changed the program there: made as it stands
+			 * before that instruction (a signal there comes after).
+			 * Where gdb moved the PC (jump, call), the history has
+			 * the new one there: the last step to it is not checked,
+			 * nor is that address a breakpoint's. */
+			if (w - 1 > p->pos && run_far(r, p, w - 1) < 0)
+				return -1;
+			if (rp_watch_stopped(r))
+				return 0;
+			if (step_one(r, p, !rp_gdb_moves_pc(r, w)) < 0 ||
+			    rp_gdb_writes_at(r, p, w) < 0)
+				return -1;
+			continue;
+		}
 		if (!g || g->pos > target)
 			return run_far(r, p, target);
 		if (g->pos - 1 > p->pos && run_far(r, p, g->pos - 1) < 0)
@@ -381,7 +399,7 @@ int rp_run_to(struct replayer *r, struct rp_proc *p, uint64_t target)
 		if (p->pos != g->pos)
 			return rp_fail(r, "replay lost its position before signal %d",
 				       g->signo);
-		if (deliver(r, p, g) < 0)
+		if (rp_gdb_writes_at(r, p, g->pos) < 0 || deliver(r, p, g) < 0)
 			return -1;
 	}
 	return 0;
@@ -395,6 +413,12 @@ int rp_validate_ahead(struct replayer *r, struct rp_proc *p, uint64_t *upto)
 	int st;
 
 	*upto = history_insn_count(r->h);
+	uint64_t w = rp_next_gdb_write(r, p->pos);
+	if (w != UINT64_MAX && (!s || w <= s->pos) && (!g || w <= g->pos)) {
+		/* gdb changed the program first: a run that makes the change. */
+		*upto = w;
+		return rp_run_to(r, p, w);
+	}
 	if (!s || (g && g->pos <= s->pos)) {
 		/* A signal first (rare): run to it the ordinary way, which
 		 * checks it too; nothing at all: the end, nothing to check. */

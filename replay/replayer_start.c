@@ -54,5 +54,5 @@ int rp_launch_base(struct replayer *r)
 		return rp_fail(r, "the program starts at %#llx, the recording at %#llx "
 			       "(a different binary?)", (unsigned long long)regs.rip,
 			       (unsigned long long)ip0);
-	return 0;
+	return rp_gdb_writes_at(r, &r->base, 0);
 }

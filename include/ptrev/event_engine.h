@@ -62,6 +62,16 @@ void event_engine_stop_before_exit(struct event_engine *e, bool on);
  * a thread that ran its own code since its last event, the SCHED runs so
  * far). 0/-1. */
 int event_engine_present(struct event_engine *e, char *err, size_t errlen);
+/* At a stop, gdb is about to change the program (set var, call, jump):
+ * g (pos ignored) goes into the log right after the event its thread
+ * stands at (a STATE point where it stands, if it ran its own code since
+ * its previous event), where a replay makes it again. The thread is the
+ * one that has the CPU (gdb's changes come between its instructions, in
+ * the recorded order); for registers, also one that waits for the CPU at
+ * its previous event (only it sees them). 0, or -1 where the change
+ * cannot be placed so (the thread is inside a syscall, none has the
+ * CPU, ...): the caller ends the recording. */
+int event_engine_gdb_write(struct event_engine *e, const struct trace_gdb_write *g);
 /* Is tid held before the program's end, on the syscall instruction it
  * entered once already (stop_before_exit)? Then its rcx and r11 are what
  * that instruction put there, not the program's. */

@@ -77,6 +77,13 @@ void sw_engine_stop_before_exit(struct sw_engine *e, bool on);
  * recording does not know. */
 int sw_engine_btrace_mark(struct sw_engine *e, pid_t tid, uint64_t *offset);
 
+/* gdb is about to change the program (set var, call, jump): g (pos
+ * ignored) goes into the recording at thread g->tid's position, where a
+ * replay makes it again; a change of its PC is an asynchronous jump in
+ * its trace. 0, or -1 where the thread does not stand between two
+ * instructions (the change cannot be placed). */
+int sw_engine_gdb_write(struct sw_engine *e, const struct trace_gdb_write *g);
+
 /* Everything recorded so far, as the trace reader would return it for the
  * file written so far, since the writer decodes each record with the
  * reader's parser (streams per thread complete up to the last stop, mmaps,

@@ -31,6 +31,8 @@ enum trace_record_type {
 	TRACE_REC_SIGFRAME = 13, /* the frame the kernel wrote for a signal handler */
 	TRACE_REC_STATE = 14,   /* where a thread stood at a point no event marks */
 	TRACE_REC_STATE_STACK = 15, /* a STATE point's stack around rsp, in full */
+	TRACE_REC_GDB_MEM = 16, /* memory gdb wrote into the program (set var) */
+	TRACE_REC_GDB_REGS = 17, /* registers gdb wrote (jump, call, set $reg) */
 };
 
 struct trace_mmap {
@@ -179,6 +181,28 @@ struct trace_state {
  * there, not the program's, and are not compared. */
 #define TRACE_STATE_AT_SYSCALL 2u
 
+/* A change gdb made to the program while it was recorded (set var, print
+ * x = 1, call, jump, set $pc): the program ran on from the changed state,
+ * so a replay makes the same change at the same place. pos: in sw and pt
+ * recordings (and made histories) the thread's instruction position, the
+ * change made when the thread stands before instruction pos (before a
+ * signal delivered there); in event recordings the number of the
+ * thread's events done, the change made right after its event pos - 1,
+ * before it runs on (pos >= 1). GDB_MEM: len bytes at addr; GDB_REGS:
+ * the thread's struct user_regs_struct followed by its XSAVE area (addr
+ * 0). Both kinds, in file order, form one array. */
+#define TRACE_GDB_MEM_MAX (1u << 24)
+#define TRACE_GDB_REGS_MIN 216 /* sizeof (struct user_regs_struct) */
+#define TRACE_GDB_REGS_MAX (216 + 65536)
+struct trace_gdb_write {
+	pid_t tid;
+	uint64_t pos;
+	bool regs;            /* GDB_REGS, else GDB_MEM */
+	uint64_t addr;        /* GDB_MEM: where */
+	const uint8_t *bytes; /* owned by the reader / caller */
+	size_t len;
+};
+
 struct trace_rdtsc {
 	pid_t tid;
 	uint64_t pos;         /* position of the rdtsc/rdtscp instruction */
@@ -248,6 +272,7 @@ int trace_write_code(struct trace_writer *w, const struct trace_code *c);
 int trace_write_syscall(struct trace_writer *w, const struct trace_syscall *s);
 int trace_write_signal(struct trace_writer *w, const struct trace_signal *s);
 int trace_write_sigframe(struct trace_writer *w, const struct trace_sigframe *f);
+int trace_write_gdb_write(struct trace_writer *w, const struct trace_gdb_write *g);
 int trace_write_state(struct trace_writer *w, const struct trace_state *st);
 int trace_write_rdtsc(struct trace_writer *w, const struct trace_rdtsc *r);
 int trace_write_thread(struct trace_writer *w, const struct trace_thread *t);
@@ -337,6 +362,8 @@ struct trace_data {
 	struct trace_sigframe *sigframes;
 	size_t nstates;       /* STATE records (event recordings), in file order */
 	struct trace_state *states;
+	size_t ngdb_writes;   /* GDB_MEM and GDB_REGS records, in file order */
+	struct trace_gdb_write *gdb_writes;
 };
 
 /* Read and validate the whole file. On error returns -1 with a message

@@ -244,6 +244,7 @@ void trace_data_free(struct trace_data *td)
 	free(td->sched);
 	free(td->sigframes); /* their bytes are blocks, freed below */
 	free(td->states);
+	free(td->gdb_writes); /* their bytes are blocks too */
 	struct trace_reader_priv *pv = td->priv;
 	if (pv) {
 		for (size_t i = 0; i < pv->nblocks; i++)

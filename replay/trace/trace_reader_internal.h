@@ -26,7 +26,7 @@ struct trace_reader_priv {
 	/* capacities of the trace_data arrays */
 	size_t meta_cap, mmaps_cap, munmaps_cap, code_cap;
 	size_t syscalls_cap, signals_cap, rdtsc_cap, threads_cap, files_cap;
-	size_t sched_cap, sigframes_cap, states_cap;
+	size_t sched_cap, sigframes_cap, states_cap, gdb_writes_cap;
 	struct trace_pt_appender pt; /* the threads' PT streams */
 	/* heap blocks that trace_data points into (CODE bytes, SYSCALL
 	 * payloads and their write tables, SIGFRAME bytes) */

@@ -453,6 +453,29 @@ static void parse_sigframe(struct trace_data *td, struct trace_reader_priv *pv, 
 	f->bytes = b.bytes;
 }
 
+/* A change gdb made: memory (addr, bytes), or registers (addr 0: the
+ * general registers and the XSAVE area). */
+static void parse_gdb_write(struct trace_data *td, struct trace_reader_priv *pv, struct dec *d,
+			    bool regs)
+{
+	struct bytes_at b;
+	if (!parse_bytes_at(pv, d, regs ? TRACE_GDB_REGS_MAX : TRACE_GDB_MEM_MAX,
+			    regs ? "gdb's register change" : "gdb's memory change", &b))
+		return;
+	if (regs && (b.addr || b.len < TRACE_GDB_REGS_MIN)) {
+		dec_fail(d, "gdb's register change of %zu bytes at 0x%llx: not registers", b.len,
+			 (unsigned long long)b.addr);
+		return;
+	}
+	struct trace_gdb_write *g = PUSH(td, pv, gdb_writes, ngdb_writes, gdb_writes_cap);
+	g->tid = b.tid;
+	g->pos = b.pos;
+	g->regs = regs;
+	g->addr = b.addr;
+	g->len = b.len;
+	g->bytes = b.bytes;
+}
+
 /* A STATE point's stack bytes: they belong to the STATE record just
  * before, of the same thread and position (the writer writes them so); a
  * record that follows no such STATE is malformed. */
@@ -557,6 +580,8 @@ int trace_parse_record(struct trace_data *td, uint32_t type,
 	case TRACE_REC_SIGFRAME: parse_sigframe(td, pv, &d); break;
 	case TRACE_REC_STATE: parse_state(td, pv, &d); break;
 	case TRACE_REC_STATE_STACK: parse_state_stack(td, pv, &d); break;
+	case TRACE_REC_GDB_MEM: parse_gdb_write(td, pv, &d, false); break;
+	case TRACE_REC_GDB_REGS: parse_gdb_write(td, pv, &d, true); break;
 	default: return 1;
 	}
 	if (!d.bad && dec_left(&d))

@@ -33,6 +33,8 @@ int trace_save(const struct trace_data *td, const char *path, const struct trace
 		r = trace_write_sigframe(w, &td->sigframes[i]);
 	for (size_t i = 0; i < td->nstates && r == 0; i++)
 		r = trace_write_state(w, &td->states[i]);
+	for (size_t i = 0; i < td->ngdb_writes && r == 0; i++)
+		r = trace_write_gdb_write(w, &td->gdb_writes[i]);
 	for (size_t i = 0; i < td->nrdtsc && r == 0; i++)
 		r = trace_write_rdtsc(w, &td->rdtsc[i]);
 	/* PT in bounded chunks: a record's payload has a size limit. */

@@ -499,6 +499,21 @@ int trace_write_sigframe(struct trace_writer *w, const struct trace_sigframe *f)
 	return write_bytes_at(w, TRACE_REC_SIGFRAME, f->tid, f->pos, f->addr, f->bytes, f->len);
 }
 
+int trace_write_gdb_write(struct trace_writer *w, const struct trace_gdb_write *g)
+{
+	if (g->tid <= 0)
+		return fail(w, "gdb's change to thread %d: not a valid thread id", (int)g->tid);
+	if (g->regs ? g->len < TRACE_GDB_REGS_MIN || g->len > TRACE_GDB_REGS_MAX || g->addr
+		    : g->len == 0 || g->len > TRACE_GDB_MEM_MAX)
+		return fail(w, "gdb's change of %zu bytes (%s) is not a valid one", g->len,
+			    g->regs ? "registers" : "memory");
+	if (!g->regs && g->addr + (g->len - 1) < g->addr)
+		return fail(w, "gdb's change of %zu bytes at 0x%llx wraps around the address "
+			    "space", g->len, (unsigned long long)g->addr);
+	return write_bytes_at(w, g->regs ? TRACE_REC_GDB_REGS : TRACE_REC_GDB_MEM, g->tid,
+			      g->pos, g->addr, g->bytes, g->len);
+}
+
 int trace_write_rdtsc(struct trace_writer *w, const struct trace_rdtsc *r)
 {
 	begin(w);

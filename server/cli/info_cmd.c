@@ -321,6 +321,13 @@ void trace_info_print(FILE *out, const char *path, const struct trace_data *td)
 	fprintf(out, "rdtsc: %zu\n", td->nrdtsc);
 	if (unmade)
 		fprintf(out, "state points: %zu\n", td->nstates);
+	if (td->ngdb_writes) {
+		size_t regs = 0;
+		for (size_t i = 0; i < td->ngdb_writes; i++)
+			regs += td->gdb_writes[i].regs;
+		fprintf(out, "changes by gdb: %zu (%zu of memory, %zu of registers), made again "
+			"by a replay\n", td->ngdb_writes, td->ngdb_writes - regs, regs);
+	}
 	fprintf(out, "mappings: %zu\n", td->nmmaps);
 	binaries_line(out, td);
 	if (td->nskipped)

@@ -167,43 +167,39 @@ static int erec_fetch_registers(struct target *t, pid_t tid, struct amd64_regfil
 
 static void finish(struct event_recording_target *r);
 
-/* gdb changes the program at the present (set var, call, jump): the event
- * log holds only what the kernel did, so a replay could not follow. The
- * recording ends there and the program runs on unrecorded. */
-static void changed_by_gdb(struct event_recording_target *r, const char *what)
+/* gdb changes the program at the present (set var, call, jump): the change
+ * goes into the log where the program stands, for a replay to make again
+ * (event_engine_gdb_write). Where it cannot be placed (the thread gdb
+ * changes is inside a syscall, or none runs its own code), the recording
+ * ends there and the program runs on unrecorded. */
+static void changed_by_gdb(struct event_recording_target *r, struct trace_gdb_write *g,
+			   const char *what)
 {
 	if (!r->engine)
 		return;
-	fprintf(stderr, "ptrev: gdb changed the program's %s, which an event recording cannot "
-		"replay: the recording ends here and the program runs on unrecorded, without "
-		"reverse execution (`ptrev serve --backend sw` records such changes)\n", what);
+	if (event_engine_gdb_write(r->engine, g) == 0) {
+		drop_past(r); /* its end is no longer the present */
+		return;
+	}
+	fprintf(stderr, "ptrev: gdb changed the program's %s where the recording cannot place "
+		"the change (thread %d is inside a system call, or no thread runs the program's "
+		"own code there): "
+		"the recording ends here and the program runs on unrecorded, without reverse "
+		"execution\n", what, (int)g->tid);
 	finish(r);
 	/* The live target's own ptrace options again: a later fork or exec
 	 * is its to see. */
 	inferior_follow_forks(r->inf, true);
 }
 
-/* Does writing rf into tid change what the program sees? gdb writes
- * registers it did not change too: orig_rax -1 after `run` in extended
- * mode (it does so whenever it sets a Linux thread's PC, so that no
- * interrupted syscall restarts), which matters only to a thread stopped
- * inside a syscall. */
+/* Does writing rf into tid change what the program sees (gdb_change.c)?
+ * Inside a syscall, orig_rax matters too. */
 static bool changes_program(struct event_recording_target *r, pid_t tid,
 			    const struct amd64_regfile *rf)
 {
-	if (!r->engine || event_engine_in_syscall(r->engine, tid) ||
-	    event_engine_at_entered_syscall(r->engine, tid))
-		return true;
-	struct amd64_regfile *now = malloc(sizeof *now);
-	bool same = now && target_fetch_registers(r->base.beneath, tid, now) == TARGET_REGS_FULL;
-	if (same) {
-		struct user_regs_struct a = now->gpr, b = rf->gpr;
-		a.orig_rax = b.orig_rax;
-		same = memcmp(&a, &b, sizeof a) == 0 && now->xsave_len == rf->xsave_len &&
-		       memcmp(now->xsave, rf->xsave, rf->xsave_len) == 0;
-	}
-	free(now);
-	return !same;
+	return event_engine_in_syscall(r->engine, tid) ||
+	       event_engine_at_entered_syscall(r->engine, tid) ||
+	       !gdb_change_same_registers(r->base.beneath, tid, rf);
 }
 
 static int erec_store_registers(struct target *t, pid_t tid, const struct amd64_regfile *rf)
@@ -211,8 +207,13 @@ static int erec_store_registers(struct target *t, pid_t tid, const struct amd64_
 	struct event_recording_target *r = erec(t);
 	if (in_past(r, tid))
 		return -1;
-	if (changes_program(r, tid, rf))
-		changed_by_gdb(r, "registers");
+	if (r->engine && changes_program(r, tid, rf)) {
+		struct trace_gdb_write g;
+		if (!gdb_change_registers(tid, rf, &g))
+			return -1;
+		changed_by_gdb(r, &g, "registers");
+		gdb_change_free(&g);
+	}
 	return target_store_registers(t->beneath, tid, rf);
 }
 
@@ -230,7 +231,10 @@ static ssize_t erec_write_memory(struct target *t, pid_t tid, uint64_t addr, con
 	struct event_recording_target *r = erec(t);
 	if (in_past(r, tid))
 		return -1;
-	changed_by_gdb(r, "memory");
+	struct trace_gdb_write g;
+	gdb_change_memory(tid, addr, buf, len, &g);
+	if (gdb_change_possible(t->beneath, tid, addr, len))
+		changed_by_gdb(r, &g, "memory");
 	return target_write_memory(t->beneath, tid, addr, buf, len);
 }
 
@@ -255,8 +259,8 @@ static bool erec_monitor(struct target *t, pid_t current, const char *cmd, const
 	if (!r->engine && history) {
 		/* Ended by changed_by_gdb: not the live target's "no recording". */
 		strbuf_puts(out, "No recording: it ended where gdb changed the program (set var, "
-			    "call, jump), which an event recording cannot replay; ptrev serve "
-			    "--backend sw records such changes.\n");
+			    "call, jump) while a thread was inside a system call, where the "
+			    "recording cannot place the change.\n");
 		return true;
 	}
 	if (!r->engine)

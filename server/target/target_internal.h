@@ -202,4 +202,23 @@ int history_libraries_svr4(struct target *t, pid_t tid, const struct trace_data 
 /* /proc/PID/maps of the recorded process, from its MMAP records. */
 int history_maps(const struct trace_data *td, pid_t pid, const char *path, struct strbuf *out);
 
+/* ---- gdb_change.c ---- */
+/* gdb changes the program at the present of a recording (set var, call,
+ * jump): the record a recorder keeps of it (trace_file.h: GDB_MEM,
+ * GDB_REGS; pos left for the recorder). Registers: false when out of
+ * memory; free the bytes with gdb_change_free. */
+void gdb_change_memory(pid_t tid, uint64_t addr, const void *buf, size_t len,
+		       struct trace_gdb_write *g);
+bool gdb_change_registers(pid_t tid, const struct amd64_regfile *rf, struct trace_gdb_write *g);
+void gdb_change_free(struct trace_gdb_write *g);
+/* Does gdb's write of len bytes at addr change something (they read, and
+ * len is not 0)? One that fails or writes nothing is not recorded. */
+bool gdb_change_possible(struct target *live, pid_t tid, uint64_t addr, size_t len);
+/* Does writing rf into tid leave it as it is, but for orig_rax? gdb writes
+ * registers it did not change too: orig_rax -1 after `run` in extended
+ * mode (it does so whenever it sets a Linux thread's PC, so that no
+ * interrupted syscall restarts), which matters only to a thread stopped
+ * inside a syscall. Such a write is not recorded. */
+bool gdb_change_same_registers(struct target *live, pid_t tid, const struct amd64_regfile *rf);
+
 #endif

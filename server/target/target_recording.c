@@ -180,10 +180,34 @@ static int recording_fetch_registers(struct target *t, pid_t tid, struct amd64_r
 			       : target_fetch_registers(t->beneath, tid, rf);
 }
 
+/* gdb changes the program at the present (set var, call, jump): the change
+ * goes into the recording at the thread's position, for a replay to make
+ * again (sw_engine_gdb_write); where it cannot be placed (the thread is
+ * not between two instructions), the recording ends there. */
+static void changed_by_gdb(struct recording_target *r, const struct trace_gdb_write *g)
+{
+	if (!r->engine || sw_engine_gdb_write(r->engine, g) == 0)
+		return;
+	fprintf(stderr, "ptrev: gdb changed thread %d where the recording cannot place the "
+		"change: the recording ends here and the program runs on unrecorded, without "
+		"reverse execution\n", (int)g->tid);
+	finish(r);
+	inferior_follow_forks(r->inf, true);
+}
+
 static int recording_store_registers(struct target *t, pid_t tid, const struct amd64_regfile *rf)
 {
 	struct recording_target *r = rec(t);
-	return in_past(r, tid) ? -1 : target_store_registers(t->beneath, tid, rf);
+	if (in_past(r, tid))
+		return -1;
+	struct trace_gdb_write g;
+	if (r->engine && !gdb_change_same_registers(t->beneath, tid, rf)) {
+		if (!gdb_change_registers(tid, rf, &g))
+			return -1;
+		changed_by_gdb(r, &g);
+		gdb_change_free(&g);
+	}
+	return target_store_registers(t->beneath, tid, rf);
 }
 
 static ssize_t recording_read_memory(struct target *t, pid_t tid, uint64_t addr, void *buf,
@@ -198,7 +222,13 @@ static ssize_t recording_write_memory(struct target *t, pid_t tid, uint64_t addr
 				      const void *buf, size_t len)
 {
 	struct recording_target *r = rec(t);
-	return in_past(r, tid) ? -1 : target_write_memory(t->beneath, tid, addr, buf, len);
+	if (in_past(r, tid))
+		return -1;
+	struct trace_gdb_write g;
+	gdb_change_memory(tid, addr, buf, len, &g);
+	if (r->engine && gdb_change_possible(t->beneath, tid, addr, len))
+		changed_by_gdb(r, &g);
+	return target_write_memory(t->beneath, tid, addr, buf, len);
 }
 
 /* The process's own objects while it lives; the recording's after. */

@@ -1464,6 +1464,72 @@ out:
 	free(big);
 }
 
+static bool same_gdb_write(const struct trace_gdb_write *a, const struct trace_gdb_write *b)
+{
+	return a->tid == b->tid && a->pos == b->pos && a->regs == b->regs && a->addr == b->addr &&
+	       a->len == b->len && memcmp(a->bytes, b->bytes, a->len) == 0;
+}
+
+/* gdb's changes (memory and registers, interleaved as a `call` makes
+ * them) come back in file order, byte for byte, and monitor save keeps
+ * them; the writer refuses what the reader would; a malformed one is
+ * named. */
+static void test_gdb_writes(void)
+{
+	uint8_t *regs = frame_bytes(TRACE_GDB_REGS_MIN + 832, 4), *mem = frame_bytes(300, 5);
+	const struct trace_gdb_write writes[3] = {
+		{100, 12, false, 0x555555558010, mem, 4},
+		{100, 12, true, 0, regs, TRACE_GDB_REGS_MIN + 832},
+		{101, 3, false, 0x7ffc0000, mem, 300},
+	};
+	const char *p = tmp("gdb-writes.ptrev");
+	struct trace_writer *w = trace_writer_open(p, errbuf, sizeof errbuf);
+	trace_write_meta(w, "backend", "event");
+	for (int i = 0; i < 3; i++)
+		CHECK(trace_write_gdb_write(w, &writes[i]) == 0, "write %d: %s", i,
+		      trace_writer_error(w));
+	struct trace_gdb_write bad = writes[1];
+	bad.len = TRACE_GDB_REGS_MIN - 1;
+	CHECK(trace_write_gdb_write(w, &bad) < 0, "registers of 215 bytes accepted");
+	bad = writes[0];
+	bad.len = 0;
+	CHECK(trace_write_gdb_write(w, &bad) < 0, "0 bytes of memory accepted");
+	bad.len = 2;
+	bad.addr = UINT64_MAX;
+	CHECK(trace_write_gdb_write(w, &bad) < 0, "memory past 2^64 accepted");
+	bad = writes[0];
+	bad.tid = 0;
+	CHECK(trace_write_gdb_write(w, &bad) < 0, "thread 0 accepted");
+	trace_writer_close(w, errbuf, sizeof errbuf);
+	CHECK(count_records(p, TRACE_REC_GDB_MEM, 0, NULL) == 2 &&
+	      count_records(p, TRACE_REC_GDB_REGS, 0, NULL) == 1, "GDB_MEM and GDB_REGS records");
+	struct trace_data td;
+	int rc = trace_read_file(p, &td, errbuf, sizeof errbuf);
+	CHECK(rc == 0 && td.ngdb_writes == 3 && td.nskipped == 0, "read: %s, %zu writes", errbuf,
+	      rc == 0 ? td.ngdb_writes : 0);
+	for (size_t i = 0; rc == 0 && i < td.ngdb_writes && i < 3; i++)
+		CHECK(same_gdb_write(&td.gdb_writes[i], &writes[i]), "write %zu differs", i);
+	if (rc == 0) {
+		const char *q = tmp("gdb-writes-saved.ptrev");
+		CHECK(trace_save(&td, q, &sample_end, errbuf, sizeof errbuf) == 0, "save: %s",
+		      errbuf);
+		trace_data_free(&td);
+		rc = trace_read_file(q, &td, errbuf, sizeof errbuf);
+		CHECK(rc == 0 && td.ngdb_writes == 3, "saved: %s", errbuf);
+		for (size_t i = 0; rc == 0 && i < td.ngdb_writes && i < 3; i++)
+			CHECK(same_gdb_write(&td.gdb_writes[i], &writes[i]), "saved write %zu differs",
+			      i);
+		if (rc == 0)
+			trace_data_free(&td);
+	}
+	uint8_t raw[4 + 8 + 8 + 16] = {100, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0, 0x10};
+	expect_malformed(TRACE_REC_GDB_REGS, raw, sizeof raw,
+			 "gdb's register change of 16 bytes at 0x10: not registers");
+	expect_malformed(TRACE_REC_GDB_MEM, raw, 20, "gdb's memory change of 0 bytes");
+	free(regs);
+	free(mem);
+}
+
 /* The writer refuses a frame the reader would refuse, says why, and goes
  * on writing valid records. */
 static void test_sigframe_rejects(void)
@@ -2031,6 +2097,7 @@ int main(void)
 	test_sigframe_rejects();
 	test_sigframe_kept();
 	test_sigframe_malformed();
+	test_gdb_writes();
 	test_keep_sample();
 	test_keep_equals_file();
 	test_keep_continues();

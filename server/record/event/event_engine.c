@@ -302,27 +302,59 @@ void event_engine_stop_before_exit(struct event_engine *e, bool on)
 	e->r.live.stop_before_exit = on;
 }
 
+/* t has the CPU and stands at a stop: a STATE point where it stands, as
+ * its next event, which ends its run (so that a replay of the runs so far
+ * reaches it); its run goes on after. 0/-1. */
+static int point_here(struct ev_thread *t)
+{
+	struct ev_rec *r = t->rec;
+	struct user_regs_struct now;
+	if (ptrace(PTRACE_GETREGS, t->tid, NULL, &now) < 0)
+		return ev_fail(r, "thread %d: registers: %s", (int)t->tid, strerror(errno));
+	if (ev_point_write(t, &now) < 0 || ev_run_end(t, t->events - 1) < 0)
+		return -1;
+	r->cpu = t;
+	t->run_first = t->events;
+	return 0;
+}
+
 int event_engine_present(struct event_engine *e, char *err, size_t errlen)
 {
 	struct ev_rec *r = &e->r;
 	struct ev_thread *t = r->cpu;
 	int rc = 0;
-	if (t && t->state == EV_T_RUNNING && t->moved && !t->exiting && !t->running) {
-		/* Where it stands, as its next event; its run goes on after. */
-		struct user_regs_struct now;
-		if (ptrace(PTRACE_GETREGS, t->tid, NULL, &now) < 0)
-			rc = ev_fail(r, "thread %d: registers: %s", (int)t->tid, strerror(errno));
-		else if ((rc = ev_point_write(t, &now)) == 0 &&
-			 (rc = ev_run_end(t, t->events - 1)) == 0) {
-			r->cpu = t;
-			t->run_first = t->events;
-		}
-	}
+	if (t && t->state == EV_T_RUNNING && t->moved && !t->exiting && !t->running)
+		rc = point_here(t);
 	if (rc == 0)
 		rc = ev_sched_flush(r);
 	if (rc < 0)
 		snprintf(err, errlen, "%s", r->err[0] ? r->err : "recording failed");
 	return rc;
+}
+
+int event_engine_gdb_write(struct event_engine *e, const struct trace_gdb_write *g)
+{
+	struct ev_rec *r = &e->r;
+	struct ev_thread *t = ev_thread_find(r, g->tid);
+	if (!g->regs)
+		t = r->cpu;
+	if (e->finished || r->proc_gone || !t || !t->started || t->running || t->exiting ||
+	    t->exit_hold_point || t->restarting || t->delivering || t->own_sig)
+		return -1;
+	if (t == r->cpu ? t->state != EV_T_RUNNING : t->state != EV_T_READY || t->moved)
+		return -1;
+	/* After a STATE point where it stands, which ends its run there:
+	 * the change then comes after every event of the runs so far. */
+	if (t == r->cpu && (t->moved || t->events > t->run_first) && point_here(t) < 0)
+		return -1;
+	/* Right after an event: none yet (the thread's first instruction)
+	 * is a place no event marks. */
+	if (!t->events)
+		return -1;
+	struct trace_gdb_write w = *g;
+	w.tid = t->tid;
+	w.pos = t->events;
+	return trace_write_gdb_write(r->w, &w);
 }
 
 bool event_engine_at_entered_syscall(const struct event_engine *e, pid_t tid)

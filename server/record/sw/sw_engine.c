@@ -9,6 +9,7 @@
 #include "recorder_sw.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
@@ -22,6 +23,7 @@
 #include <unistd.h>
 
 #include "ptrev/inferior_raw.h"
+#include "ptrev/pt_encoder.h"
 #include "ptrev/ptrace_wait.h"
 #include "ptrev/sw_engine.h"
 
@@ -284,6 +286,27 @@ int sw_engine_resume(struct sw_engine *e, pid_t tid, bool step, int sig)
 		return -1;
 	}
 	return 0;
+}
+
+int sw_engine_gdb_write(struct sw_engine *e, const struct trace_gdb_write *g)
+{
+	struct sw_rec *r = &e->r;
+	struct sw_thread *t = sw_thread_find(r, g->tid);
+	struct user_regs_struct now;
+	if (!t || t->gone || !t->started || t->inflight || t->mid_step || t->in_block ||
+	    ptrace(PTRACE_GETREGS, t->tid, NULL, &now) < 0)
+		return -1;
+	struct trace_gdb_write w = *g;
+	w.pos = t->insns;
+	if (trace_write_gdb_write(r->w, &w) < 0)
+		return -1;
+	if (!g->regs)
+		return 0;
+	uint64_t to;
+	memcpy(&to, g->bytes + offsetof(struct user_regs_struct, rip), sizeof to);
+	/* A jump the program did not make: its trace is interrupted where
+	 * it stood and goes on at the new PC (as after a signal). */
+	return to != now.rip && ptenc_interrupt(t->enc, now.rip) < 0 ? -1 : 0;
 }
 
 void sw_engine_stop_before_exit(struct sw_engine *e, bool on)
