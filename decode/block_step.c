@@ -323,8 +323,11 @@ int bstep_before_step(struct bstep *b, pid_t tid, struct user_regs_struct *regs,
 	if (!t)
 		return 0;
 	our_rf = t->hit_ip == regs->rip && (regs->eflags & BSTEP_EFLAGS_RF);
-	if (t->slot >= 0 && t->addr_valid && t->addr == regs->rip &&
-	    (!our_rf || saves_flags) && disarm(t, base_dr7) < 0)
+	/* Disarmed even where our hit's RF would let the step pass it: in
+	 * some VMs (an Intel Xeon guest here) the breakpoint now and then
+	 * fires again under RF, which would stop the step before its
+	 * instruction ran. */
+	if (t->slot >= 0 && t->addr_valid && t->addr == regs->rip && disarm(t, base_dr7) < 0)
 		return -1;
 	if (our_rf && saves_flags) {
 		regs->eflags &= ~BSTEP_EFLAGS_RF;

@@ -56,7 +56,7 @@ static int run_to_state(struct erp *e, struct erp_thread *t, const struct trace_
 		return erp_fail(e, "thread %d: no hardware breakpoint for its STATE point",
 				(int)t->rec_tid);
 	for (;;) {
-		if (erp_resume(e, t, PTRACE_SYSCALL, 0, &ws) < 0)
+		if (erp_resume_to_pass(e, t, pc, &ws) < 0)
 			return -1;
 		if (WSTOPSIG(ws) != SIGTRAP || erp_get_regs(e, t, &out->regs) < 0 ||
 		    out->regs.rip != pc) {
@@ -354,7 +354,7 @@ int erp_near_state(struct erp *e, struct erp_thread *t, const struct trace_state
 		return erp_fail(e, "thread %d: no hardware breakpoint for its STATE point",
 				(int)t->rec_tid);
 	while (!jumped) {
-		if (erp_resume(e, t, PTRACE_SYSCALL, 0, &ws) < 0)
+		if (erp_resume_to_pass(e, t, pc, &ws) < 0)
 			return -1;
 		if (WSTOPSIG(ws) != SIGTRAP || erp_get_regs(e, t, regs) < 0 || regs->rip != pc) {
 			inf_dr_write(t->tid, 7, e->search_dr7);

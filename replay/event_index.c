@@ -4,6 +4,7 @@
  * and a recording whose numbers skip or repeat is refused rather than
  * replayed wrongly. */
 #include "event_replay.h"
+#include "gdb_write.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -91,16 +92,6 @@ static int place(struct erp *e, pid_t rec_tid, uint64_t pos, enum erp_kind kind,
 	return 0;
 }
 
-/* Position order; one position's changes in the order gdb made them. */
-static int by_gdb_pos(const void *a, const void *b)
-{
-	const struct trace_gdb_write *x = *(const struct trace_gdb_write *const *)a;
-	const struct trace_gdb_write *y = *(const struct trace_gdb_write *const *)b;
-	if (x->pos != y->pos)
-		return x->pos < y->pos ? -1 : 1;
-	return x < y ? -1 : x > y;
-}
-
 static int index_gdb_writes(struct erp *e, const struct trace_data *td)
 {
 	for (size_t i = 0; i < td->ngdb_writes; i++) {
@@ -118,7 +109,8 @@ static int index_gdb_writes(struct erp *e, const struct trace_data *td)
 	}
 	for (size_t i = 0; i < e->nthreads; i++)
 		if (e->threads[i].ngw)
-			qsort(e->threads[i].gw, e->threads[i].ngw, sizeof *e->threads[i].gw, by_gdb_pos);
+			qsort(e->threads[i].gw, e->threads[i].ngw, sizeof *e->threads[i].gw,
+			      gdb_write_by_pos);
 	return 0;
 }
 

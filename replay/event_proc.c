@@ -225,6 +225,30 @@ int erp_resume(struct erp *e, struct erp_thread *t, int req, int sig, int *st)
 	return wait_stop(e, t, req, st);
 }
 
+int erp_resume_to_pass(struct erp *e, struct erp_thread *t, uint64_t pc, int *st)
+{
+	struct user_regs_struct regs;
+	uint8_t b[2] = {0};
+	if (erp_get_regs(e, t, &regs) < 0)
+		return -1;
+	/* Stopped there by the breakpoint (RF set), not by a signal before
+	 * its pass (which the breakpoint is still to see). */
+	if (regs.rip == pc && (regs.eflags & 0x10000) &&
+	    !(erp_read_mem(e, pc, b, 2) == 2 && b[0] == 0x0f && b[1] == 0x05)) {
+		if (inf_dr_write(t->tid, 7, e->search_dr7) < 0 ||
+		    erp_resume(e, t, PTRACE_SINGLESTEP, 0, st) < 0 ||
+		    inf_dr_write(t->tid, 7, e->search_dr7 | 1) < 0)
+			return erp_fail(e, "thread %d: stepping off its STATE point's PC: %s",
+					(int)t->rec_tid, e->why[0] ? e->why : strerror(errno));
+		inf_dr_clear_dr6(t->tid);
+		/* Something else came (the caller's to tell), or the next
+		 * pass already (a loop of one instruction). */
+		if (WSTOPSIG(*st) != SIGTRAP || erp_get_regs(e, t, &regs) < 0 || regs.rip == pc)
+			return 0;
+	}
+	return erp_resume(e, t, PTRACE_SYSCALL, 0, st);
+}
+
 uint64_t erp_now_ns(void)
 {
 	struct timespec ts;

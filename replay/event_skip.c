@@ -123,10 +123,11 @@ static int to_next_pass(struct erp *e, struct erp_thread *t, uint64_t pc, int gu
 	if (inf_dr_write(t->tid, 7, e->search_dr7 | 1) < 0)
 		return erp_fail(e, "thread %d: no hardware breakpoint for its STATE point",
 				(int)t->rec_tid);
-	do {
+	if (erp_resume_to_pass(e, t, pc, &ws) < 0)
+		return -1;
+	while (erp_timer_stop(t, guard, ws))
 		if (erp_resume(e, t, PTRACE_SYSCALL, 0, &ws) < 0)
 			return -1;
-	} while (erp_timer_stop(t, guard, ws));
 	if (WSTOPSIG(ws) != SIGTRAP)
 		return 0;
 	if (erp_get_regs(e, t, regs) < 0)

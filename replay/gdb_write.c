@@ -47,3 +47,12 @@ int gdb_write_apply(pid_t tid, int memfd, const struct trace_gdb_write *g, uint6
 	}
 	return 0;
 }
+
+int gdb_write_by_pos(const void *a, const void *b)
+{
+	const struct trace_gdb_write *x = *(const struct trace_gdb_write *const *)a;
+	const struct trace_gdb_write *y = *(const struct trace_gdb_write *const *)b;
+	if (x->pos != y->pos)
+		return x->pos < y->pos ? -1 : 1;
+	return x < y ? -1 : x > y;
+}

@@ -18,4 +18,8 @@
 int gdb_write_apply(pid_t tid, int memfd, const struct trace_gdb_write *g, uint64_t *rip_was,
 		    char *why, size_t whylen);
 
+/* qsort order of pointers to the changes of one array: by position, the
+ * changes made at one position in the order gdb made them (file order). */
+int gdb_write_by_pos(const void *a, const void *b);
+
 #endif

@@ -2,6 +2,7 @@
  * values), indexed by position, and the lookups every run makes: the next
  * event at or after a position. */
 #include "replayer_internal.h"
+#include "gdb_write.h"
 
 #include <stdlib.h>
 
@@ -26,17 +27,6 @@ static int by_tsc_pos(const void *a, const void *b)
 	return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
-/* Position order; the changes made at one position in the order gdb made
- * them (file order: pointers into one array). */
-static int by_gdb_pos(const void *a, const void *b)
-{
-	const struct trace_gdb_write *x = *(const struct trace_gdb_write *const *)a;
-	const struct trace_gdb_write *y = *(const struct trace_gdb_write *const *)b;
-	if (x->pos != y->pos)
-		return x->pos < y->pos ? -1 : 1;
-	return x < y ? -1 : x > y;
-}
-
 /* Rebuilt from scratch: td's arrays may have moved since the last time. */
 int rp_index_events(struct replayer *r)
 {
@@ -57,7 +47,7 @@ int rp_index_events(struct replayer *r)
 	for (size_t i = 0; i < td->ngdb_writes; i++)
 		if (td->gdb_writes[i].tid == r->tid)
 			r->gw[r->ngw++] = &td->gdb_writes[i];
-	qsort(r->gw, r->ngw, sizeof *r->gw, by_gdb_pos);
+	qsort(r->gw, r->ngw, sizeof *r->gw, gdb_write_by_pos);
 	for (size_t i = 0; i < td->nsyscalls; i++)
 		if (td->syscalls[i].tid == r->tid)
 			r->sys[r->nsys++] = &td->syscalls[i];
