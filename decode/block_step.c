@@ -306,8 +306,9 @@ int bstep_stopped(struct bstep *b, pid_t tid, int wstatus, struct user_regs_stru
 	}
 	/* A watchpoint's trap after the instruction before stop_ip stops
 	 * there too: DR6 says whose it is. */
-	if (regs->rip != t->stop_ip || t->slot < 0 ||
-	    !(inf_dr_read_dr6(tid) & (1ull << t->slot)))
+	if (regs->rip != t->stop_ip || t->slot < 0)
+		return 0;
+	if (!(inf_dr_read_dr6(tid) & (1ull << t->slot)) && !inf_dr_lost_exec_hit(tid, regs->rip))
 		return 0;
 	inf_dr_clear_dr6(tid);
 	t->hit_ip = t->stop_ip;

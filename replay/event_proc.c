@@ -8,6 +8,7 @@
 #include "event_replay.h"
 
 #include <elf.h>
+#include <stddef.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -59,12 +60,35 @@ static int arm_search(struct erp *e, struct erp_thread *t)
  * comes with a single step's end or a STATE point's hit (DR0) is counted
  * and the stop left to the caller. The CPU's RF (set by the kernel on an
  * instruction breakpoint's trap) lets the instruction run when resumed. */
+/* A search's execution point hit t at its PC, the #DB come without DR6
+ * bits (inf_dr_lost_exec_hit): the DR6 the hit would have had (B1-B3,
+ * and B0 where the STATE point's register, armed, is at the PC too); 0
+ * when the stop is not such a hit. */
+static uint64_t lost_search_hit(struct erp *e, struct erp_thread *t)
+{
+	struct user_regs_struct regs;
+	if (ptrace(PTRACE_GETREGS, t->tid, NULL, &regs) < 0)
+		return 0;
+	uint64_t dr6 = 0;
+	for (size_t i = 0; i < e->nsearch; i++)
+		if (e->search[i].kind == DR_EXEC && e->search[i].addr == regs.rip)
+			dr6 |= 2ull << i;
+	if (!dr6 || !inf_dr_lost_exec_hit(t->tid, regs.rip))
+		return 0;
+	errno = 0;
+	long dr7 = ptrace(PTRACE_PEEKUSER, t->tid, (void *)offsetof(struct user, u_debugreg[7]), NULL);
+	long dr0 = ptrace(PTRACE_PEEKUSER, t->tid, (void *)offsetof(struct user, u_debugreg[0]), NULL);
+	if (errno == 0 && (dr7 & 1) && (uint64_t)dr0 == regs.rip)
+		dr6 |= 1;
+	return dr6;
+}
+
 static bool search_hit(struct erp *e, struct erp_thread *t, int st)
 {
 	if (!e->nsearch || !WIFSTOPPED(st) || WSTOPSIG(st) != SIGTRAP)
 		return false;
 	uint64_t dr6 = inf_dr_read_dr6(t->tid);
-	if (!(dr6 & 0xe))
+	if (!(dr6 & 0xe) && !(dr6 = lost_search_hit(e, t)))
 		return false;
 	e->search_hits++;
 	e->search_last = t->next;

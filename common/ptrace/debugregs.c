@@ -33,6 +33,16 @@ void inf_dr_clear_dr6(pid_t tid)
 	inf_dr_write(tid, 6, 0);
 }
 
+bool inf_dr_lost_exec_hit(pid_t tid, uint64_t ip)
+{
+	siginfo_t si;
+	if (ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) < 0 || si.si_code != TRAP_BRKPT)
+		return false;
+	errno = 0;
+	long before = ptrace(PTRACE_PEEKTEXT, tid, (void *)(ip - 1), NULL);
+	return !(errno == 0 && (before & 0xff) == 0xf1);
+}
+
 void inf_dr_clear_thread(pid_t tid)
 {
 	inf_dr_write(tid, 7, 0);
@@ -186,6 +196,12 @@ bool inf_dr_hit(struct inferior *inf, pid_t tid, struct stop_event *e)
 	uint64_t dr6 = inf->dr7 ? inf_dr_read_dr6(tid) : 0;
 	if (dr6)
 		inf_dr_clear_dr6(tid);
+	uint64_t pc;
+	if (inf->dr7 && !(dr6 & 0xf) && inf_get_pc(tid, &pc) == 0)
+		for (int i = 0; i < 4; i++)
+			if (inf->hw[i].used && inf->hw[i].type == 1 && inf->hw[i].addr == pc &&
+			    inf_dr_lost_exec_hit(tid, pc))
+				dr6 |= 1u << i; /* its DR6 lost (a VM's) */
 	for (int i = 0; i < 4; i++) {
 		if (!(dr6 & (1u << i)) || !inf->hw[i].used)
 			continue;

@@ -78,12 +78,12 @@ bool bstep_running(const struct bstep *b, pid_t tid);
 
 /* Thread tid, stopped at regs->rip, is about to execute that instruction
  * by a single step (or other means than a run). If our debug register is
- * armed there it would stop the thread first: it stays only when the
- * thread stopped there by it and still has RF, which carries the step
- * over it, and the instruction does not save EFLAGS (saves_flags: syscall
- * puts them in r11, int and far transfers in a frame the program can see);
- * else it is disarmed (DR7 := base_dr7), and RF that our hit left is
- * cleared (regs written back). 0/-1. */
+ * armed there it would stop the thread first: it is disarmed (DR7 :=
+ * base_dr7), even where the thread stopped there by it and has RF, which
+ * should carry the step over it (in some VMs the register fires again
+ * under RF now and then). Where the instruction saves EFLAGS (saves_flags:
+ * syscall puts them in r11, int and far transfers in a frame the program
+ * can see), RF that our hit left is cleared (regs written back). 0/-1. */
 int bstep_before_step(struct bstep *b, pid_t tid, struct user_regs_struct *regs,
 		      bool saves_flags, uint64_t base_dr7);
 

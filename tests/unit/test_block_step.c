@@ -153,13 +153,15 @@ int main(void)
 	      "DR3 %#llx DR7 %#llx", (unsigned long long)peek_dr(pid, 3),
 	      (unsigned long long)peek_dr(pid, 7));
 	CHECK(byte_at(pid, c) != 0xcc, "nothing written to memory");
-	/* A single step of a near instruction over it: RF carries it. */
-	CHECK(bstep_before_step(b, pid, &r, false, 0) == 0 &&
-	      peek_dr(pid, 7) == inf_dr7_slot(3, DR_EXEC, 1), "still armed for the step");
+	/* A single step off the hit: the register disarmed first, RF not
+	 * relied on (in some VMs it fires again under RF now and then,
+	 * which stopped the step before its instruction). */
+	CHECK(bstep_before_step(b, pid, &r, false, 0) == 0 && peek_dr(pid, 7) == 0,
+	      "disarmed for the step: DR7 %#llx", (unsigned long long)peek_dr(pid, 7));
 	ptrace(PTRACE_SINGLESTEP, pid, NULL, NULL);
 	waitpid(pid, &st, 0);
 	ptrace(PTRACE_GETREGS, pid, NULL, &r);
-	CHECK(r.rip == d && r.rax == 31, "stepped over the armed register: rip %#llx",
+	CHECK(r.rip == d && r.rax == 31, "stepped off the hit: rip %#llx",
 	      (unsigned long long)r.rip);
 
 	/* A fault before the end: told apart, the int3 lifted, the register
