@@ -3,24 +3,17 @@
  * program (a recording target pushed over it, unless it is recorded
  * already) and marks where that thread's trace begins, Qbtrace:off ends
  * the thread's (and the recording it started, with the last thread), and
- * qXfer:btrace:read hands gdb the thread's PT since its enable, with the
- * CPU it is for. */
+ * qXfer:btrace:read hands gdb the thread's PT since its enable. The PT is
+ * the sw recorder's (the only target with btrace_pt), exactly what the
+ * spec says: it names no CPU, so that gdb applies no CPU's errata. Where
+ * it named the host's, gdb refused to decode it on a CPU its libipt does
+ * not know (`Failed to configure the Intel Processor Trace decoder:
+ * unknown cpu`, on an Intel Xeon of family 6 model 207). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ptrev/cpu_id.h"
 #include "ptrev/gdb_server.h"
-
-static void cpu_xml(struct strbuf *out)
-{
-	struct cpu_id id;
-	cpu_id_read(&id);
-	strbuf_puts(out, "<cpu vendor=\"");
-	strbuf_xml_escaped(out, id.vendor);
-	strbuf_printf(out, "\" family=\"%u\" model=\"%u\" stepping=\"%u\"/>", id.family, id.model,
-		      id.stepping);
-}
 
 /* The thread a btrace packet is for: Hg's, else the one last stopped. */
 static pid_t btrace_tid(const struct gdb_server *s)
@@ -157,9 +150,8 @@ int gdb_btrace_xml(struct gdb_server *s, const char *annex, struct strbuf *obj)
 	}
 	b->read = true;
 	b->read_len = len;
-	strbuf_puts(obj, "<!DOCTYPE btrace SYSTEM \"btrace.dtd\">\n<btrace version=\"1.0\">\n<pt>\n<pt-config>\n");
-	cpu_xml(obj);
-	strbuf_puts(obj, "\n</pt-config>\n<raw>\n");
+	strbuf_puts(obj, "<!DOCTYPE btrace SYSTEM \"btrace.dtd\">\n<btrace version=\"1.0\">\n<pt>\n"
+		    "<raw>\n");
 	if (len > from)
 		strbuf_hex(obj, pt + from, len - from);
 	strbuf_puts(obj, "\n</raw>\n</pt>\n</btrace>\n");
