@@ -8,7 +8,6 @@
 #include "event_replay.h"
 
 #include <errno.h>
-#include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -288,16 +287,13 @@ static int gdb_writes_here(struct erp *e, struct erp_thread *t)
 	for (size_t i = lo; i < t->ngw && t->gw[i]->pos == t->next; i++) {
 		const struct trace_gdb_write *g = t->gw[i];
 		char why[256];
-		uint64_t was, to;
+		uint64_t from;
 		if (t->gone || e->exited)
 			return erp_fail(e, "thread %d ended before gdb's change after its event %zu",
 					(int)t->rec_tid, t->next - 1);
-		if (gdb_write_apply(t->tid, e->memfd, g, &was, why, sizeof why) < 0)
+		if (gdb_write_apply(t->tid, e->memfd, g, &from, why, sizeof why) < 0)
 			return erp_fail(e, "%s", why);
-		if (!g->regs || !stepping(e) || !t->started)
-			continue;
-		memcpy(&to, g->bytes + offsetof(struct user_regs_struct, rip), sizeof to);
-		if (to != was && e->obs->interrupt(e, t, was) < 0)
+		if (from && stepping(e) && t->started && e->obs->interrupt(e, t, from) < 0)
 			return -1;
 	}
 	return 0;

@@ -8,7 +8,6 @@
 #include "event_replay.h"
 
 #include <elf.h>
-#include <stddef.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -75,10 +74,7 @@ static uint64_t lost_search_hit(struct erp *e, struct erp_thread *t)
 			dr6 |= 2ull << i;
 	if (!dr6 || !inf_dr_lost_exec_hit(t->tid, regs.rip))
 		return 0;
-	errno = 0;
-	long dr7 = ptrace(PTRACE_PEEKUSER, t->tid, (void *)offsetof(struct user, u_debugreg[7]), NULL);
-	long dr0 = ptrace(PTRACE_PEEKUSER, t->tid, (void *)offsetof(struct user, u_debugreg[0]), NULL);
-	if (errno == 0 && (dr7 & 1) && (uint64_t)dr0 == regs.rip)
+	if ((inf_dr_read(t->tid, 7) & 1) && inf_dr_read(t->tid, 0) == regs.rip)
 		dr6 |= 1;
 	return dr6;
 }

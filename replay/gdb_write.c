@@ -13,11 +13,11 @@
 _Static_assert(sizeof(struct user_regs_struct) == TRACE_GDB_REGS_MIN,
 	       "GDB_REGS records hold struct user_regs_struct first");
 
-int gdb_write_apply(pid_t tid, int memfd, const struct trace_gdb_write *g, uint64_t *rip_was,
-		    char *why, size_t whylen)
+int gdb_write_apply(pid_t tid, int memfd, const struct trace_gdb_write *g,
+		    uint64_t *jumped_from, char *why, size_t whylen)
 {
-	if (rip_was)
-		*rip_was = 0;
+	if (jumped_from)
+		*jumped_from = 0;
 	if (!g->regs) {
 		if (pwrite(memfd, g->bytes, g->len, (off_t)g->addr) != (ssize_t)g->len) {
 			snprintf(why, whylen, "cannot make gdb's change of %zu bytes at %#llx in the "
@@ -34,8 +34,8 @@ int gdb_write_apply(pid_t tid, int memfd, const struct trace_gdb_write *g, uint6
 			 "replay: %s", (int)tid, strerror(errno));
 		return -1;
 	}
-	if (rip_was)
-		*rip_was = was.rip;
+	if (jumped_from && regs.rip != was.rip)
+		*jumped_from = was.rip;
 	if (g->len == sizeof regs)
 		return 0;
 	struct iovec iov = {.iov_base = (void *)(g->bytes + sizeof regs),

@@ -21,11 +21,16 @@ int inf_dr_write(pid_t tid, int n, uint64_t value)
 	return ptrace(PTRACE_POKEUSER, tid, (void *)DR_OFFSET(n), (void *)value) < 0 ? -1 : 0;
 }
 
-uint64_t inf_dr_read_dr6(pid_t tid)
+uint64_t inf_dr_read(pid_t tid, int n)
 {
 	errno = 0;
-	long v = ptrace(PTRACE_PEEKUSER, tid, (void *)DR_OFFSET(6), NULL);
+	long v = ptrace(PTRACE_PEEKUSER, tid, (void *)DR_OFFSET(n), NULL);
 	return (v == -1 && errno) ? 0 : (uint64_t)v;
+}
+
+uint64_t inf_dr_read_dr6(pid_t tid)
+{
+	return inf_dr_read(tid, 6);
 }
 
 void inf_dr_clear_dr6(pid_t tid)

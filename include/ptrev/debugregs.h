@@ -38,6 +38,9 @@ uint64_t inf_dr7_slot(int slot, int kind, int len);
  * stopped thread tid. 0, or -1 with errno. */
 int inf_dr_write(pid_t tid, int n, uint64_t value);
 
+/* Debug register n (0-3, 6, 7) of stopped thread tid; 0 when it cannot
+ * be read. */
+uint64_t inf_dr_read(pid_t tid, int n);
 /* DR6 of a thread (which debug register trapped); 0 when it cannot be
  * read. Cleared after a trap, as the CPU never clears it. */
 uint64_t inf_dr_read_dr6(pid_t tid);
