@@ -51,6 +51,10 @@ static int run_to_state(struct erp *e, struct erp_thread *t, const struct trace_
 		out->kind = AT_STATE;
 		return 0;
 	}
+	/* Standing on pc, the pass there is counted already (erp_at_state):
+	 * the breakpoint is not to see it again. */
+	if (out->regs.rip == pc && erp_pass_seen(e, t, &out->regs) < 0)
+		return -1;
 	if (inf_dr_write(t->tid, 0, pc) < 0 || inf_dr_write(t->tid, 7, e->search_dr7 | 1) < 0)
 		return erp_fail(e, "thread %d: no hardware breakpoint for its STATE point",
 				(int)t->rec_tid);
@@ -69,7 +73,8 @@ static int run_to_state(struct erp *e, struct erp_thread *t, const struct trace_
 					WSTOPSIG(ws) == (SIGTRAP | 0x80) ? "a syscall came first"
 									  : "a signal came first");
 		}
-		inf_dr_clear_dr6(t->tid);
+		if (erp_pass_seen(e, t, &out->regs) < 0)
+			return -1;
 		/* At each pass that is not the point, passes the registers say
 		 * cannot be it may be let go (event_skip.c). */
 		while ((m = erp_at_state(e, t, st, &out->regs)) == 0 &&
@@ -358,7 +363,8 @@ int erp_near_state(struct erp *e, struct erp_thread *t, const struct trace_state
 					"STATE point at %#llx)", (int)t->rec_tid, t->next,
 					(unsigned long long)pc);
 		}
-		inf_dr_clear_dr6(t->tid);
+		if (erp_pass_seen(e, t, regs) < 0)
+			return -1;
 		if ((m = erp_at_state(e, t, st, regs)) != 0)
 			break; /* the point itself (1): no place before it found */
 		if ((m = erp_skip_passes(e, t, st, regs)) < 0)

@@ -269,6 +269,15 @@ int erp_resume_to_pass(struct erp *e, struct erp_thread *t, uint64_t pc, int *st
 	return erp_resume(e, t, PTRACE_SYSCALL, 0, st);
 }
 
+int erp_pass_seen(struct erp *e, struct erp_thread *t, struct user_regs_struct *regs)
+{
+	inf_dr_clear_dr6(t->tid);
+	if (regs->eflags & 0x10000)
+		return 0;
+	regs->eflags |= 0x10000;
+	return erp_set_regs(e, t, regs);
+}
+
 uint64_t erp_now_ns(void)
 {
 	struct timespec ts;

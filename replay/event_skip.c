@@ -134,8 +134,7 @@ static int to_next_pass(struct erp *e, struct erp_thread *t, uint64_t pc, int gu
 		return -1;
 	if (regs->rip != pc)
 		return 0;
-	inf_dr_clear_dr6(t->tid);
-	return 1;
+	return erp_pass_seen(e, t, regs) < 0 ? -1 : 1;
 }
 
 /* The CPU time t spends being resumed and stopped when it runs nothing
