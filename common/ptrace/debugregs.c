@@ -48,6 +48,13 @@ bool inf_dr_lost_exec_hit(pid_t tid, uint64_t ip)
 	return !(errno == 0 && (before & 0xff) == 0xf1);
 }
 
+bool inf_dr_stale_step_hit(pid_t tid, uint64_t eflags)
+{
+	siginfo_t si;
+	return !(eflags & 0x100) && ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) == 0 &&
+	       si.si_code == TRAP_TRACE;
+}
+
 void inf_dr_clear_thread(pid_t tid)
 {
 	inf_dr_write(tid, 7, 0);
