@@ -247,13 +247,11 @@ int erp_set_regs(struct erp *e, struct erp_thread *t, const struct user_regs_str
 int erp_resume(struct erp *e, struct erp_thread *t, int req, int sig, int *st);
 /* Resume t (PTRACE_SYSCALL) to its next pass of pc, where DR0 is armed
  * (DR7 = search_dr7 | 1), and wait for the stop. Where t stands on pc
- * after a hit (a pass just seen: RF set), that instruction is stepped
- * first with DR0 disarmed: the kernel resumes a thread after a hit with RF set so that
- * the breakpoint does not fire again there, but in some VMs (an Intel
- * Xeon guest here, under load: 9 to 32 in 300,000 hits) it does, which
- * counted one pass twice and unsettled the pass model (event_skip.c). A
- * syscall instruction at pc is resumed under RF (a step would run the
- * call). 0, or -1. */
+ * after a pass counted (RF set: the kernel's after a hit, or
+ * erp_pass_seen's), that instruction is stepped first with DR0 disarmed,
+ * rather than left to RF: a second hit at the same pass would count it
+ * twice. A syscall instruction at pc is resumed under RF (a step would
+ * run the call). 0, or -1. */
 int erp_resume_to_pass(struct erp *e, struct erp_thread *t, uint64_t pc, int *st);
 /* t stands at pc, its pass there counted (a breakpoint's hit, a step or
  * a stop that ended there): DR6 cleared, and RF set where the kernel did
