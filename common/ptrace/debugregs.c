@@ -41,7 +41,11 @@ void inf_dr_clear_dr6(pid_t tid)
 bool inf_dr_lost_exec_hit(pid_t tid, uint64_t ip)
 {
 	siginfo_t si;
-	if (ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) < 0 || si.si_code != TRAP_BRKPT)
+	if (ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) < 0)
+		return false;
+	if (si.si_code == TRAP_HWBKPT)
+		return !(inf_dr_read_dr6(tid) & 0xf);
+	if (si.si_code != TRAP_BRKPT)
 		return false;
 	errno = 0;
 	long before = ptrace(PTRACE_PEEKTEXT, tid, (void *)(ip - 1), NULL);

@@ -51,7 +51,10 @@ void inf_dr_clear_dr6(pid_t tid);
  * VMs lose DR6 now and then (an Intel Xeon guest here: 1 run in 10 of a
  * small program under the block stepper); the kernel then takes the #DB
  * for an ICEBP (INT1) instruction's and says TRAP_BRKPT. An INT1 of the
- * program's own traps after itself: its byte is right before ip. */
+ * program's own traps after itself: its byte is right before ip. Or the
+ * kernel saw a register's bit but found no breakpoint of the thread's
+ * for it, and says TRAP_HWBKPT with no bit in the thread's DR6 (and no
+ * RF set: seen in the same VM). */
 bool inf_dr_lost_exec_hit(pid_t tid, uint64_t ip);
 /* ...or one whose #DB came with a stale single-step bit (BS) instead of
  * the register's? The same VM does that too (an event replay resumed

@@ -5,7 +5,9 @@
  * its own int3 (SI_KERNEL: neither), a trap of its own TF (TRAP_TRACE
  * with TF set: not a hit), a tracer's step (TRAP_TRACE, TF not shown:
  * what a stale BS looks like, which callers ask only of a thread they
- * resumed to run); and a real hit of DR0, which DR6 names. */
+ * resumed to run); and a real hit of DR0, which DR6 names (with DR6
+ * cleared after it: what a hit the kernel could not attribute looks
+ * like). */
 #include "ptrev/debugregs.h"
 
 #include <signal.h>
@@ -116,8 +118,12 @@ int main(void)
 	      (unsigned long long)r.rip);
 	CHECK(inf_dr_read_dr6(pid) & 1, "DR6 names DR0: %#llx",
 	      (unsigned long long)inf_dr_read_dr6(pid));
+	CHECK(!inf_dr_lost_exec_hit(pid, r.rip), "a hit DR6 names is not a lost one");
 	inf_dr_clear_dr6(pid);
 	CHECK(!(inf_dr_read_dr6(pid) & 0xf), "DR6 cleared");
+	/* TRAP_HWBKPT with no bit in the thread's DR6: what the VM's hit the
+	 * kernel could not attribute looks like. */
+	CHECK(inf_dr_lost_exec_hit(pid, r.rip), "a register's trap, DR6 empty, is a lost hit");
 	finish_child(pid);
 
 	if (failures)
