@@ -29,6 +29,8 @@ struct rp_watch {
 	bool found;             /* an interval was closed */
 	uint64_t lo, hi;        /* the first (stop_at_first) or the last one */
 	bool stop;              /* the run should end now (stop_at_first) */
+	uint8_t before[32];     /* the range before a single step (rp_watch_step_begin) */
+	bool have_before;
 };
 
 /* One stopped process of ours: the replay process or a checkpoint. */
@@ -109,6 +111,16 @@ struct replayer {
 /* p stopped with SIGTRAP: was it a data-watch trap? (then it is noted,
  * DR6 cleared, and the run just resumes) */
 bool rp_watch_trap(struct replayer *r, struct rp_proc *p);
+/* ...a SIGTRAP away from any breakpoint of the run's (the caller knows),
+ * which only a data watch's #DB can be where DR6 came empty or stale (a
+ * VM's, as for execution breakpoints: ptrev/debugregs.h): noted the same.
+ * A program's own SIGTRAP (int3, a kill) is none. */
+bool rp_watch_lost_trap(struct replayer *r, struct rp_proc *p);
+/* Around a single step: the range is read before it, and after it a
+ * change of its bytes is an access even where DR6 lost the watch's bit
+ * (a write watch; a read that the VM's DR6 lost stays unseen). */
+void rp_watch_step_begin(struct replayer *r, struct rp_proc *p);
+void rp_watch_step_end(struct replayer *r, struct rp_proc *p);
 /* The recorded syscall s (at p->pos) wrote memory: does it touch the
  * watched range? */
 void rp_watch_sys_writes(struct replayer *r, struct rp_proc *p, const struct trace_syscall *s);

@@ -54,6 +54,7 @@ static int step_one(struct replayer *r, struct rp_proc *p, bool check)
 		return rp_fail(r, "replay diverged at position %llu: a syscall "
 			       "the recording did not make", (unsigned long long)p->pos);
 	for (;;) {
+		rp_watch_step_begin(r, p);
 		if (rp_resume_wait(r, p, PTRACE_SINGLESTEP, 0, &st) < 0)
 			return -1;
 		if (WSTOPSIG(st) == SIGSEGV)
@@ -63,8 +64,10 @@ static int step_one(struct replayer *r, struct rp_proc *p, bool check)
 				       "%d the recording did not have",
 				       (unsigned long long)p->pos, WSTOPSIG(st));
 		/* A data watch's trap comes with the step's (one #DB, DR6
-		 * says both): this instruction (or REP iteration) accessed. */
-		rp_watch_trap(r, p);
+		 * says both): this instruction (or REP iteration) accessed.
+		 * Where DR6 lost it, a change of the range says so. */
+		if (!rp_watch_trap(r, p))
+			rp_watch_step_end(r, p);
 		if (rp_get_regs(r, p, &regs) < 0)
 			return -1;
 		if (regs.rip != before.rip)
@@ -214,11 +217,19 @@ static int run_far_bp(struct replayer *r, struct rp_proc *p, uint64_t target,
 		if (sig == SIGTRAP && rp_watch_trap(r, p))
 			continue;
 		struct user_regs_struct regs;
-		if (sig != SIGTRAP || rp_get_regs(r, p, &regs) < 0 ||
-		    regs.rip - (bp->hw ? 0 : 1) != a)
+		if (sig != SIGTRAP || rp_get_regs(r, p, &regs) < 0)
 			return rp_fail(r, "replay diverged after position %llu: stop "
 				       "with signal %d the recording did not have",
 				       (unsigned long long)p->pos, sig);
+		if (regs.rip - (bp->hw ? 0 : 1) != a) {
+			/* Away from the breakpoint, a #DB is a watch's whose
+			 * DR6 the VM lost. */
+			if (rp_watch_lost_trap(r, p))
+				continue;
+			return rp_fail(r, "replay diverged after position %llu: stop "
+				       "with signal %d the recording did not have",
+				       (unsigned long long)p->pos, sig);
+		}
 		if (hit > target || hit > sys_pos_or_max(s))
 			return rp_fail(r, "replay diverged after position %llu: "
 				       "reached %#llx earlier than the recording",

@@ -9,6 +9,12 @@
 
 #include "ptrev/debugregs.h"
 
+#include <signal.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
+#include <unistd.h>
+
 static void note(struct rp_watch *w, uint64_t lo)
 {
 	if (!w->pending) {
@@ -30,6 +36,55 @@ bool rp_watch_trap(struct replayer *r, struct rp_proc *p)
 	inf_dr_clear_dr6(p->pid);
 	note(w, p->pos);
 	return true;
+}
+
+bool rp_watch_lost_trap(struct replayer *r, struct rp_proc *p)
+{
+	struct rp_watch *w = r->watch;
+	siginfo_t si;
+
+	if (!w || !w->active || ptrace(PTRACE_GETSIGINFO, p->pid, NULL, &si) < 0 ||
+	    (si.si_code != TRAP_BRKPT && si.si_code != TRAP_HWBKPT && si.si_code != TRAP_TRACE))
+		return false;
+	if (si.si_code == TRAP_BRKPT) {
+		/* The program's own ICEBP traps after its byte. */
+		struct user_regs_struct regs;
+		uint8_t b = 0;
+		if (ptrace(PTRACE_GETREGS, p->pid, NULL, &regs) < 0 ||
+		    (pread(p->memfd, &b, 1, (off_t)(regs.rip - 1)) == 1 && b == 0xf1))
+			return false;
+	}
+	inf_dr_clear_dr6(p->pid);
+	note(w, p->pos);
+	return true;
+}
+
+static size_t watched_len(const struct rp_watch *w)
+{
+	return w->len < sizeof w->before ? w->len : sizeof w->before;
+}
+
+void rp_watch_step_begin(struct replayer *r, struct rp_proc *p)
+{
+	struct rp_watch *w = r->watch;
+
+	if (!w || !w->active)
+		return;
+	size_t n = watched_len(w);
+	w->have_before = pread(p->memfd, w->before, n, (off_t)w->addr) == (ssize_t)n;
+}
+
+void rp_watch_step_end(struct replayer *r, struct rp_proc *p)
+{
+	struct rp_watch *w = r->watch;
+	uint8_t now[sizeof w->before];
+
+	if (!w || !w->active || !w->have_before)
+		return;
+	size_t n = watched_len(w);
+	w->have_before = false;
+	if (pread(p->memfd, now, n, (off_t)w->addr) == (ssize_t)n && memcmp(now, w->before, n) != 0)
+		note(w, p->pos);
 }
 
 void rp_watch_sys_writes(struct replayer *r, struct rp_proc *p, const struct trace_syscall *s)
