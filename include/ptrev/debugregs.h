@@ -57,8 +57,8 @@ void inf_dr_clear_dr6(pid_t tid);
  * RF set: seen in the same VM). */
 bool inf_dr_lost_exec_hit(pid_t tid, uint64_t ip);
 /* ...or one whose #DB came with a stale single-step bit (BS) instead of
- * the register's? The same VM does that too (an event replay resumed
- * 11 to 43 of 300,000 hits without RF for it): the kernel then says
+ * the register's? The same VM does that too (11 to 43 hits in one
+ * event replay of a hot loop's recording): the kernel then says
  * TRAP_TRACE. Only for a thread the tracer resumed to run (PTRACE_CONT,
  * PTRACE_SYSCALL), not stepped: a step's end says the same. A program
  * that sets TF itself (eflags: as the thread stands) gets its own traps:
