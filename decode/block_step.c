@@ -309,8 +309,7 @@ int bstep_stopped(struct bstep *b, pid_t tid, int wstatus, struct user_regs_stru
 	 * with a DR6 empty or stale, the siginfo. */
 	if (regs->rip != t->stop_ip || t->slot < 0)
 		return 0;
-	if (!(inf_dr_read_dr6(tid) & (1ull << t->slot)) && !inf_dr_lost_exec_hit(tid, regs->rip) &&
-	    !inf_dr_stale_step_hit(tid, regs->eflags))
+	if (!(inf_dr_read_dr6(tid) & (1ull << t->slot)) && !inf_dr_lost_hit(tid, regs))
 		return 0;
 	inf_dr_clear_dr6(tid);
 	t->hit_ip = t->stop_ip;

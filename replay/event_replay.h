@@ -261,8 +261,9 @@ int erp_resume_to_pass(struct erp *e, struct erp_thread *t, uint64_t pc, int *st
  * DR6 comes empty (the kernel reports an ICEBP's TRAP_BRKPT) or with a
  * stale single-step bit (TRAP_TRACE), or with a bit the kernel finds
  * no breakpoint for (TRAP_HWBKPT): 21 to 80 times in one replay of a
- * hot loop's recording, and each counted that pass twice: a skip's count then named a pass
- * before the point (event_skip.c). regs brought up to date. 0, or -1. */
+ * hot loop's recording, and each counted that pass twice: a skip's
+ * count then named a pass before the point (event_skip.c). regs brought
+ * up to date. 0, or -1. */
 int erp_pass_seen(struct erp *e, struct erp_thread *t, struct user_regs_struct *regs);
 /* CLOCK_MONOTONIC in ns: how long a run took. */
 uint64_t erp_now_ns(void);

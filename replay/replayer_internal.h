@@ -111,11 +111,12 @@ struct replayer {
 /* p stopped with SIGTRAP: was it a data-watch trap? (then it is noted,
  * DR6 cleared, and the run just resumes) */
 bool rp_watch_trap(struct replayer *r, struct rp_proc *p);
-/* ...a SIGTRAP away from any breakpoint of the run's (the caller knows),
- * which only a data watch's #DB can be where DR6 came empty or stale (a
- * VM's, as for execution breakpoints: ptrev/debugregs.h): noted the same.
- * A program's own SIGTRAP (int3, a kill) is none. */
-bool rp_watch_lost_trap(struct replayer *r, struct rp_proc *p);
+/* ...a SIGTRAP away from any breakpoint of the run's (the caller knows;
+ * regs as p stands), which only a data watch's #DB can be where the VM
+ * got DR6 wrong (inf_dr_lost_hit): noted the same. A program's own
+ * SIGTRAP (int3, ICEBP, its TF, a kill) is none. */
+bool rp_watch_lost_trap(struct replayer *r, struct rp_proc *p,
+			const struct user_regs_struct *regs);
 /* Around a single step: the range is read before it, and after it a
  * change of its bytes is an access even where DR6 lost the watch's bit
  * (a write watch; a read that the VM's DR6 lost stays unseen). */

@@ -224,7 +224,7 @@ static int run_far_bp(struct replayer *r, struct rp_proc *p, uint64_t target,
 		if (regs.rip - (bp->hw ? 0 : 1) != a) {
 			/* Away from the breakpoint, a #DB is a watch's whose
 			 * DR6 the VM lost. */
-			if (rp_watch_lost_trap(r, p))
+			if (rp_watch_lost_trap(r, p, &regs))
 				continue;
 			return rp_fail(r, "replay diverged after position %llu: stop "
 				       "with signal %d the recording did not have",

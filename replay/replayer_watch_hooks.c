@@ -9,10 +9,7 @@
 
 #include "ptrev/debugregs.h"
 
-#include <signal.h>
 #include <string.h>
-#include <sys/ptrace.h>
-#include <sys/user.h>
 #include <unistd.h>
 
 static void note(struct rp_watch *w, uint64_t lo)
@@ -38,22 +35,13 @@ bool rp_watch_trap(struct replayer *r, struct rp_proc *p)
 	return true;
 }
 
-bool rp_watch_lost_trap(struct replayer *r, struct rp_proc *p)
+bool rp_watch_lost_trap(struct replayer *r, struct rp_proc *p,
+			const struct user_regs_struct *regs)
 {
 	struct rp_watch *w = r->watch;
-	siginfo_t si;
 
-	if (!w || !w->active || ptrace(PTRACE_GETSIGINFO, p->pid, NULL, &si) < 0 ||
-	    (si.si_code != TRAP_BRKPT && si.si_code != TRAP_HWBKPT && si.si_code != TRAP_TRACE))
+	if (!w || !w->active || !inf_dr_lost_hit(p->pid, regs))
 		return false;
-	if (si.si_code == TRAP_BRKPT) {
-		/* The program's own ICEBP traps after its byte. */
-		struct user_regs_struct regs;
-		uint8_t b = 0;
-		if (ptrace(PTRACE_GETREGS, p->pid, NULL, &regs) < 0 ||
-		    (pread(p->memfd, &b, 1, (off_t)(regs.rip - 1)) == 1 && b == 0xf1))
-			return false;
-	}
 	inf_dr_clear_dr6(p->pid);
 	note(w, p->pos);
 	return true;

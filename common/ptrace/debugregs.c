@@ -59,6 +59,11 @@ bool inf_dr_stale_step_hit(pid_t tid, uint64_t eflags)
 	       si.si_code == TRAP_TRACE;
 }
 
+bool inf_dr_lost_hit(pid_t tid, const struct user_regs_struct *regs)
+{
+	return inf_dr_lost_exec_hit(tid, regs->rip) || inf_dr_stale_step_hit(tid, regs->eflags);
+}
+
 void inf_dr_clear_thread(pid_t tid)
 {
 	inf_dr_write(tid, 7, 0);

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/user.h>
 
 /* Kinds of point, in gdb's Z numbering. x86 has no read-only watch: a
  * DR_READ piece is programmed as DR_ACCESS. */
@@ -64,5 +65,8 @@ bool inf_dr_lost_exec_hit(pid_t tid, uint64_t ip);
  * that sets TF itself (eflags: as the thread stands) gets its own traps:
  * no such hit. */
 bool inf_dr_stale_step_hit(pid_t tid, uint64_t eflags);
+/* Either: the SIGTRAP that stopped tid (resumed to run, standing with
+ * regs) is a debug register's #DB whose DR6 the VM got wrong. */
+bool inf_dr_lost_hit(pid_t tid, const struct user_regs_struct *regs);
 
 #endif

@@ -85,7 +85,8 @@ int main(void)
 
 	pid = start(ICEBP);
 	CHECK(trap(pid, PTRACE_CONT, &r), "the ICEBP traps");
-	CHECK(!inf_dr_lost_exec_hit(pid, r.rip), "the program's ICEBP is no lost hit");
+	CHECK(!inf_dr_lost_exec_hit(pid, r.rip) && !inf_dr_lost_hit(pid, &r),
+	      "the program's ICEBP is no lost hit");
 	CHECK(!inf_dr_stale_step_hit(pid, r.eflags), "...nor a stale step's");
 	finish_child(pid);
 
@@ -101,13 +102,15 @@ int main(void)
 	      "a trap of the program's own TF is no hit: eflags %#llx",
 	      (unsigned long long)r.eflags);
 	CHECK(!inf_dr_lost_exec_hit(pid, r.rip), "...nor a lost one");
+	CHECK(!inf_dr_lost_hit(pid, &r), "...nor either");
 	finish_child(pid);
 
 	/* The tracer's step: TRAP_TRACE, TF not shown. From a thread the
 	 * tracer resumed to run, this is what a hit with a stale BS is. */
 	pid = start(PLAIN);
 	CHECK(trap(pid, PTRACE_SINGLESTEP, &r), "the step traps");
-	CHECK(inf_dr_stale_step_hit(pid, r.eflags), "a step's end looks like a stale BS");
+	CHECK(inf_dr_stale_step_hit(pid, r.eflags) && inf_dr_lost_hit(pid, &r),
+	      "a step's end looks like a stale BS");
 	CHECK(!inf_dr_lost_exec_hit(pid, r.rip), "...not like an empty DR6");
 
 	/* A real hit: DR6 names the register. */
