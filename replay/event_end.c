@@ -268,6 +268,22 @@ size_t event_end_clear_of_signals(const struct event_end *ee, size_t from)
 	return from;
 }
 
+size_t event_end_last_signal_run(const struct event_end *ee, size_t lo, size_t hi)
+{
+	const struct trace_data *td = ee->e.td;
+	for (size_t r = td && hi < td->nsched ? hi : td ? td->nsched : 0; r > lo; r--) {
+		const struct trace_sched_run *run = &td->sched[r - 1];
+		for (size_t i = 0; i < ee->e.nthreads; i++) {
+			const struct erp_thread *t = &ee->e.threads[i];
+			for (uint64_t k = run->pos; t->rec_tid == run->tid && k < run->pos + run->count &&
+			     k < t->nev; k++)
+				if (t->ev[k].kind == ERP_SIGNAL)
+					return r;
+		}
+	}
+	return 0;
+}
+
 size_t event_end_last_signal(const struct event_end *ee, size_t lo, size_t hi)
 {
 	if (ee->e.nthreads != 1)

@@ -111,8 +111,8 @@ static const struct erp_observer hold_observer = {
  * kept in hand: a thread's runs in a row, one of them empty, could be
  * matched one off (a wrong count the check of every thread's PC against
  * the history would catch). */
-static size_t native_prefix(const struct trace_data *ev, const struct trace_data *made,
-			    size_t first, uint64_t gpos, uint64_t *done)
+size_t event_hold_native_prefix(const struct trace_data *ev, const struct trace_data *made,
+				size_t first, uint64_t gpos, uint64_t *done)
 {
 	size_t j = 0, i = first, keep = 2;
 	uint64_t *before = calloc(ev->nsched + 1, sizeof *before);
@@ -145,7 +145,7 @@ struct event_hold *event_hold_at(const struct trace_data *ev, const struct trace
 	/* erp_replay_from clears e alone; the observer finds h through it
 	 * (e is h's first member). */
 	size_t first = materialise_tail_run(made);
-	size_t native = native_prefix(ev, made, first, gpos, &h->done);
+	size_t native = event_hold_native_prefix(ev, made, first, gpos, &h->done);
 	h->want = gpos;
 	h->due = gpos == h->done;
 	int rc = erp_replay_from(&h->e, ev, &hold_observer, native, first);

@@ -39,6 +39,13 @@ struct event_hold *event_hold_at(const struct trace_data *ev, const struct trace
 				 uint64_t gpos, char *why, size_t whylen);
 void event_hold_free(struct event_hold *h);
 
+/* How many runs of ev's order can run natively before gpos (runs from
+ * first, made's first: materialise_tail_run), and how many of made's
+ * instructions they hold (*done): a replay that steps from there on
+ * counts made's positions (also event_watch.c's). */
+size_t event_hold_native_prefix(const struct trace_data *ev, const struct trace_data *made,
+				size_t first, uint64_t gpos, uint64_t *done);
+
 /* Thread rec_tid's registers (general and XSAVE) there: 0; 1 when rcx
  * and r11 are not known (it stands before a syscall instruction that the
  * re-execution ran natively: the instruction overwrote both); -1 when it

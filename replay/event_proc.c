@@ -36,9 +36,10 @@ struct erp_icache {
 	bool valid[ICACHE_SIZE];
 };
 
-/* The points of a search (event_search.c) in DR1-DR3 of the first
- * thread, armed once it stands at the program's start (an exec clears
- * them); DR0 is left to the STATE points (event_advance.c). */
+/* The points of a search (event_search.c) in DR1-DR3 of a thread: the
+ * first, armed once it stands at the program's start (an exec clears
+ * them), and each new one at its clone (it has none of its creator's);
+ * DR0 is left to the STATE points (event_advance.c). */
 static int arm_search(struct erp *e, struct erp_thread *t)
 {
 	e->search_dr7 = 0;
@@ -88,6 +89,7 @@ static bool search_hit(struct erp *e, struct erp_thread *t, int st)
 		return false;
 	e->search_hits++;
 	e->search_last = t->next;
+	e->search_last_run = e->cur_run;
 	if (dr6 & 0x4001) { /* BS (a single step's end) or B0 */
 		inf_dr_write(t->tid, 6, dr6 & ~0xeull);
 		return false;
@@ -450,6 +452,8 @@ static int do_clone(struct erp *e, struct erp_thread *t, const struct sys_replay
 	c->tid = (pid_t)child;
 	if (ptrace_wait_task(c->tid, &st) < 0 || !WIFSTOPPED(st))
 		return erp_fail(e, "the new thread %d does not stop", (int)c->tid);
+	if (e->nsearch && arm_search(e, c) < 0)
+		return -1;
 	if (erp_resume(e, t, PTRACE_SYSCALL, 0, &st) < 0)
 		return -1;
 	if (WSTOPSIG(st) != (SIGTRAP | 0x80))

@@ -182,6 +182,7 @@ static int replay(struct erp *e, const struct trace_data *td, const struct erp_o
 			e->tail_due = true;
 			e->tail_then = i < e->native_runs ? NULL : obs;
 		}
+		e->cur_run = i;
 		struct erp_thread *t = erp_thread_rec(e, run->tid);
 		if (!t)
 			rc = erp_fail(e, "the thread order names thread %d, which has no events",
@@ -277,11 +278,16 @@ int erp_replay_until_run(struct erp *e, const struct trace_data *td, size_t run)
 }
 
 int erp_replay_until_searching(struct erp *e, const struct trace_data *td, size_t from,
-			       const struct trace_state *point,
+			       const struct trace_state *point, size_t run,
 			       const struct event_search_point *points, size_t n)
 {
-	struct erp how = {.hold_at_tail = true, .tail_from = from, .tail_point = point,
-			  .nsearch = n};
+	struct erp how = {.hold_at_tail = true, .nsearch = n};
+	if (run) {
+		how.tail_run = run;
+	} else {
+		how.tail_from = from;
+		how.tail_point = point;
+	}
 	if (n == 0 || n > EVENT_SEARCH_MAX) {
 		*e = how;
 		e->memfd = -1;

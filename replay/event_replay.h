@@ -195,14 +195,17 @@ struct erp {
 	bool hold_at_tail, held_at_tail;
 	/* A search for breakpoint hits in a native replay (event_search.c):
 	 * hardware breakpoints at search_addr armed in DR1-DR3 of the first
-	 * thread at launch (DR0 stays the STATE points'), every hit counted
-	 * and passed (erp_resume), the last in the stretch before event
-	 * search_last of its thread. */
+	 * thread at launch and of every thread at its clone (a new thread
+	 * has none of its creator's; DR0 stays the STATE points'), every hit
+	 * counted and passed (erp_resume), the last in the stretch before
+	 * event search_last of its thread, in run search_last_run of the
+	 * recorded order. */
 	struct event_search_point search[EVENT_SEARCH_MAX];
 	size_t nsearch;
 	uint64_t search_dr7;     /* DR7's bits for them */
 	uint64_t search_hits;
-	size_t search_last;
+	size_t search_last, search_last_run;
+	size_t cur_run;          /* the run of the recorded order replayed */
 	bool exited;          /* the replay process is gone */
 	/* How boldly passes of a hot loop are let go uncounted
 	 * (event_skip.c): SKIP_BOLD first; a failure because passes were let
@@ -392,9 +395,11 @@ int erp_replay_until(struct erp *e, const struct trace_data *td, size_t from,
 int erp_replay_until_run(struct erp *e, const struct trace_data *td, size_t run);
 /* The same with the debug registers set to points (1 to
  * EVENT_SEARCH_MAX of them), whose hits are counted on the way
- * (search_hits, search_last). */
+ * (search_hits, search_last, search_last_run): to where the tail from
+ * event from (point) begins, or (run not 0, any recording) to the start
+ * of run `run`. */
 int erp_replay_until_searching(struct erp *e, const struct trace_data *td, size_t from,
-			       const struct trace_state *point,
+			       const struct trace_state *point, size_t run,
 			       const struct event_search_point *points, size_t n);
 
 /* ---- event_split.c ---- */

@@ -8,7 +8,10 @@
  * event the thread is to meet next when a hit comes. A hit is passed at
  * once (the kernel sets RF on an instruction breakpoint's trap, so the
  * instruction runs when the thread is resumed; a data breakpoint traps
- * after its instruction): one ptrace stop a hit. */
+ * after its instruction): one ptrace stop a hit. A multi-threaded
+ * recording's replay runs its threads one at a time in the recorded
+ * order, so a hit comes in the run being replayed; each new thread gets
+ * the registers at its clone. */
 #include "ptrev/event_end.h"
 
 #include <stdio.h>
@@ -22,11 +25,30 @@ int event_end_tail_search(const struct trace_data *td, size_t from,
 			  char *err, size_t errlen)
 {
 	struct erp e;
-	int rc = erp_replay_until_searching(&e, td, from, point, points, n);
+	int rc = erp_replay_until_searching(&e, td, from, point, 0, points, n);
 	if (rc < 0)
 		snprintf(err, errlen, "%s", e.why);
 	else if (e.search_hits)
 		*stretch = e.search_last;
+	rc = rc < 0 ? -1 : e.search_hits ? 1 : 0;
+	erp_free(&e);
+	return rc;
+}
+
+int event_end_tail_search_run(const struct trace_data *td, size_t run,
+			      const struct event_search_point *points, size_t n, size_t *hit_run,
+			      char *err, size_t errlen)
+{
+	struct erp e;
+	if (run == 0) {
+		snprintf(err, errlen, "no run before the program's first");
+		return -1;
+	}
+	int rc = erp_replay_until_searching(&e, td, 0, NULL, run, points, n);
+	if (rc < 0)
+		snprintf(err, errlen, "%s", e.why);
+	else if (e.search_hits)
+		*hit_run = e.search_last_run;
 	rc = rc < 0 ? -1 : e.search_hits ? 1 : 0;
 	erp_free(&e);
 	return rc;

@@ -69,6 +69,9 @@ struct timeline {
 	struct event_hold *hold;
 	uint64_t hold_gpos;
 	int hold_state;
+
+	/* What the last move could not do (timeline_take_move_note). */
+	char move_note[400];
 };
 
 /* ---- timeline_threads.c ---- */
@@ -112,5 +115,9 @@ bool tl_pc(const struct timeline *tl, const struct tl_thread *t, uint64_t *pc);
  * printed once). */
 bool tl_ensure_replayer(struct timeline *tl);
 void tl_state_free(struct timeline *tl);
+/* Several threads of an event recording's history in one order: the
+ * state is the event replay held at the global position (event_hold.h),
+ * not the replayer's. */
+bool tl_state_by_hold(const struct timeline *tl);
 
 #endif

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "event_watch.h"
 #include "ptrev/history_schedule.h"
 #include "ptrev/replayer.h"
 
@@ -138,43 +139,107 @@ static bool next_signal(const struct timeline *tl, struct tl_thread *t, bool all
 	return nearest_signal(tl, t, all, false, false, limit, who, pos, sig);
 }
 
+/* Where a watched change in a multi-threaded event recording's history
+ * (event_watch.h) stops gdb's move: going back, before the instruction
+ * that made it (the value still the old one, as record full stops);
+ * forwards, right after it. *g the global position, *who the thread of
+ * that instruction. 1, 0 (none), -1 with why. */
+static int watch_held(struct timeline *tl, bool back, const struct stop_point *p,
+		      struct tl_thread **who, uint64_t *g, char *why, size_t whylen)
+{
+	uint64_t after, insns, pos;
+	pid_t tid;
+	if (p->type != 2) {
+		snprintf(why, whylen, "a read or access watchpoint cannot be checked in the history "
+			 "of several threads (a write watchpoint can)");
+		return -1;
+	}
+	int r = event_watch_find(tl->events, tl->td, tl->gpos, back, p->addr, p->len, &after,
+				 &insns, why, whylen);
+	if (r != 1)
+		return r;
+	uint64_t insn = insns ? after - 1 : after;
+	if (!sched_map_at(tl->sched, insn, &tid, &pos) || !tl_thread(tl, tid)) {
+		snprintf(why, whylen, "the change at global instruction %llu is in no thread's "
+			 "history", (unsigned long long)insn);
+		return -1;
+	}
+	*who = tl_thread(tl, tid);
+	*g = back ? insn : after;
+	return 1;
+}
+
 /* Watchpoints in the history (full state only): the nearest access to any
- * watched range before (back) or after the position. 1 with *found and the
- * point's index, 0 for none, -1 if the search cannot be done (watchpoints
- * are then ignored, as at PC level). */
+ * watched range before (back) or after the position: *who and *found its
+ * position there, *g its global one. 1 with those and the point's index,
+ * 0 for none, -1 if the search cannot be done (watchpoints are then
+ * ignored, as at PC level). */
 static int watch_search(struct timeline *tl, struct tl_thread *t, bool back,
-			const struct stop_set *pts, uint64_t *found, size_t *which)
+			const struct stop_set *pts, struct tl_thread **who, uint64_t *found,
+			uint64_t *g, size_t *which)
 {
 	int result = 0;
+	bool held = tl_state_by_hold(tl);
 	for (size_t i = 0; i < pts->n; i++) {
 		const struct stop_point *p = &pts->v[i];
 		if (p->type < 2)
 			continue;
-		if (!tl_ensure_replayer(tl))
+		if (!held && !tl_ensure_replayer(tl))
 			return -1;
 		char why[256];
-		uint64_t pos;
-		int r = back ? replayer_find_prev_access(tl->replayer, t->tid, t->pos, p->addr, p->len,
-							 p->type, &pos, why, sizeof why)
-			     : replayer_find_next_access(tl->replayer, t->tid, t->pos, p->addr, p->len,
-							 p->type, &pos, why, sizeof why);
+		uint64_t pos, at;
+		struct tl_thread *x = t;
+		int r = held ? watch_held(tl, back, p, &x, &at, why, sizeof why)
+			: back ? replayer_find_prev_access(tl->replayer, t->tid, t->pos, p->addr, p->len,
+							   p->type, &pos, why, sizeof why)
+			       : replayer_find_next_access(tl->replayer, t->tid, t->pos, p->addr, p->len,
+							   p->type, &pos, why, sizeof why);
 		if (r < 0) {
 			fprintf(stderr, "ptrev: watchpoint in the history: %s\n", why);
+			snprintf(tl->move_note, sizeof tl->move_note, "watchpoints were not checked in "
+				 "this move: %s", why);
 			return -1;
 		}
+		if (r != 1)
+			continue;
 		/* The replayer gives the position right after the access. Going
 		 * backwards the access is un-executed: stop before it, where the
 		 * value is still the earlier one, as record full does (gdb only
 		 * reports a write watchpoint whose value changed). */
-		if (r == 1 && back && pos > 0)
-			pos--;
-		if (r == 1 && (result == 0 || (back ? pos > *found : pos < *found))) {
+		if (!held) {
+			if (back && pos > 0)
+				pos--;
+			at = tl_global_of(tl, t, pos);
+		} else {
+			pos = 0; /* watch_move stands at the global position */
+		}
+		if (result == 0 || (back ? at > *g : at < *g)) {
+			*who = x;
 			*found = pos;
+			*g = at;
 			*which = i;
 			result = 1;
 		}
 	}
 	return result;
+}
+
+bool timeline_take_move_note(struct timeline *tl, char *buf, size_t len)
+{
+	if (!tl->move_note[0])
+		return false;
+	snprintf(buf, len, "%s", tl->move_note);
+	tl->move_note[0] = 0;
+	return true;
+}
+
+/* Stand where watch_search found a watched access. */
+static void watch_move(struct timeline *tl, struct tl_thread *who, uint64_t pos, uint64_t g)
+{
+	if (tl_state_by_hold(tl))
+		tl_set_global(tl, g);
+	else
+		tl_move(tl, who, pos);
 }
 
 static int stop_at(struct timeline_stop *stop, enum timeline_stop_kind kind,
@@ -199,17 +264,17 @@ int timeline_reverse(struct timeline *tl, pid_t tid, bool all, bool step, bool b
 		tl_move(tl, t, t->pos - 1);
 		return stop_at(stop, TIMELINE_STEP, t);
 	}
-	struct tl_thread *who = t, *swho = t;
-	uint64_t found = 0, wpos, spos;
+	struct tl_thread *who = t, *swho = t, *wwho = t;
+	uint64_t found = 0, wpos, wg = 0, spos;
 	int sig;
 	bool hit = nearest_hit(tl, t, all, true, pts, &who, &found);
 	size_t which;
-	bool watch = watch_search(tl, t, true, pts, &wpos, &which) == 1 &&
-		     (!hit || tl_global_of(tl, t, wpos) > tl_global_of(tl, who, found));
+	bool watch = watch_search(tl, t, true, pts, &wwho, &wpos, &wg, &which) == 1 &&
+		     (!hit || wg > tl_global_of(tl, who, found));
 	/* The nearest going backwards is the latest; a breakpoint or watched
 	 * access at the handler's first instruction comes before the
 	 * delivery (which is between that instruction and the one before). */
-	uint64_t nearest = watch ? tl_global_of(tl, t, wpos) : hit ? tl_global_of(tl, who, found) : 0;
+	uint64_t nearest = watch ? wg : hit ? tl_global_of(tl, who, found) : 0;
 	if (nearest_signal(tl, t, all, true, before_signal, 0, &swho, &spos, &sig) &&
 	    (!(watch || hit) || tl_global_of(tl, swho, spos) > nearest)) {
 		tl_move(tl, swho, spos);
@@ -218,8 +283,8 @@ int timeline_reverse(struct timeline *tl, pid_t tid, bool all, bool step, bool b
 		return 0;
 	}
 	if (watch) {
-		tl_move(tl, t, wpos);
-		stop_at(stop, TIMELINE_WATCH, t);
+		watch_move(tl, wwho, wpos, wg);
+		stop_at(stop, TIMELINE_WATCH, wwho);
 		stop->point = which;
 		return 0;
 	}
@@ -327,16 +392,16 @@ int timeline_forward(struct timeline *tl, pid_t tid, bool all, bool step,
 		return reach_end(tl, t, stop); /* nothing more of t in the history */
 	if (step)
 		return step_forward(tl, t, all, pts, stop);
-	struct tl_thread *who = t, *swho = t;
-	uint64_t found = 0, wpos, spos;
+	struct tl_thread *who = t, *swho = t, *wwho = t;
+	uint64_t found = 0, wpos, wg = 0, spos;
 	int sig;
 	bool hit = nearest_hit(tl, t, all, false, pts, &who, &found);
 	uint64_t limit = hit ? tl_global_of(tl, who, found) : UINT64_MAX;
 	size_t which;
-	bool watch = watch_search(tl, t, false, pts, &wpos, &which) == 1 &&
-		     tl_global_of(tl, t, wpos) <= limit;
+	bool watch = watch_search(tl, t, false, pts, &wwho, &wpos, &wg, &which) == 1 &&
+		     wg <= limit;
 	if (watch)
-		limit = tl_global_of(tl, t, wpos);
+		limit = wg;
 	/* A breakpoint at a handler's first instruction is reported rather
 	 * than the delivery that leads there: gdb resumes off a stop at the
 	 * breakpoint's address without hitting it (natively the delivery
@@ -348,8 +413,8 @@ int timeline_forward(struct timeline *tl, pid_t tid, bool all, bool step,
 		stop_at(stop, TIMELINE_SIGNAL, swho);
 		stop->sig = sig;
 	} else if (watch) {
-		tl_move(tl, t, wpos);
-		stop_at(stop, TIMELINE_WATCH, t);
+		watch_move(tl, wwho, wpos, wg);
+		stop_at(stop, TIMELINE_WATCH, wwho);
 		stop->point = which;
 	} else if (hit) {
 		tl_move(tl, who, found);

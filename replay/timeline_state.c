@@ -65,7 +65,7 @@ void tl_state_free(struct timeline *tl)
 /* Several threads of an event recording's history in one order: the state
  * where the program stands is the event replay held at the global
  * position (event_hold.h). */
-static bool by_hold(const struct timeline *tl)
+bool tl_state_by_hold(const struct timeline *tl)
 {
 	return tl->events && tl->global && tl->nthreads > 1;
 }
@@ -117,7 +117,7 @@ static bool full_state_held(struct timeline *tl)
 static bool full_state(struct timeline *tl, struct tl_thread *t)
 {
 	char why[512];
-	if (by_hold(tl))
+	if (tl_state_by_hold(tl))
 		return full_state_held(tl);
 	if (tl->replay_state != 0 && tl->replay_tid == t->tid && tl->replay_pos == t->pos)
 		return tl->replay_state == 1;

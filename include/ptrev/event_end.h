@@ -78,6 +78,9 @@ uint64_t event_end_tail_split(const struct event_end *ee, size_t from, uint64_t 
 size_t event_end_clear_of_signals(const struct event_end *ee, size_t from);
 /* The last recorded signal among events lo .. hi - 1, plus 1 (0: none). */
 size_t event_end_last_signal(const struct event_end *ee, size_t lo, size_t hi);
+/* The last run among runs lo .. hi - 1 of a recording's thread order that
+ * delivers a recorded signal, plus 1 (0: none). */
+size_t event_end_last_signal_run(const struct event_end *ee, size_t lo, size_t hi);
 /* Does the stretch before event from end at a STATE point? */
 bool event_end_stretch_ends_at_state(const struct event_end *ee, size_t from);
 /* Take the point where such a tail begins: td (an event recording of
@@ -116,5 +119,11 @@ int event_end_tail_search(const struct trace_data *td, size_t from,
 			  const struct trace_state *point,
 			  const struct event_search_point *points, size_t n, size_t *stretch,
 			  char *err, size_t errlen);
+/* The same for any recording (one with several threads too), to the
+ * start of run `run` (> 0) of its recorded order: 1 with *hit_run the run
+ * the last hit came in (so a tail from that run holds it), 0, -1. */
+int event_end_tail_search_run(const struct trace_data *td, size_t run,
+			      const struct event_search_point *points, size_t n, size_t *hit_run,
+			      char *err, size_t errlen);
 
 #endif

@@ -172,6 +172,10 @@ struct target_ops {
 	 * it stands cannot be shown: true with the reason in out; false when
 	 * it can (a live program; a position the re-execution reaches). */
 	bool (*state_unavailable)(struct target *t, pid_t tid, struct strbuf *out);
+	/* Optional: what the last move could not do as gdb asked (a watchpoint
+	 * it could not check on the way, so it went on without it): true with
+	 * the reason in out, said once. */
+	bool (*move_note)(struct target *t, struct strbuf *out);
 	/* Optional: alive(ctx) is to be called every tenth of a second or so
 	 * while the target works long inside one request (making an event
 	 * recording's history: minutes), so that the protocol layer can tell
@@ -317,6 +321,7 @@ void target_btrace_active(struct target *t, bool on);
 bool target_monitor(struct target *t, pid_t current, const char *cmd, const char *arg,
 		    struct strbuf *out);
 bool target_state_unavailable(struct target *t, pid_t tid, struct strbuf *out);
+bool target_move_note(struct target *t, struct strbuf *out);
 int target_detach(struct target *t);                                  /* -1 */
 void target_kill(struct target *t);
 

@@ -148,6 +148,9 @@ enum timeline_state timeline_registers(struct timeline *tl, pid_t tid, struct am
 /* Why the full state of tid where it stands cannot be had (the reason
  * timeline_registers printed), or NULL when it can. */
 const char *timeline_state_why(struct timeline *tl, pid_t tid);
+/* What the last move could not do as asked (a watchpoint it could not
+ * check, so it went on without it): true with the reason in buf, once. */
+bool timeline_take_move_note(struct timeline *tl, char *buf, size_t len);
 /* The PC of tid where it stands (false if unknown). */
 bool timeline_pc(struct timeline *tl, pid_t tid, uint64_t *pc);
 /* Memory where tid stands: the full state when re-execution can show it,

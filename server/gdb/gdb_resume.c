@@ -173,10 +173,22 @@ static int wait_for_stop(struct gdb_server *s, struct target_stop *stop)
 	}
 }
 
+/* A line on gdb's console: console output (an O packet) before the stop
+ * reply, which gdb prints over any transport and an IDE shows. */
+static void console_line(struct gdb_server *s, const struct strbuf *line)
+{
+	struct strbuf pkt = STRBUF_INIT;
+	strbuf_putc(&pkt, 'O');
+	strbuf_hex(&pkt, line->data, line->len);
+	if (s->remote_debug)
+		gdb_debug_log_sent(s, pkt.data, pkt.len);
+	rsp_conn_send(&s->conn, pkt.data, pkt.len);
+	strbuf_free(&pkt);
+}
+
 /* Where the program stopped, its registers and memory may be unavailable
  * (gdb shows <unavailable> and a short backtrace): say why on gdb's
- * console, once per reason, as console output (an O packet) before the
- * stop reply, which gdb prints over any transport and an IDE shows. */
+ * console, once per reason. */
 static void tell_state(struct gdb_server *s, pid_t tid)
 {
 	struct strbuf why = STRBUF_INIT;
@@ -187,18 +199,28 @@ static void tell_state(struct gdb_server *s, pid_t tid)
 		return;
 	}
 	if (!s->state_note || strcmp(s->state_note, why.data) != 0) {
-		struct strbuf line = STRBUF_INIT, pkt = STRBUF_INIT;
+		struct strbuf line = STRBUF_INIT;
 		strbuf_printf(&line, "ptrev: registers and memory are unavailable here, only the "
 			      "PC and read-only memory: %s (monitor why)\n", why.data);
-		strbuf_putc(&pkt, 'O');
-		strbuf_hex(&pkt, line.data, line.len);
+		console_line(s, &line);
 		strbuf_free(&line);
-		if (s->remote_debug)
-			gdb_debug_log_sent(s, pkt.data, pkt.len);
-		rsp_conn_send(&s->conn, pkt.data, pkt.len);
-		strbuf_free(&pkt);
 		free(s->state_note);
 		s->state_note = strdup(why.data);
+	}
+	strbuf_free(&why);
+}
+
+/* A move that went on without something gdb asked for (a watchpoint the
+ * history could not check): say so where the stop is shown, which gdb
+ * would otherwise present as the watchpoint never being hit. */
+static void tell_move(struct gdb_server *s)
+{
+	struct strbuf why = STRBUF_INIT;
+	if (target_move_note(s->target, &why) && why.data) {
+		struct strbuf line = STRBUF_INIT;
+		strbuf_printf(&line, "ptrev: %s\n", why.data);
+		console_line(s, &line);
+		strbuf_free(&line);
 	}
 	strbuf_free(&why);
 }
@@ -256,6 +278,7 @@ static void run_and_report(struct gdb_server *s, struct target_resume *r)
 		return;
 	}
 	s->last = stop;
+	tell_move(s);
 	if (stop.kind != TARGET_STOP_EXITED && stop.kind != TARGET_STOP_KILLED) {
 		s->g_tid = stop.tid;
 		tell_state(s, stop.tid);

@@ -364,6 +364,22 @@ static int stop_at_signal(struct history_event *he, size_t cur, int rc, size_t *
 	return 1;
 }
 
+/* The same for a multi-threaded tail from run `run`: a run that delivers
+ * a recorded signal after the hit's (*from) holds where gdb's move stops
+ * first. A tail goes to the recording's end, so a tail from the run
+ * before the signal's holds it all, and a delivery at the run's start is
+ * not the tail's first position. */
+static int stop_at_signal_run(struct history_event *he, size_t run, int rc, size_t *from)
+{
+	size_t sig = event_end_last_signal_run(he->end, rc > 0 ? *from : 0, run);
+	if (!sig || (rc > 0 && sig - 1 <= *from))
+		return rc;
+	fprintf(stderr, "ptrev: going back to the signal recorded in run %zu of the thread order "
+		"first\n", sig - 1);
+	*from = sig > 1 ? sig - 2 : 0;
+	return 1;
+}
+
 int history_event_search_back(struct history_event *he, const struct stop_set *stops,
 			      size_t *from)
 {
@@ -371,25 +387,28 @@ int history_event_search_back(struct history_event *he, const struct stop_set *s
 	size_t n = 0;
 	char err[512];
 	const struct trace_state *point;
-	size_t cur = tail_start(he, &point);
-	if (!he->tail_ok || cur == 0)
+	size_t cur = tail_start(he, &point), run = history_event_tail_run(he);
+	if (!he->tail_ok || (cur == 0 && run == 0))
 		return -1;
 	for (size_t i = 0; i < stops->n; i++)
 		if (add_points(pts, &n, &stops->v[i]) < 0)
 			return -1; /* more than the debug registers hold */
 	if (n == 0) /* nothing to stop at but signals: on to the program's start */
-		return stop_at_signal(he, cur, 0, from);
+		return run ? stop_at_signal_run(he, run, 0, from) : stop_at_signal(he, cur, 0, from);
 	fprintf(stderr, "ptrev: looking for the last breakpoint or watchpoint hit before the "
 		"history made (a native replay)...\n");
-	int rc = event_end_tail_search(he->ev, cur, point, pts, n, from, err, sizeof err);
+	int rc = run ? event_end_tail_search_run(he->ev, run, pts, n, from, err, sizeof err)
+		     : event_end_tail_search(he->ev, cur, point, pts, n, from, err, sizeof err);
 	/* A tail from there must begin before this one (a later hit would be
 	 * a replay that diverged): else a longer tail, not a loop. */
-	if (rc > 0 && (*from > cur || (*from == cur && !point))) {
+	if (rc > 0 && (run ? *from >= run : *from > cur || (*from == cur && !point))) {
 		snprintf(err, sizeof err, "a hit found after the tail's start");
 		rc = -1;
 	}
-	if (rc >= 0)
+	if (rc >= 0 && !run)
 		rc = stop_at_signal(he, cur, rc, from);
+	else if (rc >= 0)
+		rc = stop_at_signal_run(he, run, rc, from);
 	if (rc < 0)
 		fprintf(stderr, "ptrev: cannot look for the breakpoint hit natively (%s)\n", err);
 	else if (rc == 0)

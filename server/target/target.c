@@ -252,6 +252,12 @@ bool target_state_unavailable(struct target *t, pid_t tid, struct strbuf *out)
 	return t && t->ops->state_unavailable(t, tid, out);
 }
 
+bool target_move_note(struct target *t, struct strbuf *out)
+{
+	OWNER(t, move_note);
+	return t && t->ops->move_note(t, out);
+}
+
 int target_detach(struct target *t)
 {
 	OWNER(t, detach);

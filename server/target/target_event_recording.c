@@ -251,6 +251,12 @@ static bool erec_state_unavailable(struct target *t, pid_t tid, struct strbuf *o
 	return in_past(r, tid) && target_state_unavailable(r->past, tid, out);
 }
 
+static bool erec_move_note(struct target *t, struct strbuf *out)
+{
+	struct event_recording_target *r = erec(t);
+	return r->past && target_move_note(r->past, out);
+}
+
 static bool erec_monitor(struct target *t, pid_t current, const char *cmd, const char *arg,
 			 struct strbuf *out)
 {
@@ -349,6 +355,7 @@ static const struct target_ops event_recording_ops = {
 	.siginfo = erec_siginfo,
 	.monitor = erec_monitor,
 	.state_unavailable = erec_state_unavailable,
+	.move_note = erec_move_note,
 	.detach = erec_detach,
 	.kill = erec_kill,
 	.destroy = erec_destroy,

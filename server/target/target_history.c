@@ -173,21 +173,26 @@ static void take_history(struct history_target *h, pid_t tid, struct timeline *t
 }
 
 /* The same for a multi-threaded recording's tail (from a run of its
- * order), which has no native search for hits (a new thread has none of
- * its creator's debug registers) nor pieces: a tail about four times as
- * long, at least a run more, the whole program where it stood counted
- * from the end; the whole history where that is ready or no tail would
- * be shorter. */
-static bool further_back_run(struct history_target *h, pid_t tid)
+ * order), which has no pieces: a tail about four times as long, at least
+ * a run more, the whole program where it stood counted from the end; for
+ * a reverse-continue (stops given) one that begins with the run of the
+ * last hit before, found natively, where that is further back; the whole
+ * history where that is ready or no tail would be shorter. */
+static bool further_back_run(struct history_target *h, pid_t tid, const struct stop_set *stops)
 {
 	char err[512];
-	size_t run = history_event_wider_run(h->ev);
+	size_t run = history_event_wider_run(h->ev), hit = 0;
+	const char *why = "going back past the history made";
 	tid = timeline_thread_or_first(h->tl, tid);
+	if (stops && run && !history_event_whole_ready(h->ev) &&
+	    history_event_search_back(h->ev, stops, &hit) > 0 && hit < run) {
+		run = hit;
+		why = "going back to the last breakpoint or watchpoint hit or signal (found natively)";
+	}
 	if (run == 0 || history_event_whole_ready(h->ev))
 		return whole_history(h, tid);
 	struct from_end fe = where_from_end(h->tl, tid);
-	struct timeline *tl = history_event_widen_run(h->ev, run, "going back past the history "
-						      "made", h->tl, err, sizeof err);
+	struct timeline *tl = history_event_widen_run(h->ev, run, why, h->tl, err, sizeof err);
 	if (!tl) {
 		if (h->ev->interrupted)
 			return false;
@@ -216,7 +221,7 @@ static bool further_back(struct history_target *h, pid_t tid, const struct stop_
 	char err[512];
 	struct history_event *he = h->ev;
 	if (history_event_tail_run(he))
-		return further_back_run(h, tid);
+		return further_back_run(h, tid, stops);
 	size_t from = 0, cur = history_event_tail_from(he);
 	bool bps = stops && breakpoints_only(stops);
 	int found = stops ? history_event_search_back(he, stops, &from) : -1;
@@ -695,6 +700,16 @@ static void history_set_alive(struct target *t, bool (*alive)(void *ctx), void *
 	}
 }
 
+static bool history_move_note(struct target *t, struct strbuf *out)
+{
+	struct history_target *h = hist(t);
+	char note[512];
+	if (!h->tl || !timeline_take_move_note(h->tl, note, sizeof note))
+		return false;
+	strbuf_puts(out, note);
+	return true;
+}
+
 static bool history_state_unavailable(struct target *t, pid_t tid, struct strbuf *out)
 {
 	struct history_target *h = hist(t);
@@ -746,6 +761,7 @@ static const struct target_ops history_ops = {
 	.wait = history_wait,
 	.interrupt = history_interrupt,
 	.state_unavailable = history_state_unavailable,
+	.move_note = history_move_note,
 	.set_alive = history_set_alive,
 	.current_stop = history_current_stop,
 	.fetch_registers = history_fetch_registers,

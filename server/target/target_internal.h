@@ -137,11 +137,13 @@ bool history_event_interrupted(struct history_event *he);
 bool history_event_tail_only(const struct history_event *he);
 /* Going back past the start of a tail's history (history_event_tail_only):
  * where a tail that holds the last hit of stops' breakpoints before it
- * begins, found by a native replay (event_end_tail_search): 1 with *from;
- * 0 when none comes before (on to the program's start: the whole
- * history); -1 when the stops cannot be searched for natively (a
- * watchpoint, more breakpoints than debug registers) or the search failed
- * (said on stderr). */
+ * begins, found by a native replay (event_end_tail_search): 1 with *from
+ * (an event; the run of the recorded order for a multi-threaded tail:
+ * history_event_tail_run); 0 when none comes before (on to the program's
+ * start: the whole history); -1 when the stops cannot be searched for
+ * natively (more breakpoints and watchpoint pieces than debug registers;
+ * a multi-threaded tail with only signals to stop at) or the search
+ * failed (said on stderr). */
 int history_event_search_back(struct history_event *he, const struct stop_set *stops,
 			      size_t *from);
 /* ...or where a tail begins that holds four times the native run time of

@@ -296,6 +296,12 @@ static bool recording_state_unavailable(struct target *t, pid_t tid, struct strb
 	return in_past(r, tid) && target_state_unavailable(r->past, tid, out);
 }
 
+static bool recording_move_note(struct target *t, struct strbuf *out)
+{
+	struct recording_target *r = rec(t);
+	return r->past && target_move_note(r->past, out);
+}
+
 static bool recording_monitor(struct target *t, pid_t current, const char *cmd, const char *arg,
 			      struct strbuf *out)
 {
@@ -389,6 +395,7 @@ static const struct target_ops recording_ops = {
 	.btrace_active = recording_btrace_active,
 	.monitor = recording_monitor,
 	.state_unavailable = recording_state_unavailable,
+	.move_note = recording_move_note,
 	.detach = recording_detach,
 	.kill = recording_kill,
 	.destroy = recording_destroy,

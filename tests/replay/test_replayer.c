@@ -896,6 +896,78 @@ static void tail_search_case(const char *ptrev, const char *dir, const char *wor
 	trace_data_free(&td);
 }
 
+/* The run a thread of a multi-threaded event recording was in at its last
+ * hit before a run (event_end_tail_search_run), on rev_threads: bump_a
+ * only ever runs in worker A, bump_b in worker B, bump_s once, in B's
+ * signal handler, and each worker's function runs once, at its start.
+ * The threads are told apart by those functions alone: the run of the
+ * last bump_s is one of B's (the thread of the last bump_b), the last
+ * bump_a and worker_a's start are A's, another thread, and nothing calls
+ * bump_s before its one call. Before this, a search armed the first
+ * thread only (a new thread has none of its creator's debug registers):
+ * no hit in a worker was seen. */
+static void tail_search_run_case(const char *ptrev, const char *dir, const char *work)
+{
+	char err[512], prog[4096];
+	struct trace_data td;
+	record_backend = "event";
+	int got = recorded_data(ptrev, dir, work, "rev_threads", NULL, 1, &td);
+	record_backend = "sw";
+	if (got < 0) {
+		trace_data_free(&td);
+		return;
+	}
+	snprintf(prog, sizeof prog, "%s/rev_threads", dir);
+	struct event_search_point pa = {symbol(prog, "bump_a"), DR_EXEC, 1};
+	struct event_search_point pb = {symbol(prog, "bump_b"), DR_EXEC, 1};
+	struct event_search_point ps = {symbol(prog, "bump_s"), DR_EXEC, 1};
+	struct event_search_point pw = {symbol(prog, "worker_a"), DR_EXEC, 1};
+	struct event_search_point never = {0x400000, DR_EXEC, 1}; /* its ELF header */
+	size_t last = td.nsched ? td.nsched - 1 : 0, ra = 0, rb = 0, rs = 0, rw = 0, r = 0;
+	/* THREAD records: each thread's start and its exit. */
+	CHECK(td.nthreads >= 3 && last > 4 && pa.addr && ps.addr,
+	      "rev_threads' event recording: %zu THREAD records, %zu runs", td.nthreads, td.nsched);
+	if (td.nthreads < 3 || last <= 4 || !pa.addr || !ps.addr) {
+		trace_data_free(&td);
+		return;
+	}
+	int rc_a = event_end_tail_search_run(&td, last, &pa, 1, &ra, err, sizeof err);
+	int rc_b = event_end_tail_search_run(&td, last, &pb, 1, &rb, err, sizeof err);
+	int rc_s = event_end_tail_search_run(&td, last, &ps, 1, &rs, err, sizeof err);
+	int rc_w = event_end_tail_search_run(&td, last, &pw, 1, &rw, err, sizeof err);
+	CHECK(rc_a == 1 && rc_b == 1 && rc_s == 1 && rc_w == 1 && ra < last && rb < last &&
+	      rs < last && rw < last, "each worker's hits found before the last run: %d %d %d %d, "
+	      "runs %zu %zu %zu %zu of %zu %s", rc_a, rc_b, rc_s, rc_w, ra, rb, rs, rw, td.nsched,
+	      err);
+	if (rc_a != 1 || rc_b != 1 || rc_s != 1 || rc_w != 1) {
+		trace_data_free(&td);
+		return;
+	}
+	pid_t a = td.sched[ra].tid, b = td.sched[rb].tid;
+	CHECK(a != b && a != td.threads[0].tid && b != td.threads[0].tid &&
+	      td.sched[rs].tid == b && td.sched[rw].tid == a && rw <= ra,
+	      "the hits' runs are their threads': bump_a in %d, bump_b in %d, bump_s in %d, "
+	      "worker_a in %d (main %d)", (int)a, (int)b, (int)td.sched[rs].tid,
+	      (int)td.sched[rw].tid, (int)td.threads[0].tid);
+	/* Up to the run of bump_s's one call: none before it; one run later,
+	 * that run. */
+	int rc = event_end_tail_search_run(&td, rs, &ps, 1, &r, err, sizeof err);
+	CHECK(rc == 0, "no bump_s before the run of its one call: %d %s", rc, rc < 0 ? err : "");
+	r = 0;
+	rc = event_end_tail_search_run(&td, rs + 1, &ps, 1, &r, err, sizeof err);
+	CHECK(rc == 1 && r == rs, "bump_s before the run after its call: %d, run %zu (want %zu)",
+	      rc, r, rs);
+	/* Two points: the later of their last hits. */
+	struct event_search_point two[2] = {pw, ps};
+	rc = event_end_tail_search_run(&td, last, two, 2, &r, err, sizeof err);
+	CHECK(rc == 1 && r == (rs > rw ? rs : rw), "worker_a or bump_s: %d, run %zu", rc, r);
+	rc = event_end_tail_search_run(&td, last, &never, 1, &r, err, sizeof err);
+	CHECK(rc == 0, "an address never executed: %d %s", rc, rc < 0 ? err : "");
+	rc = event_end_tail_search_run(&td, 0, &ps, 1, &r, err, sizeof err);
+	CHECK(rc < 0, "no run before the first: %d", rc);
+	trace_data_free(&td);
+}
+
 /* A piece of the history (materialise_cut): tail_work's event recording
  * cut at round 3's write, its tail from after round 1's write. The
  * oracle is the tail from the same event to the recording's end: the
@@ -1391,6 +1463,7 @@ int main(int argc, char **argv)
 	threads_case(ptrev, dir, work);
 	hot_loop_case(ptrev, dir, work);
 	tail_search_case(ptrev, dir, work);
+	tail_search_run_case(ptrev, dir, work);
 	piece_case(ptrev, dir, work);
 	printf("%s (%d failures)\n", failures ? "FAILED" : "ok", failures);
 	return failures ? 1 : 0;

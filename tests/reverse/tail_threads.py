@@ -26,6 +26,9 @@ thread waits in pthread_join, a syscall that never returns; sig_worker: a worker
 interrupts in its own code, delivered before its next syscall (the held
 re-execution stopped before that syscall's instruction undelivered, and
 showed nothing: the history places the thread in the handler there).
+thread_late: a reverse-continue from the end to a breakpoint hit two
+thirds of the way through finds the run of the hit natively (every
+thread's debug registers armed) and makes the history from there only.
 pigz -p 2 (where installed): the first
 reverse-stepi from the end makes a tail, not the whole history, and
 shows full state there.
@@ -203,8 +206,9 @@ def against_whole(ptrev, trace, prog, name, session, tails=('1', '2', '3', '5', 
         check(made and lines.index(made[0]) == 0,
               '%s, tail of %s runs: the first move makes a tail\'s history first (%s)'
               % (name, runs or 'ptrev\'s own', lines))
-        crossed |= any(ln.startswith('ptrev: going back past the history made: made the '
-                                     'history of the last') for ln in lines)
+        crossed |= any(re.match(r'ptrev: going back (past the history made|to the last '
+                                r'breakpoint or watchpoint hit or signal \(found natively\)): '
+                                r'made the history of the last', ln) for ln in lines)
         check(same_state(whole, out),
               '%s, tail of %s runs: every thread\'s registers, backtrace, hit and variable as '
               'on the whole history\n%s' % (name, runs or 'ptrev\'s own',
@@ -212,6 +216,58 @@ def against_whole(ptrev, trace, prog, name, session, tails=('1', '2', '3', '5', 
     check(crossed, '%s: some session went back past its tail\'s start, in a longer tail'
           % name)
     return whole
+
+
+# From the end back to a breakpoint hit two thirds of the way through a
+# long multi-threaded recording, a step back from there, on to the end.
+THREAD_LATE = '''break late_mark
+reverse-continue
+info threads
+thread apply all bt
+print late_value
+print total
+info registers
+reverse-stepi
+print $pc
+continue
+print late_value
+continue
+print total
+'''
+
+
+def found_natively(ptrev, work, progdir):
+    """Going back past a multi-threaded tail's start with a
+    reverse-continue: a native replay finds the run of the last hit, and
+    the tail made begins there, not at the program's start (before, a
+    longer tail four times as long, then again, or the whole history)."""
+    prog = os.path.join(progdir, 'thread_late')
+    trace = os.path.join(work, 'thread_late.ptrev')
+    r = record(ptrev, 'event', trace, [prog])
+    check(r.returncode == 0 and 'late_value=' in r.stdout,
+          'thread_late recorded (%d)' % r.returncode)
+    whole = gdb(ptrev, trace, prog, THREAD_LATE,
+                {'PTREV_TAIL_HISTORY': '0', 'PTREV_BACKGROUND_HISTORY': '0'})
+    made = re.search(r'^ptrev: history made: (\d+) instructions', whole, re.M)
+    good = made and 'hit Breakpoint 1, late_mark (round=80' in whole and not unavailable(whole)
+    check(good, 'thread_late: the oracle (the whole history) stops at late_mark in round 80 '
+          'with full state' + ('' if good else '\n' + whole[-2000:]))
+    for runs in ('1', None):
+        env = {'PTREV_BACKGROUND_HISTORY': '0'}
+        if runs:
+            env['PTREV_TAIL_RUNS'] = runs
+        out = gdb(ptrev, trace, prog, THREAD_LATE, env)
+        found = re.search(r'^ptrev: going back to the last breakpoint or watchpoint hit or '
+                          r'signal \(found natively\): made the history of the last \d+ '
+                          r'events: (\d+) instructions', out, re.M)
+        check(found and made and int(found.group(1)) < int(made.group(1)) and
+              'making the history of this event recording' not in out,
+              'thread_late, tail of %s runs: the reverse-continue finds its hit natively and '
+              'makes the history from its run only (%s)' % (runs or 'ptrev\'s own',
+                                                            ptrev_lines(out)))
+        check(same_state(whole, out),
+              'thread_late, tail of %s runs: every thread\'s registers, backtrace and variables '
+              'as on the whole history\n%s' % (runs or 'ptrev\'s own', differences(whole, out)))
 
 
 def pigz(ptrev, work):
@@ -269,6 +325,7 @@ def main():
     whole = against_whole(ptrev, trace, prog, 'sig_worker', SIG_WORKER, ('1', None))
     check(whole.count('received signal SIGUSR1') == 3 and full_state_count(whole) == 3,
           'sig_worker: at the signal\'s delivery and a step either side, full state')
+    found_natively(ptrev, work, progdir)
     pigz(ptrev, work)
     return finish()
 

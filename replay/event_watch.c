@@ -1,0 +1,218 @@
+/* Write watchpoints in a multi-threaded event recording's history, by
+ * stepping its event replay and comparing the watched bytes: see
+ * event_watch.h. */
+#include "event_watch.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "event_hold.h"
+#include "event_replay.h"
+#include "ptrev/block_cache.h"
+#include "ptrev/materialise.h"
+
+/* A block and the branch after it run natively before the stepper stops
+ * (at most BLOCK_MAX_INSNS + 1 instructions): this close to a bound of
+ * the range scanned, single steps, so that a stop comes exactly there. */
+#define CLOSE (BLOCK_MAX_INSNS + 8)
+
+struct watch_scan {
+	struct erp e;         /* first: the observer finds the scan through it */
+	uint64_t lo, hi;      /* the range scanned: instructions lo .. hi - 1 */
+	bool back;            /* the last change in it, else the first */
+	bool exact;           /* single steps throughout the range */
+	uint64_t addr;
+	size_t len;
+	uint8_t seen[EVENT_WATCH_MAX_LEN];
+	bool have_seen;       /* seen holds the bytes as of stop_done */
+	uint64_t done;        /* instructions completed, all threads */
+	uint64_t stop_done;   /* done at the stepper's last stop */
+	int mode;             /* the stepper's own mode, outside the bounds */
+	bool found;           /* a change between two stops: */
+	uint64_t f_lo, f_hi;  /*   the instructions between them */
+	bool over;            /* the range is scanned: the replay ends */
+};
+
+/* Single steps near the range's bounds (and all through it, exact). */
+static void choose_mode(struct watch_scan *w)
+{
+	bool in = w->done >= w->lo && w->done < w->hi;
+	bool near = (w->done < w->lo && w->lo - w->done <= CLOSE) ||
+		    (w->done < w->hi && w->hi - w->done <= CLOSE);
+	w->e.step_mode = near || (in && w->exact) ? ERP_STEP_INSN : w->mode;
+}
+
+static int on_start(struct erp *e, struct erp_thread *t, uint64_t ip)
+{
+	(void)t;
+	(void)ip;
+	choose_mode((struct watch_scan *)e);
+	return 0;
+}
+
+static int on_insn(struct erp *e, struct erp_thread *t, uint64_t ip, const struct insn_info *info,
+		   uint64_t next)
+{
+	struct watch_scan *w = (struct watch_scan *)e;
+	(void)t;
+	/* Counted as the history counts (event_hold.c): a REP iteration that
+	 * leaves the instruction unfinished is not one. */
+	if (info->kind == INSN_OTHER && next == ip)
+		return 0;
+	w->done++;
+	choose_mode(w);
+	return 0;
+}
+
+/* At every stop of the stepper (t about to complete an instruction: what
+ * ran since the last stop is done, a syscall's completion or a signal's
+ * delivery too): the bytes compared with the last stop's. */
+static int on_ready(struct erp *e, struct erp_thread *t)
+{
+	struct watch_scan *w = (struct watch_scan *)e;
+	uint8_t now[EVENT_WATCH_MAX_LEN];
+	(void)t;
+	if (w->done < w->lo)
+		return 0;
+	if (erp_read_mem(e, w->addr, now, w->len) != (ssize_t)w->len)
+		return erp_fail(e, "cannot read the watched bytes at %#llx",
+				(unsigned long long)w->addr);
+	if (w->have_seen && w->stop_done >= w->lo && w->done <= w->hi &&
+	    memcmp(now, w->seen, w->len) != 0) {
+		w->found = true;
+		w->f_lo = w->stop_done;
+		w->f_hi = w->done;
+	}
+	memcpy(w->seen, now, w->len);
+	w->have_seen = true;
+	w->stop_done = w->done;
+	if (w->done >= w->hi || (w->found && !w->back)) {
+		w->over = true;
+		snprintf(e->why, sizeof e->why, "scanned");
+		return -1; /* unwinds the replay */
+	}
+	return 0;
+}
+
+static int on_nothing(struct erp *e, struct erp_thread *t, uint64_t ip)
+{
+	(void)e;
+	(void)t;
+	(void)ip;
+	return 0;
+}
+
+static int on_event(struct erp *e, struct erp_thread *t, size_t k)
+{
+	(void)e;
+	(void)t;
+	(void)k;
+	return 0;
+}
+
+static int on_run(struct erp *e, struct erp_thread *t, uint64_t first, uint64_t count)
+{
+	(void)e;
+	(void)t;
+	(void)first;
+	(void)count;
+	return 0;
+}
+
+static const struct erp_observer scan_observer = {
+	.start = on_start,
+	.insn = on_insn,
+	.interrupt = on_nothing,
+	.event = on_event,
+	.end = on_nothing,
+	.run = on_run,
+	.ready = on_ready,
+};
+
+/* One re-execution that scans instructions lo .. hi - 1 of made. 1 with
+ * the change's instructions (*f_lo .. *f_hi - 1), 0, -1. */
+static int scan(const struct trace_data *ev, const struct trace_data *made, uint64_t lo,
+		uint64_t hi, bool back, bool exact, uint64_t addr, size_t len, uint64_t *f_lo,
+		uint64_t *f_hi, char *why, size_t whylen)
+{
+	struct watch_scan *w = calloc(1, sizeof *w);
+	if (!w) {
+		snprintf(why, whylen, "out of memory");
+		return -1;
+	}
+	size_t first = materialise_tail_run(made);
+	size_t native = event_hold_native_prefix(ev, made, first, lo, &w->done);
+	w->lo = lo;
+	w->hi = hi;
+	w->back = back;
+	w->exact = exact;
+	w->addr = addr;
+	w->len = len;
+	w->stop_done = w->done;
+	const char *v = getenv("PTREV_SW_STEPPER");
+	w->mode = v && strcmp(v, "insn") == 0 ? ERP_STEP_INSN : ERP_STEP_BLOCK;
+	int rc = erp_replay_from(&w->e, ev, &scan_observer, native, first);
+	if (rc < 0 && !w->over) {
+		snprintf(why, whylen, "%s", w->e.why);
+		rc = -1;
+	} else {
+		/* Over, or the program ended first (nothing after its last
+		 * stop is compared). */
+		rc = w->found ? 1 : 0;
+		*f_lo = w->f_lo;
+		*f_hi = w->f_hi;
+	}
+	erp_free(&w->e);
+	free(w);
+	return rc;
+}
+
+static uint64_t history_length(const struct trace_data *made)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < made->nsched; i++)
+		n += made->sched[i].count;
+	return n;
+}
+
+/* Where the range a search scans first begins, going back from gpos:
+ * the last 2^16 instructions, then each time four times as many before
+ * those, so that a change near gpos costs little and one far back a few
+ * scans. */
+#define FIRST_WINDOW (1ull << 16)
+
+int event_watch_find(const struct trace_data *ev, const struct trace_data *made, uint64_t gpos,
+		     bool back, uint64_t addr, size_t len, uint64_t *after, uint64_t *insns,
+		     char *why, size_t whylen)
+{
+	uint64_t lo, hi, f_lo = 0, f_hi = 0, total = history_length(made);
+	int rc = 0;
+	if (len == 0 || len > EVENT_WATCH_MAX_LEN) {
+		snprintf(why, whylen, "a watch of %zu bytes (1 to %d here)", len, EVENT_WATCH_MAX_LEN);
+		return -1;
+	}
+	if (back) {
+		for (hi = gpos, lo = gpos; rc == 0 && hi > 0; hi = lo) {
+			uint64_t width = hi == gpos ? FIRST_WINDOW : 4 * (gpos - hi);
+			lo = hi > width ? hi - width : 0;
+			rc = scan(ev, made, lo, hi, true, false, addr, len, &f_lo, &f_hi, why, whylen);
+		}
+	} else if (gpos < total) {
+		rc = scan(ev, made, gpos, total, false, false, addr, len, &f_lo, &f_hi, why, whylen);
+	}
+	/* The stops around a change may be a block and its branch apart:
+	 * single steps across them tell which instruction it was. */
+	if (rc == 1 && f_hi - f_lo > 1 &&
+	    (rc = scan(ev, made, f_lo, f_hi, back, true, addr, len, &f_lo, &f_hi, why, whylen)) == 0) {
+		snprintf(why, whylen, "the change of the watched bytes between instructions %llu and "
+			 "%llu was not seen again when stepped", (unsigned long long)f_lo,
+			 (unsigned long long)f_hi);
+		return -1;
+	}
+	if (rc == 1) {
+		*after = f_hi;
+		*insns = f_hi - f_lo;
+	}
+	return rc;
+}

@@ -1,0 +1,43 @@
+/* Private to replay/: write watchpoints in the history of a
+ * multi-threaded event recording, every thread at once.
+ *
+ * Why: the replayer's watch scans (replayer_watch.c) re-execute one
+ * thread from forked checkpoints, which a process of several threads
+ * cannot have; without this, a watchpoint in such a history was never
+ * seen (a reverse-continue went to the start). The event replay that made
+ * the history (event_hold.h) is stepped again instead, and the watched
+ * bytes are compared at every stop of the stepper: a block and the
+ * branch after it, a single step, a syscall's completion. The
+ * instructions between two stops that changed the bytes are then stepped
+ * one at a time in a second re-execution to find the one. The CPU's
+ * writes and the kernel's (a read() into the watched bytes, a signal
+ * frame) are found alike.
+ *
+ * What it finds: a change of the bytes' value, which is what gdb reports
+ * for a write watchpoint (a write of the same value it does not report
+ * either). Reads are not seen: read and access watchpoints are refused
+ * with a reason. */
+#ifndef PTREV_EVENT_WATCH_H
+#define PTREV_EVENT_WATCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ptrev/trace_file.h"
+
+/* Bytes a watch may cover (gdb splits a longer one into pieces the debug
+ * registers hold: 8 bytes each, 4 at most). */
+#define EVENT_WATCH_MAX_LEN 64
+
+/* The change of len bytes at addr nearest to global position gpos of
+ * made (the history made from the event recording ev, as event_hold_at
+ * counts it): back, the last one before gpos; else the first one after.
+ * 1 with *after the position right after it and *insns the instructions
+ * that made it (1; 0 where it came with none, between two: a signal's
+ * delivery); 0 when none comes in the history; -1 with why. */
+int event_watch_find(const struct trace_data *ev, const struct trace_data *made, uint64_t gpos,
+		     bool back, uint64_t addr, size_t len, uint64_t *after, uint64_t *insns,
+		     char *why, size_t whylen);
+
+#endif

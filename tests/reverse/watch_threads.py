@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""Write watchpoints in the history of a multi-threaded event recording
+(replay/event_watch.c): before, a watchpoint there was never seen (the
+full-state replayer, which the watch scans use, re-executes one thread),
+and a reverse-continue went on to the history's start.
+
+thread_late: a worker writes late_value once, in round 80 of 120, and the
+kernel writes inbox at every round (the worker's read()).
+
+Oracles:
+- gdb's own hardware watchpoint on the program run natively (no ptrev):
+  where the write of late_value stops going forwards, its PC and
+  backtrace, and the values. A reverse-continue from the end must stop
+  just before that write (a stepi lands where the native stop is), and a
+  continue from before it where the native run stopped.
+- The kernel's writes, which no native watchpoint sees: the program's own
+  order (round 80's read changed inbox from 79 to 80, at the syscall
+  instruction of the worker's read), where record full, which stops at a
+  syscall that wrote watched memory, cannot record this program.
+- The same session on a tail of one run of the thread order and on the
+  whole history: the same transcript.
+A read watchpoint, which this cannot check, is said to gdb's user at the
+stop (console output), not only on ptrev's stderr.
+
+usage: watch_threads.py PTREV PROGRAM_DIR WORK_DIR
+"""
+import os
+import re
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'pylib'))
+from ptrev_checks import check, finish, gdb_batch, record  # noqa: E402
+
+NATIVE = ['break main', 'run', 'watch late_value', 'continue', 'print/x $pc', 'bt 2']
+
+SESSION = '''watch late_value
+reverse-continue
+print late_value
+stepi
+print/x $pc
+bt 2
+print late_value
+reverse-stepi 3
+continue
+print/x $pc
+delete
+watch inbox
+reverse-continue
+print inbox
+x/i $pc
+bt 3
+continue
+print inbox
+rwatch total
+reverse-continue
+'''
+
+
+def replay(ptrev, trace, prog, env):
+    script = trace + '.gdb'
+    with open(script, 'w') as f:
+        f.write('set pagination off\nset confirm off\n'
+                'target remote | %s replay --stdio %s\n%s' % (ptrev, trace, SESSION))
+    g = subprocess.run(['gdb', '-nx', '-batch', '-x', script, prog], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True,
+                       timeout=600, env=dict(os.environ, **env))
+    return g.stdout
+
+
+def gdb_lines(out):
+    return [ln for ln in out.splitlines() if not ln.startswith('ptrev: ')]
+
+
+def frames(out):
+    """Backtrace lines, the frame's address left out (#0 has none where
+    it stands at a line's start)."""
+    return [re.sub(r' 0x[0-9a-f]+ in ', ' ', ln) for ln in out.splitlines()
+            if re.match(r'#\d ', ln)]
+
+
+def main():
+    ptrev, progdir, work = sys.argv[1:4]
+    os.makedirs(work, exist_ok=True)
+    prog = os.path.join(progdir, 'thread_late')
+    native = gdb_batch(prog, NATIVE)
+    pcs = re.findall(r'^\$\d+ = (0x[0-9a-f]+)', native, re.M)
+    good = 'Old value = 0' in native and 'New value = 413869' in native and len(pcs) == 1
+    check(good, 'the native run stops at the write of late_value' +
+          ('' if good else '\n' + native[-1500:]))
+    trace = os.path.join(work, 'thread_late.ptrev')
+    r = record(ptrev, 'event', trace, [prog])
+    check(r.returncode == 0 and 'late_value=413869' in r.stdout,
+          'thread_late recorded (%d: %s)' % (r.returncode, r.stdout.strip()))
+    whole = replay(ptrev, trace, prog, {'PTREV_TAIL_HISTORY': '0',
+                                        'PTREV_BACKGROUND_HISTORY': '0'})
+    tail = replay(ptrev, trace, prog, {'PTREV_TAIL_RUNS': '1', 'PTREV_BACKGROUND_HISTORY': '0'})
+    for name, out in (('whole history', whole), ('tail of one run', tail)):
+        hits = re.findall(r'hit Hardware watchpoint \d+: (\w+)\n\nOld value = (-?\d+)\n'
+                          r'New value = (-?\d+)', out)
+        check(hits[:4] == [('late_value', '413869', '0'), ('late_value', '0', '413869'),
+                           ('inbox', '80', '79'), ('inbox', '79', '80')],
+              '%s: back to the write of late_value, on to it again, back and on across the '
+              'read() that wrote inbox (%s)' % (name, hits))
+        got = re.findall(r'^\$\d+ = (0x[0-9a-f]+)', out, re.M)
+        check(pcs and got[:2] == [pcs[0], pcs[0]],
+              '%s: one stepi after the reverse-continue, and the continue from before the '
+              'write, stand where the native run stopped (%s, native %s)' % (name, got, pcs))
+        native_bt, replay_bt = frames(native), frames(out)
+        check(native_bt and replay_bt[:2] == native_bt[:2],
+              '%s: the writer\'s backtrace as the native run\'s\n%s\n%s'
+              % (name, native_bt, replay_bt[:2]))
+        insn = re.search(r'^=> 0x[0-9a-f]+ <[^>]*>:\s+(\w+)', out, re.M)
+        check(insn and insn.group(1) == 'syscall' and re.search(r'#2 .* worker \(', out),
+              '%s: the kernel\'s write of inbox stops before the worker\'s syscall '
+              'instruction, going back (%s)' % (name, insn and insn.group(0)))
+        # On gdb's console (an O packet, over any transport), not only on
+        # ptrev's stderr (which gdb shows for a pipe only).
+        check(re.search(r'^ptrev: watchpoints were not checked in this move: a read or access '
+                        r'watchpoint cannot be checked', out, re.M) is not None,
+              '%s: a read watchpoint it cannot check: gdb\'s user is told' % name)
+    check(gdb_lines(whole) == gdb_lines(tail),
+          'the tail of one run shows what the whole history shows\n' +
+          '\n'.join('%s | %s' % (a, b) for a, b in zip(gdb_lines(whole), gdb_lines(tail))
+                    if a != b)[:3000])
+    return finish()
+
+
+if __name__ == '__main__':
+    sys.exit(main())
