@@ -60,32 +60,39 @@ static int arm_search(struct erp *e, struct erp_thread *t)
  * comes with a single step's end or a STATE point's hit (DR0) is counted
  * and the stop left to the caller. The CPU's RF (set by the kernel on an
  * instruction breakpoint's trap) lets the instruction run when resumed. */
-/* A search's execution point hit t at its PC, the #DB come without DR6
- * bits (inf_dr_lost_exec_hit): the DR6 the hit would have had (B1-B3,
- * and B0 where the STATE point's register, armed, is at the PC too); 0
- * when the stop is not such a hit. */
-static uint64_t lost_search_hit(struct erp *e, struct erp_thread *t)
+/* A search's point hit t, the #DB come without DR6 bits: the DR6 the hit
+ * would have had (B1-B3), 0 when the stop is not such a hit. An
+ * execution point's is told by its PC (inf_dr_lost_exec_hit; B0 added
+ * where the STATE point's register, armed, is at the PC too). A data
+ * point's has no address to tell it: any #DB the VM got wrong while t
+ * ran (inf_dr_lost_hit; a single step's own trap is not one) and no
+ * execution register is at the PC counts for every data point. */
+static uint64_t lost_search_hit(struct erp *e, struct erp_thread *t, bool stepped)
 {
 	struct user_regs_struct regs;
 	if (ptrace(PTRACE_GETREGS, t->tid, NULL, &regs) < 0)
 		return 0;
-	uint64_t dr6 = 0;
+	uint64_t exec = 0, data = 0;
 	for (size_t i = 0; i < e->nsearch; i++)
-		if (e->search[i].kind == DR_EXEC && e->search[i].addr == regs.rip)
-			dr6 |= 2ull << i;
-	if (!dr6 || !inf_dr_lost_exec_hit(t->tid, regs.rip))
-		return 0;
-	if ((inf_dr_read(t->tid, 7) & 1) && inf_dr_read(t->tid, 0) == regs.rip)
-		dr6 |= 1;
-	return dr6;
+		if (e->search[i].kind != DR_EXEC)
+			data |= 2ull << i;
+		else if (e->search[i].addr == regs.rip)
+			exec |= 2ull << i;
+	bool state_pc = (inf_dr_read(t->tid, 7) & 1) && inf_dr_read(t->tid, 0) == regs.rip;
+	if (exec)
+		return inf_dr_lost_exec_hit(t->tid, regs.rip) ? exec | (state_pc ? 1 : 0) : 0;
+	if (data && !state_pc &&
+	    (stepped ? inf_dr_lost_exec_hit(t->tid, regs.rip) : inf_dr_lost_hit(t->tid, &regs)))
+		return data;
+	return 0;
 }
 
-static bool search_hit(struct erp *e, struct erp_thread *t, int st)
+bool erp_search_hit(struct erp *e, struct erp_thread *t, int st, bool stepped)
 {
 	if (!e->nsearch || !WIFSTOPPED(st) || WSTOPSIG(st) != SIGTRAP)
 		return false;
 	uint64_t dr6 = inf_dr_read_dr6(t->tid);
-	if (!(dr6 & 0xe) && !(dr6 = lost_search_hit(e, t)))
+	if (!(dr6 & 0xe) && !(dr6 = lost_search_hit(e, t, stepped)))
 		return false;
 	e->search_hits++;
 	e->search_last = t->next;
@@ -219,7 +226,7 @@ static int wait_stop_by(struct erp *e, struct erp_thread *t, int req, int *st, u
 		}
 		if (erp_count_stop(e) < 0)
 			return -1;
-		if (!search_hit(e, t, *st))
+		if (!erp_search_hit(e, t, *st, req == PTRACE_SINGLESTEP))
 			break;
 		if (ptrace(req, t->tid, NULL, NULL) < 0)
 			return erp_fail(e, "replay thread %d: %s", (int)t->tid, strerror(errno));

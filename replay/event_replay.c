@@ -246,8 +246,23 @@ int erp_replay_all(struct erp *e, const struct trace_data *td, const struct erp_
 int erp_replay_from(struct erp *e, const struct trace_data *td, const struct erp_observer *obs,
 		    size_t native_runs, size_t tail_run)
 {
-	return replay_as(e, td, obs, &(struct erp){.obs = obs, .native_runs = native_runs,
-						   .tail_run = tail_run});
+	return erp_replay_from_searching(e, td, obs, native_runs, tail_run, NULL, 0);
+}
+
+int erp_replay_from_searching(struct erp *e, const struct trace_data *td,
+			      const struct erp_observer *obs, size_t native_runs, size_t tail_run,
+			      const struct event_search_point *points, size_t n)
+{
+	struct erp how = {.obs = obs, .native_runs = native_runs, .tail_run = tail_run,
+			  .nsearch = n};
+	if (n > EVENT_SEARCH_MAX) {
+		*e = how;
+		e->memfd = -1;
+		return erp_fail(e, "a search for 0 to %d points", EVENT_SEARCH_MAX);
+	}
+	if (n)
+		memcpy(how.search, points, n * sizeof *points);
+	return replay_as(e, td, obs, &how);
 }
 
 /* A tail of the program's one thread from an event (replay() refuses

@@ -234,6 +234,12 @@ int erp_count_stop(struct erp *e);
 
 /* ---- event_proc.c ---- */
 int erp_launch(struct erp *e);
+/* Was stop st of t (single-stepped, or resumed to run) a hit of the
+ * search's points (DR1-DR3)? Counted (search_hits, search_last,
+ * search_last_run). True when the hit was all (DR6 cleared: t is to go on
+ * as it was resumed); a hit that came with a single step's end or a
+ * STATE point's is counted, false. */
+bool erp_search_hit(struct erp *e, struct erp_thread *t, int st, bool stepped);
 void erp_kill(struct erp *e);
 void erp_reap(struct erp *e);
 int erp_get_regs(struct erp *e, struct erp_thread *t, struct user_regs_struct *regs);
@@ -378,6 +384,12 @@ int erp_replay_all(struct erp *e, const struct trace_data *td, const struct erp_
  * history does; 0: none). */
 int erp_replay_from(struct erp *e, const struct trace_data *td, const struct erp_observer *obs,
 		    size_t native_runs, size_t tail_run);
+/* The same with the debug registers set to points (0 to EVENT_SEARCH_MAX
+ * of them) in every thread, their hits counted in search_hits (a stepped
+ * run's single step that hits one too). */
+int erp_replay_from_searching(struct erp *e, const struct trace_data *td,
+			      const struct erp_observer *obs, size_t native_runs, size_t tail_run,
+			      const struct event_search_point *points, size_t n);
 /* Replay td (one thread) natively up to its event `from`, stepping
  * with obs from there to the end (the history of the tail); with run
  * set (any number of threads), up to the start of that run of the

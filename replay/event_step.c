@@ -198,6 +198,10 @@ static int run_block(struct erp *e, struct erp_thread *t, const struct block *x,
 		return erp_fail(e, "replay thread %d: %s", (int)t->tid, strerror(errno));
 	if (erp_count_stop(e) < 0)
 		return -1;
+	/* A search's data breakpoint (event_watch.c's reads) stops a run
+	 * right after an instruction inside the block: counted, what ran is
+	 * reported, and the stepping goes on from there. */
+	bool hit = erp_search_hit(e, t, *ws, false);
 	if (WIFEXITED(*ws) || WIFSIGNALED(*ws)) {
 		bstep_stopped(e->bstep, t->tid, *ws, regs);
 		t->gone = true;
@@ -226,7 +230,7 @@ static int run_block(struct erp *e, struct erp_thread *t, const struct block *x,
 		if (erp_report_insn(e, t, x->ip[i], &x->insn[i], x->ip[i + 1]) < 0)
 			return -1;
 	*regs = now;
-	return reached ? 1 : 0;
+	return reached || hit ? 1 : 0;
 }
 
 /* How many of b's instructions a run may take: all, or up to the STATE

@@ -10,6 +10,7 @@
 #include "event_hold.h"
 #include "event_replay.h"
 #include "ptrev/block_cache.h"
+#include "ptrev/debugregs.h"
 #include "ptrev/materialise.h"
 
 /* A block and the branch after it run natively before the stepper stops
@@ -24,8 +25,10 @@ struct watch_scan {
 	bool exact;           /* single steps throughout the range */
 	uint64_t addr;
 	size_t len;
-	uint8_t seen[EVENT_WATCH_MAX_LEN];
-	bool have_seen;       /* seen holds the bytes as of stop_done */
+	bool by_value;        /* a change of the bytes is an access */
+	uint64_t hits;        /* the debug registers' hits as of stop_done */
+	uint8_t *seen, *now;  /* len bytes each: as of stop_done, and now */
+	bool have_seen;
 	uint64_t done;        /* instructions completed, all threads */
 	uint64_t stop_done;   /* done at the stepper's last stop */
 	int mode;             /* the stepper's own mode, outside the bounds */
@@ -71,20 +74,23 @@ static int on_insn(struct erp *e, struct erp_thread *t, uint64_t ip, const struc
 static int on_ready(struct erp *e, struct erp_thread *t)
 {
 	struct watch_scan *w = (struct watch_scan *)e;
-	uint8_t now[EVENT_WATCH_MAX_LEN];
+	uint8_t *now = w->now;
 	(void)t;
 	if (w->done < w->lo)
 		return 0;
 	if (erp_read_mem(e, w->addr, now, w->len) != (ssize_t)w->len)
 		return erp_fail(e, "cannot read the watched bytes at %#llx",
 				(unsigned long long)w->addr);
-	if (w->have_seen && w->stop_done >= w->lo && w->done <= w->hi &&
-	    memcmp(now, w->seen, w->len) != 0) {
+	bool access = e->search_hits != w->hits ||
+		      (w->by_value && w->have_seen && memcmp(now, w->seen, w->len) != 0);
+	if (w->have_seen && w->stop_done >= w->lo && w->done <= w->hi && access) {
 		w->found = true;
 		w->f_lo = w->stop_done;
 		w->f_hi = w->done;
 	}
-	memcpy(w->seen, now, w->len);
+	w->now = w->seen;
+	w->seen = now;
+	w->hits = e->search_hits;
 	w->have_seen = true;
 	w->stop_done = w->done;
 	if (w->done >= w->hi || (w->found && !w->back)) {
@@ -130,13 +136,28 @@ static const struct erp_observer scan_observer = {
 	.ready = on_ready,
 };
 
+/* What a scan looks for: len bytes at addr changed (a write watch), or
+ * (reads too) a hit of the debug registers set to pts. */
+struct watched {
+	uint64_t addr;
+	size_t len;
+	bool by_value;
+	struct event_search_point pts[EVENT_SEARCH_MAX];
+	size_t npts;
+};
+
 /* One re-execution that scans instructions lo .. hi - 1 of made. 1 with
- * the change's instructions (*f_lo .. *f_hi - 1), 0, -1. */
+ * the access's instructions (*f_lo .. *f_hi - 1), 0, -1. */
 static int scan(const struct trace_data *ev, const struct trace_data *made, uint64_t lo,
-		uint64_t hi, bool back, bool exact, uint64_t addr, size_t len, uint64_t *f_lo,
+		uint64_t hi, bool back, bool exact, const struct watched *wd, uint64_t *f_lo,
 		uint64_t *f_hi, char *why, size_t whylen)
 {
 	struct watch_scan *w = calloc(1, sizeof *w);
+	if (w && (!(w->seen = malloc(wd->len)) || !(w->now = malloc(wd->len)))) {
+		free(w->seen);
+		free(w);
+		w = NULL;
+	}
 	if (!w) {
 		snprintf(why, whylen, "out of memory");
 		return -1;
@@ -147,12 +168,14 @@ static int scan(const struct trace_data *ev, const struct trace_data *made, uint
 	w->hi = hi;
 	w->back = back;
 	w->exact = exact;
-	w->addr = addr;
-	w->len = len;
+	w->addr = wd->addr;
+	w->len = wd->len;
+	w->by_value = wd->by_value;
 	w->stop_done = w->done;
 	const char *v = getenv("PTREV_SW_STEPPER");
 	w->mode = v && strcmp(v, "insn") == 0 ? ERP_STEP_INSN : ERP_STEP_BLOCK;
-	int rc = erp_replay_from(&w->e, ev, &scan_observer, native, first);
+	int rc = erp_replay_from_searching(&w->e, ev, &scan_observer, native, first, wd->pts,
+					   wd->npts);
 	if (rc < 0 && !w->over) {
 		snprintf(why, whylen, "%s", w->e.why);
 		rc = -1;
@@ -164,6 +187,8 @@ static int scan(const struct trace_data *ev, const struct trace_data *made, uint
 		*f_hi = w->f_hi;
 	}
 	erp_free(&w->e);
+	free(w->seen);
+	free(w->now);
 	free(w);
 	return rc;
 }
@@ -182,30 +207,61 @@ static uint64_t history_length(const struct trace_data *made)
  * scans. */
 #define FIRST_WINDOW (1ull << 16)
 
-int event_watch_find(const struct trace_data *ev, const struct trace_data *made, uint64_t gpos,
-		     bool back, uint64_t addr, size_t len, uint64_t *after, uint64_t *insns,
-		     char *why, size_t whylen)
+/* What a watch of type (2 write, 3 read, 4 access) looks for: a write, by
+ * the change of value gdb reports it for; reads by the debug registers
+ * (x86 has no read-only breakpoint: an access one, as gdb's own x86
+ * watchpoints do; gdb drops a read watchpoint's hit where the value
+ * changed). 0, or -1 with why. */
+static int what_to_watch(int type, uint64_t addr, size_t len, struct watched *wd, char *why,
+			 size_t whylen)
 {
-	uint64_t lo, hi, f_lo = 0, f_hi = 0, total = history_length(made);
-	int rc = 0;
+	struct dr_piece pieces[4];
+	int n = 0;
+	memset(wd, 0, sizeof *wd);
+	wd->addr = addr;
+	wd->len = len;
+	wd->by_value = type != 3;
 	if (len == 0 || len > EVENT_WATCH_MAX_LEN) {
 		snprintf(why, whylen, "a watch of %zu bytes (1 to %d here)", len, EVENT_WATCH_MAX_LEN);
 		return -1;
 	}
+	if (type == 2)
+		return 0;
+	if ((n = inf_dr_split(addr, len, pieces)) < 0 || n > EVENT_SEARCH_MAX) {
+		snprintf(why, whylen, "a read or access watch of %zu bytes at %#llx takes more "
+			 "than the %d debug registers a re-execution has", len,
+			 (unsigned long long)addr, EVENT_SEARCH_MAX);
+		return -1;
+	}
+	for (int i = 0; i < n; i++)
+		wd->pts[i] = (struct event_search_point){pieces[i].addr, DR_ACCESS, pieces[i].len};
+	wd->npts = (size_t)n;
+	return 0;
+}
+
+int event_watch_find(const struct trace_data *ev, const struct trace_data *made, uint64_t gpos,
+		     bool back, int type, uint64_t addr, size_t len, uint64_t *after,
+		     uint64_t *insns, char *why, size_t whylen)
+{
+	uint64_t lo, hi, f_lo = 0, f_hi = 0, total = history_length(made);
+	struct watched wd;
+	int rc = 0;
+	if (what_to_watch(type, addr, len, &wd, why, whylen) < 0)
+		return -1;
 	if (back) {
 		for (hi = gpos, lo = gpos; rc == 0 && hi > 0; hi = lo) {
 			uint64_t width = hi == gpos ? FIRST_WINDOW : 4 * (gpos - hi);
 			lo = hi > width ? hi - width : 0;
-			rc = scan(ev, made, lo, hi, true, false, addr, len, &f_lo, &f_hi, why, whylen);
+			rc = scan(ev, made, lo, hi, true, false, &wd, &f_lo, &f_hi, why, whylen);
 		}
 	} else if (gpos < total) {
-		rc = scan(ev, made, gpos, total, false, false, addr, len, &f_lo, &f_hi, why, whylen);
+		rc = scan(ev, made, gpos, total, false, false, &wd, &f_lo, &f_hi, why, whylen);
 	}
 	/* The stops around a change may be a block and its branch apart:
 	 * single steps across them tell which instruction it was. */
 	if (rc == 1 && f_hi - f_lo > 1 &&
-	    (rc = scan(ev, made, f_lo, f_hi, back, true, addr, len, &f_lo, &f_hi, why, whylen)) == 0) {
-		snprintf(why, whylen, "the change of the watched bytes between instructions %llu and "
+	    (rc = scan(ev, made, f_lo, f_hi, back, true, &wd, &f_lo, &f_hi, why, whylen)) == 0) {
+		snprintf(why, whylen, "the access to the watched bytes between instructions %llu and "
 			 "%llu was not seen again when stepped", (unsigned long long)f_lo,
 			 (unsigned long long)f_hi);
 		return -1;

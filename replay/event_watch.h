@@ -13,10 +13,15 @@
  * writes and the kernel's (a read() into the watched bytes, a signal
  * frame) are found alike.
  *
- * What it finds: a change of the bytes' value, which is what gdb reports
- * for a write watchpoint (a write of the same value it does not report
- * either). Reads are not seen: read and access watchpoints are refused
- * with a reason. */
+ * What it finds: for a write watchpoint, a change of the bytes' value,
+ * which is what gdb reports (a write of the same value it does not report
+ * either). For read and access watchpoints also the debug registers'
+ * hits, set in every thread for access (x86 has no read-only one; gdb
+ * drops a read watchpoint's hit where the value changed, as it does with
+ * its own x86 watchpoints): a hit inside a block ends the block's run
+ * there (event_step.c), so it is seen at the next stop too. A VM that
+ * loses a data hit's DR6 makes it look like any #DB it got wrong
+ * (erp_search_hit); one it loses on a single step is not seen. */
 #ifndef PTREV_EVENT_WATCH_H
 #define PTREV_EVENT_WATCH_H
 
@@ -26,18 +31,19 @@
 
 #include "ptrev/trace_file.h"
 
-/* Bytes a watch may cover (gdb splits a longer one into pieces the debug
- * registers hold: 8 bytes each, 4 at most). */
-#define EVENT_WATCH_MAX_LEN 64
+/* Bytes a watch may cover (compared at every stop of the stepper). */
+#define EVENT_WATCH_MAX_LEN 4096
 
-/* The change of len bytes at addr nearest to global position gpos of
- * made (the history made from the event recording ev, as event_hold_at
- * counts it): back, the last one before gpos; else the first one after.
- * 1 with *after the position right after it and *insns the instructions
- * that made it (1; 0 where it came with none, between two: a signal's
- * delivery); 0 when none comes in the history; -1 with why. */
+/* The access to len bytes at addr (type: gdb's Z type, 2 write, 3 read,
+ * 4 access) nearest to global position gpos of made (the history made
+ * from the event recording ev, as event_hold_at counts it): back, the
+ * last one before gpos; else the first one after. 1 with *after the
+ * position right after it and *insns the instructions that made it (1; 0
+ * where it came with none, between two: a signal's delivery); 0 when none
+ * comes in the history; -1 with why (a read watch more than the three
+ * debug registers hold, a replay that diverged). */
 int event_watch_find(const struct trace_data *ev, const struct trace_data *made, uint64_t gpos,
-		     bool back, uint64_t addr, size_t len, uint64_t *after, uint64_t *insns,
-		     char *why, size_t whylen);
+		     bool back, int type, uint64_t addr, size_t len, uint64_t *after,
+		     uint64_t *insns, char *why, size_t whylen);
 
 #endif

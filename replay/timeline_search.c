@@ -149,13 +149,8 @@ static int watch_held(struct timeline *tl, bool back, const struct stop_point *p
 {
 	uint64_t after, insns, pos;
 	pid_t tid;
-	if (p->type != 2) {
-		snprintf(why, whylen, "a read or access watchpoint cannot be checked in the history "
-			 "of several threads (a write watchpoint can)");
-		return -1;
-	}
-	int r = event_watch_find(tl->events, tl->td, tl->gpos, back, p->addr, p->len, &after,
-				 &insns, why, whylen);
+	int r = event_watch_find(tl->events, tl->td, tl->gpos, back, p->type, p->addr, p->len,
+				 &after, &insns, why, whylen);
 	if (r != 1)
 		return r;
 	uint64_t insn = insns ? after - 1 : after;

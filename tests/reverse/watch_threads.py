@@ -52,7 +52,20 @@ x/i $pc
 bt 3
 continue
 print inbox
+delete
 rwatch total
+reverse-continue
+print round
+bt 1
+delete
+awatch inbox
+reverse-continue
+print round
+bt 1
+continue
+print/x $pc
+delete
+rwatch -l *(char(*)[40])&late_value
 reverse-continue
 '''
 
@@ -114,10 +127,25 @@ def main():
         check(insn and insn.group(1) == 'syscall' and re.search(r'#2 .* worker \(', out),
               '%s: the kernel\'s write of inbox stops before the worker\'s syscall '
               'instruction, going back (%s)' % (name, insn and insn.group(0)))
-        # On gdb's console (an O packet, over any transport), not only on
-        # ptrev's stderr (which gdb shows for a pipe only).
+        # Reads (the debug registers, set for access in every thread):
+        # from round 80's read() back to round 79's `total += acc`, which
+        # reads total, then to its `int round = inbox`, and on across
+        # that read again (before it, round still holds 78, the last
+        # round's).
+        reads = re.findall(r'hit Hardware (read|access \(read/write\)) watchpoint \d+: (\w+)'
+                           r'\n\nValue = (-?\d+)\n(?:0x[0-9a-f]+ in )?worker \(arg=0x0\) at '
+                           r'\S+thread_late.c:(\d+)', out)
+        rounds = re.findall(r'^\$\d+ = (\d+)$', out, re.M)
+        check([(k, ln) for _, k, _, ln in reads] == [('total', '43'), ('inbox', '39'),
+                                                     ('inbox', '39')] and
+              [v for _, _, v, _ in reads[1:]] == ['79', '79'] and rounds[-2:] == ['79', '78'],
+              '%s: rwatch back to round 79\'s read of total, awatch back to its read of '
+              'inbox and on across it (%s, rounds %s)' % (name, reads, rounds[-2:]))
+        # What it cannot check (a read watch wider than the three debug
+        # registers): on gdb's console (an O packet, over any transport),
+        # not only on ptrev's stderr (which gdb shows for a pipe only).
         check(re.search(r'^ptrev: watchpoints were not checked in this move: a read or access '
-                        r'watchpoint cannot be checked', out, re.M) is not None,
+                        r'watch of 40 bytes', out, re.M) is not None,
               '%s: a read watchpoint it cannot check: gdb\'s user is told' % name)
     check(gdb_lines(whole) == gdb_lines(tail),
           'the tail of one run shows what the whole history shows\n' +
