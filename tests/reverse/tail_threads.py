@@ -206,9 +206,15 @@ def against_whole(ptrev, trace, prog, name, session, tails=('1', '2', '3', '5', 
         check(made and lines.index(made[0]) == 0,
               '%s, tail of %s runs: the first move makes a tail\'s history first (%s)'
               % (name, runs or 'ptrev\'s own', lines))
+        # Past the tail's start into a longer tail, or into the whole
+        # history where the last hit or signal before it lies in the
+        # first run (sig_worker's signal, when the recording's first run
+        # held it).
         crossed |= any(re.match(r'ptrev: going back (past the history made|to the last '
                                 r'breakpoint or watchpoint hit or signal \(found natively\)): '
-                                r'made the history of the last', ln) for ln in lines)
+                                r'made the history of the last', ln) or
+                       ln.startswith('ptrev: making the history of this event recording')
+                       for ln in lines[1:])
         check(same_state(whole, out),
               '%s, tail of %s runs: every thread\'s registers, backtrace, hit and variable as '
               'on the whole history\n%s' % (name, runs or 'ptrev\'s own',
