@@ -9,10 +9,12 @@
  * main thread ends it with -1 there. */
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
-#define ROUNDS 120
-#define LATE 80
+/* `thread_late [ROUNDS [LATE]]`: 120 and 80 by default (the tests);
+ * bench/threads_search_bench.sh makes it longer. */
+static int rounds = 120, late = 80;
 
 static int to_worker[2], to_main[2];
 static long late_value;
@@ -38,7 +40,7 @@ static void *worker(void *arg)
 	while (read(to_worker[0], &inbox, sizeof inbox) == sizeof inbox && inbox >= 0) {
 		int round = inbox;
 		long acc = compute(round);
-		if (round == LATE)
+		if (round == late)
 			late_mark(round, acc);
 		total += acc;
 		if (write(to_main[1], &round, sizeof round) != sizeof round)
@@ -47,13 +49,17 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	pthread_t t;
+	if (argc > 1)
+		rounds = atoi(argv[1]);
+	if (argc > 2)
+		late = atoi(argv[2]);
 	if (pipe(to_worker) != 0 || pipe(to_main) != 0 ||
 	    pthread_create(&t, NULL, worker, NULL) != 0)
 		return 1;
-	for (int round = 0; round < ROUNDS; round++) {
+	for (int round = 0; round < rounds; round++) {
 		int back;
 		if (write(to_worker[1], &round, sizeof round) != sizeof round ||
 		    read(to_main[0], &back, sizeof back) != sizeof back || back != round)
