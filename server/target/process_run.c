@@ -6,6 +6,7 @@
 #include "target_internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int process_thread_core(pid_t pid, pid_t tid)
@@ -56,6 +57,16 @@ static int resume_all(struct process_run *pr, bool first)
 		}
 	}
 	return resumed;
+}
+
+void process_present_pc(struct target *t, struct target_stop *stop)
+{
+	struct amd64_regfile *rf = malloc(sizeof *rf);
+	if (rf && target_regs_pc_known(target_fetch_registers(t, stop->tid, rf))) {
+		stop->rip = rf->gpr.rip;
+		stop->have_pc = true;
+	}
+	free(rf);
 }
 
 int process_run_resume(struct process_run *pr, const struct target_resume *r)

@@ -123,7 +123,10 @@ static int erec_wait(struct target *t, struct target_stop *stop, bool block)
 		return target_wait(t->beneath, stop, block);
 	if (r->past_stop) {
 		r->past_stop = false;
-		return target_wait(r->past, stop, block);
+		int got = target_wait(r->past, stop, block);
+		if (got == 1 && stop->kind == TARGET_STOP_HISTORY_END && !in_past(r, stop->tid))
+			process_present_pc(t, stop);
+		return got;
 	}
 	int got = process_run_wait(&r->run, stop, block);
 	if (got == 1 && stop->have_pc && r->engine && event_engine_in_syscall(r->engine, stop->tid))

@@ -352,7 +352,18 @@ static void stop_from_timeline(struct history_target *h, const struct timeline_s
 		break;
 	}
 	stop->have_pc = timeline_pc(h->tl, ts->tid, &stop->rip);
-	if (ts->tid == h->pre_signal) {
+	/* Before a recorded signal's delivery, and at the end of an event
+	 * recording's history, the registers shown are not the history's
+	 * last instruction's: the stop's PC is theirs. At the end they are
+	 * the end state's, with gdb's changes made there (the registers it
+	 * restored after a function it called: the history ends at that
+	 * function's return, to gdb's own breakpoint). */
+	if (ts->kind == TIMELINE_END && at_event_end(h, ts->tid)) {
+		struct amd64_regfile *rf = malloc(sizeof *rf);
+		if (rf && target_regs_pc_known(history_event_registers(h->ev, ts->tid, rf)))
+			stop->rip = rf->gpr.rip;
+		free(rf);
+	} else if (ts->tid == h->pre_signal) {
 		struct amd64_regfile *rf = malloc(sizeof *rf);
 		if (rf && registers(h, ts->tid, rf) == TIMELINE_STATE_FULL)
 			stop->rip = rf->gpr.rip;

@@ -56,6 +56,12 @@ int process_run_resume(struct process_run *pr, const struct target_resume *r);
 int process_run_wait(struct process_run *pr, struct target_stop *stop, bool block);
 /* The CPU a thread last ran on (from /proc), or -1. */
 int process_thread_core(pid_t pid, pid_t tid);
+/* A recording target's stop at the present, reached going forwards
+ * through its history (TARGET_STOP_HISTORY_END): the PC gdb is told is
+ * the one t shows there, the live thread's. gdb's changes made at the
+ * present (the registers it restored after calling a function) moved it
+ * from where the history's last instruction left it. */
+void process_present_pc(struct target *t, struct target_stop *stop);
 
 /* ---- target_live.c ---- */
 /* The process of a live target, or NULL (another kind of target, or its

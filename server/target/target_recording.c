@@ -138,6 +138,8 @@ static int recording_wait(struct target *t, struct target_stop *stop, bool block
 		if (got == 1 && stop->kind == TARGET_STOP_HISTORY_END &&
 		    !target_thread_exists(t->beneath, stop->tid))
 			present_thread(r, t->beneath, stop);
+		if (got == 1 && stop->kind == TARGET_STOP_HISTORY_END && !in_past(r, stop->tid))
+			process_present_pc(t, stop);
 		return got;
 	}
 	int got = process_run_wait(&r->run, stop, block);

@@ -14,6 +14,8 @@ with them, against gdb's own `record full`.
   change.
 - Back at once from a change (the thread not run since), forward, and a
   second change at the same place.
+- Back into a function gdb called and on to the present: the stop shows
+  where the program stands, not the called function's return.
 - `jump`: the program goes on from the new place and the history
   follows it: back from the next stop into the code the jump reached,
   with full state and no divergence; the program's output is the live
@@ -115,6 +117,39 @@ def back_at_once(ptrev, prog):
           'back at once from a change, on again, a second change there:\n' + text[-2000:])
 
 
+def back_into_call(ptrev, prog, work):
+    """Back from right after a function gdb called (its instructions are
+    in the history; the registers gdb restored after it are a change at
+    its end) and on to the present again: the stop there shows where the
+    program stands (its PC and backtrace as right after the call), not
+    the called function's return to gdb's own breakpoint, which is where
+    the history's last instruction left it (a PC of gdb's dummy frame,
+    `?? ()`, while `info registers` said f+24). Each backend, and the
+    event recording saved there, replayed postmortem."""
+    saved = os.path.join(work, 'call.ptrev')
+    moves = ['print $pc', 'bt 1', 'reverse-stepi', 'continue', 'print $pc', 'bt 1',
+             'info registers rip']
+    for backend in ([], ['--backend', 'sw'], None):
+        if backend is None:
+            text = gdb_batch(prog, ['target remote | %s replay --stdio %s' % (ptrev, saved)]
+                             + moves)
+            name = 'replay of the saved recording'
+        else:
+            text = gdb_batch(prog, [
+                'target remote | %s serve --stdio %s -- %s' % (ptrev, ' '.join(backend), prog),
+                'break f', 'continue', 'print leaf(5)'] + moves +
+                ([] if backend else ['monitor save ' + saved]))
+            name = 'serve ' + (' '.join(backend) or '(event)')
+        now = re.findall(r'^\$\d+ = \(void \(\*\)\(\)\) (0x[0-9a-f]+) <f\+\d+>', text, re.M)
+        frames = re.findall(r'^#0 .*', text, re.M)
+        rip = re.search(r'^rip +(0x[0-9a-f]+)', text, re.M)
+        check('No more reverse-execution history' in text and len(now) == 2 and
+              now[0] == now[1] and len(frames) == 2 and frames[0] == frames[1] and
+              rip and rip.group(1) == now[0] and '?? ()' not in text,
+              '%s: back into a called function and on to the present: the stop shows '
+              'where the program stands (%s, %s):\n%s' % (name, now, frames, text[-1500:]))
+
+
 def jump_followed(ptrev, prog, work):
     """jump from f(3)'s breakpoint over its `+=`: the program goes on from
     line 40, the history with it; back from f(4) into f(3)'s line 40."""
@@ -160,6 +195,7 @@ def main():
     prog = os.path.join(programs, 'e2e_basic')
     against_record_full(ptrev, prog)
     back_at_once(ptrev, prog)
+    back_into_call(ptrev, prog, work)
     jump_followed(ptrev, prog, work)
     sys.exit(finish())
 
