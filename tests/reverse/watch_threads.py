@@ -92,8 +92,17 @@ def frames(out):
             if re.match(r'#\d ', ln)]
 
 
+def source_line(text):
+    """The line of thread_late.c that holds text."""
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'programs',
+                       'thread_late.c')
+    with open(src) as f:
+        return str(next(i for i, ln in enumerate(f, 1) if text in ln))
+
+
 def main():
     ptrev, progdir, work = sys.argv[1:4]
+    add, take = source_line('total += acc;'), source_line('int round = inbox;')
     os.makedirs(work, exist_ok=True)
     prog = os.path.join(progdir, 'thread_late')
     native = gdb_batch(prog, NATIVE)
@@ -136,8 +145,8 @@ def main():
                            r'\n\nValue = (-?\d+)\n(?:0x[0-9a-f]+ in )?worker \(arg=0x0\) at '
                            r'\S+thread_late.c:(\d+)', out)
         rounds = re.findall(r'^\$\d+ = (\d+)$', out, re.M)
-        check([(k, ln) for _, k, _, ln in reads] == [('total', '43'), ('inbox', '39'),
-                                                     ('inbox', '39')] and
+        check([(k, ln) for _, k, _, ln in reads] == [('total', add), ('inbox', take),
+                                                     ('inbox', take)] and
               [v for _, _, v, _ in reads[1:]] == ['79', '79'] and rounds[-2:] == ['79', '78'],
               '%s: rwatch back to round 79\'s read of total, awatch back to its read of '
               'inbox and on across it (%s, rounds %s)' % (name, reads, rounds[-2:]))
