@@ -68,38 +68,13 @@ static int on_ready(struct erp *e, struct erp_thread *t)
 	return -1; /* unwinds the replay, its process left as it stands */
 }
 
-static int on_nothing(struct erp *e, struct erp_thread *t, uint64_t ip)
-{
-	(void)e;
-	(void)t;
-	(void)ip;
-	return 0;
-}
-
-static int on_event(struct erp *e, struct erp_thread *t, size_t k)
-{
-	(void)e;
-	(void)t;
-	(void)k;
-	return 0;
-}
-
-static int on_run(struct erp *e, struct erp_thread *t, uint64_t first, uint64_t count)
-{
-	(void)e;
-	(void)t;
-	(void)first;
-	(void)count;
-	return 0;
-}
-
 static const struct erp_observer hold_observer = {
 	.start = on_start,
 	.insn = on_insn,
-	.interrupt = on_nothing,
-	.event = on_event,
-	.end = on_nothing,
-	.run = on_run,
+	.interrupt = erp_obs_ignore_ip,
+	.event = erp_obs_ignore_event,
+	.end = erp_obs_ignore_ip,
+	.run = erp_obs_ignore_run,
 	.ready = on_ready,
 };
 

@@ -236,6 +236,31 @@ static int replay_as(struct erp *e, const struct trace_data *td, const struct er
 	return rc;
 }
 
+int erp_obs_ignore_ip(struct erp *e, struct erp_thread *t, uint64_t ip)
+{
+	(void)e;
+	(void)t;
+	(void)ip;
+	return 0;
+}
+
+int erp_obs_ignore_event(struct erp *e, struct erp_thread *t, size_t k)
+{
+	(void)e;
+	(void)t;
+	(void)k;
+	return 0;
+}
+
+int erp_obs_ignore_run(struct erp *e, struct erp_thread *t, uint64_t first, uint64_t count)
+{
+	(void)e;
+	(void)t;
+	(void)first;
+	(void)count;
+	return 0;
+}
+
 int erp_replay_all(struct erp *e, const struct trace_data *td, const struct erp_observer *obs,
 		   bool hold_at_end, const atomic_bool *stop)
 {

@@ -137,6 +137,11 @@ struct erp_observer {
 	int (*ready)(struct erp *e, struct erp_thread *t);
 	void *ctx;
 };
+/* Callbacks for an observer that needs only some of what a stepped run
+ * reports (event_hold.c, event_watch.c): each does nothing. */
+int erp_obs_ignore_ip(struct erp *e, struct erp_thread *t, uint64_t ip);
+int erp_obs_ignore_event(struct erp *e, struct erp_thread *t, size_t k);
+int erp_obs_ignore_run(struct erp *e, struct erp_thread *t, uint64_t first, uint64_t count);
 
 struct erp {
 	const struct trace_data *td;

@@ -19,37 +19,39 @@
 
 #include "event_replay.h"
 
+/* The search to where the tail from event from (point) begins, or to
+ * the start of run `run`: 1 with *last the event or run of the last hit,
+ * 0, -1. */
+static int search(const struct trace_data *td, size_t from, const struct trace_state *point,
+		  size_t run, const struct event_search_point *points, size_t n, size_t *last,
+		  char *err, size_t errlen)
+{
+	struct erp e;
+	int rc = erp_replay_until_searching(&e, td, from, point, run, points, n);
+	if (rc < 0)
+		snprintf(err, errlen, "%s", e.why);
+	else if (e.search_hits)
+		*last = run ? e.search_last_run : e.search_last;
+	rc = rc < 0 ? -1 : e.search_hits ? 1 : 0;
+	erp_free(&e);
+	return rc;
+}
+
 int event_end_tail_search(const struct trace_data *td, size_t from,
 			  const struct trace_state *point,
 			  const struct event_search_point *points, size_t n, size_t *stretch,
 			  char *err, size_t errlen)
 {
-	struct erp e;
-	int rc = erp_replay_until_searching(&e, td, from, point, 0, points, n);
-	if (rc < 0)
-		snprintf(err, errlen, "%s", e.why);
-	else if (e.search_hits)
-		*stretch = e.search_last;
-	rc = rc < 0 ? -1 : e.search_hits ? 1 : 0;
-	erp_free(&e);
-	return rc;
+	return search(td, from, point, 0, points, n, stretch, err, errlen);
 }
 
 int event_end_tail_search_run(const struct trace_data *td, size_t run,
 			      const struct event_search_point *points, size_t n, size_t *hit_run,
 			      char *err, size_t errlen)
 {
-	struct erp e;
 	if (run == 0) {
 		snprintf(err, errlen, "no run before the program's first");
 		return -1;
 	}
-	int rc = erp_replay_until_searching(&e, td, 0, NULL, run, points, n);
-	if (rc < 0)
-		snprintf(err, errlen, "%s", e.why);
-	else if (e.search_hits)
-		*hit_run = e.search_last_run;
-	rc = rc < 0 ? -1 : e.search_hits ? 1 : 0;
-	erp_free(&e);
-	return rc;
+	return search(td, 0, NULL, run, points, n, hit_run, err, errlen);
 }
