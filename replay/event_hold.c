@@ -41,9 +41,7 @@ static int on_insn(struct erp *e, struct erp_thread *t, uint64_t ip, const struc
 		   uint64_t next)
 {
 	struct event_hold *h = (struct event_hold *)e;
-	/* Counted as erp_report_insn counts: a REP iteration that leaves the
-	 * instruction unfinished is not one. */
-	if (info->kind == INSN_OTHER && next == ip)
+	if (!erp_insn_counts(info, ip, next))
 		return 0;
 	if (h->due)
 		return erp_fail(e, "the re-execution of thread %d went past the position",

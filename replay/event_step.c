@@ -155,7 +155,7 @@ int erp_report_insn(struct erp *e, struct erp_thread *t, uint64_t ip,
 {
 	if (e->obs->insn(e, t, ip, info, next) < 0)
 		return -1;
-	if (!(info->kind == INSN_OTHER && next == ip))
+	if (erp_insn_counts(info, ip, next))
 		t->insns++;
 	return 0;
 }

@@ -59,9 +59,7 @@ static int on_insn(struct erp *e, struct erp_thread *t, uint64_t ip, const struc
 {
 	struct watch_scan *w = (struct watch_scan *)e;
 	(void)t;
-	/* Counted as the history counts (event_hold.c): a REP iteration that
-	 * leaves the instruction unfinished is not one. */
-	if (info->kind == INSN_OTHER && next == ip)
+	if (!erp_insn_counts(info, ip, next))
 		return 0;
 	w->done++;
 	choose_mode(w);
