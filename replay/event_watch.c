@@ -35,7 +35,39 @@ struct watch_scan {
 	bool found;           /* a change between two stops: */
 	uint64_t f_lo, f_hi;  /*   the instructions between them */
 	bool over;            /* the range is scanned: the replay ends */
+	/* Asking whether to give up (stopped: it did), saying how far it
+	 * is: shared by the scans of one search. */
+	struct watch_progress *progress;
 };
+
+struct watch_progress {
+	const struct event_watch_wait *wait;
+	uint64_t started, next_ask, next_say;
+	uint64_t stepped;     /* instructions stepped by the earlier scans */
+	bool stopped;
+};
+
+/* Gdb's Ctrl-C is asked about every tenth of a second, progress said every
+ * 10 s: a search far back steps as much as making that history did. */
+static int keep_on(struct watch_scan *w)
+{
+	struct watch_progress *p = w->progress;
+	uint64_t now = erp_now_ns();
+	if (now < p->next_ask)
+		return 0;
+	p->next_ask = now + 100000000ull;
+	if (p->wait && p->wait->stop && p->wait->stop(p->wait->ctx)) {
+		p->stopped = true;
+		return erp_fail(&w->e, "stopped by gdb (Ctrl-C)");
+	}
+	if (now >= p->next_say) {
+		p->next_say = now + 10000000000ull;
+		fprintf(stderr, "ptrev: still looking for the watched access: %.1f million "
+			"instructions re-executed, %.0f s so far\n",
+			(double)(p->stepped + w->done) / 1e6, (double)(now - p->started) / 1e9);
+	}
+	return 0;
+}
 
 /* Single steps near the range's bounds (and all through it, exact). */
 static void choose_mode(struct watch_scan *w)
@@ -74,6 +106,8 @@ static int on_ready(struct erp *e, struct erp_thread *t)
 	struct watch_scan *w = (struct watch_scan *)e;
 	uint8_t *now = w->now;
 	(void)t;
+	if (keep_on(w) < 0)
+		return -1;
 	if (w->done < w->lo)
 		return 0;
 	if (erp_read_mem(e, w->addr, now, w->len) != (ssize_t)w->len)
@@ -122,8 +156,9 @@ struct watched {
 /* One re-execution that scans instructions lo .. hi - 1 of made. 1 with
  * the access's instructions (*f_lo .. *f_hi - 1), 0, -1. */
 static int scan(const struct trace_data *ev, const struct trace_data *made, uint64_t lo,
-		uint64_t hi, bool back, bool exact, const struct watched *wd, uint64_t *f_lo,
-		uint64_t *f_hi, char *why, size_t whylen)
+		uint64_t hi, bool back, bool exact, const struct watched *wd,
+		struct watch_progress *progress, uint64_t *f_lo, uint64_t *f_hi, char *why,
+		size_t whylen)
 {
 	struct watch_scan *w = calloc(1, sizeof *w);
 	if (w && (!(w->seen = malloc(wd->len)) || !(w->now = malloc(wd->len)))) {
@@ -144,14 +179,16 @@ static int scan(const struct trace_data *ev, const struct trace_data *made, uint
 	w->addr = wd->addr;
 	w->len = wd->len;
 	w->by_value = wd->by_value;
+	w->progress = progress;
 	w->stop_done = w->done;
 	const char *v = getenv("PTREV_SW_STEPPER");
 	w->mode = v && strcmp(v, "insn") == 0 ? ERP_STEP_INSN : ERP_STEP_BLOCK;
 	int rc = erp_replay_from_searching(&w->e, ev, &scan_observer, native, first, wd->pts,
 					   wd->npts);
+	progress->stepped += w->done;
 	if (rc < 0 && !w->over) {
 		snprintf(why, whylen, "%s", w->e.why);
-		rc = -1;
+		rc = progress->stopped ? -2 : -1;
 	} else {
 		/* Over, or the program ended first (nothing after its last
 		 * stop is compared). */
@@ -214,9 +251,13 @@ static int what_to_watch(int type, uint64_t addr, size_t len, struct watched *wd
 
 int event_watch_find(const struct trace_data *ev, const struct trace_data *made, uint64_t gpos,
 		     bool back, int type, uint64_t addr, size_t len, uint64_t *after,
-		     uint64_t *insns, char *why, size_t whylen)
+		     uint64_t *insns, const struct event_watch_wait *wait, char *why,
+		     size_t whylen)
 {
 	uint64_t lo, hi, f_lo = 0, f_hi = 0, total = history_length(made);
+	uint64_t now = erp_now_ns();
+	struct watch_progress progress = {.wait = wait, .started = now,
+					  .next_say = now + 10000000000ull};
 	struct watched wd;
 	int rc = 0;
 	if (what_to_watch(type, addr, len, &wd, why, whylen) < 0)
@@ -225,15 +266,18 @@ int event_watch_find(const struct trace_data *ev, const struct trace_data *made,
 		for (hi = gpos, lo = gpos; rc == 0 && hi > 0; hi = lo) {
 			uint64_t width = hi == gpos ? FIRST_WINDOW : 4 * (gpos - hi);
 			lo = hi > width ? hi - width : 0;
-			rc = scan(ev, made, lo, hi, true, false, &wd, &f_lo, &f_hi, why, whylen);
+			rc = scan(ev, made, lo, hi, true, false, &wd, &progress, &f_lo, &f_hi, why,
+				  whylen);
 		}
 	} else if (gpos < total) {
-		rc = scan(ev, made, gpos, total, false, false, &wd, &f_lo, &f_hi, why, whylen);
+		rc = scan(ev, made, gpos, total, false, false, &wd, &progress, &f_lo, &f_hi, why,
+			  whylen);
 	}
 	/* The stops around a change may be a block and its branch apart:
 	 * single steps across them tell which instruction it was. */
 	if (rc == 1 && f_hi - f_lo > 1 &&
-	    (rc = scan(ev, made, f_lo, f_hi, back, true, &wd, &f_lo, &f_hi, why, whylen)) == 0) {
+	    (rc = scan(ev, made, f_lo, f_hi, back, true, &wd, &progress, &f_lo, &f_hi, why,
+		       whylen)) == 0) {
 		snprintf(why, whylen, "the access to the watched bytes between instructions %llu and "
 			 "%llu was not seen again when stepped", (unsigned long long)f_lo,
 			 (unsigned long long)f_hi);

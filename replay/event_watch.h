@@ -21,7 +21,11 @@
  * its own x86 watchpoints): a hit inside a block ends the block's run
  * there (event_step.c), so it is seen at the next stop too. A VM that
  * loses a data hit's DR6 makes it look like any #DB it got wrong
- * (erp_search_hit); one it loses on a single step is not seen. */
+ * (erp_search_hit); one it loses on a single step is not seen.
+ *
+ * A search far back steps about as much as making that history did
+ * (minutes for 10^8 instructions): it says how far it is every 10 s and
+ * asks whether to give up (gdb's Ctrl-C) every tenth of a second. */
 #ifndef PTREV_EVENT_WATCH_H
 #define PTREV_EVENT_WATCH_H
 
@@ -42,8 +46,17 @@
  * where it came with none, between two: a signal's delivery); 0 when none
  * comes in the history; -1 with why (a read watch more than the three
  * debug registers hold, a replay that diverged). */
+struct event_watch_wait {
+	/* Asked about every tenth of a second: true gives up (gdb's Ctrl-C,
+	 * or gdb gone; NULL: never). */
+	bool (*stop)(void *ctx);
+	void *ctx;
+};
+/* ... -2 where wait->stop gave up first. Progress is said on stderr every
+ * 10 s. */
 int event_watch_find(const struct trace_data *ev, const struct trace_data *made, uint64_t gpos,
 		     bool back, int type, uint64_t addr, size_t len, uint64_t *after,
-		     uint64_t *insns, char *why, size_t whylen);
+		     uint64_t *insns, const struct event_watch_wait *wait, char *why,
+		     size_t whylen);
 
 #endif

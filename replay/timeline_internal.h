@@ -72,6 +72,9 @@ struct timeline {
 
 	/* What the last move could not do (timeline_take_move_note). */
 	char move_note[400];
+	/* Asked during long searches (timeline_set_alive). */
+	bool (*alive)(void *ctx);
+	void *alive_ctx;
 };
 
 /* ---- timeline_threads.c ---- */

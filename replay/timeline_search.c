@@ -149,8 +149,9 @@ static int watch_held(struct timeline *tl, bool back, const struct stop_point *p
 {
 	uint64_t after, insns, pos;
 	pid_t tid;
+	struct event_watch_wait wait = {tl->alive, tl->alive_ctx};
 	int r = event_watch_find(tl->events, tl->td, tl->gpos, back, p->type, p->addr, p->len,
-				 &after, &insns, why, whylen);
+				 &after, &insns, &wait, why, whylen);
 	if (r != 1)
 		return r;
 	uint64_t insn = insns ? after - 1 : after;
@@ -168,7 +169,7 @@ static int watch_held(struct timeline *tl, bool back, const struct stop_point *p
  * watched range before (back) or after the position: *who and *found its
  * position there, *g its global one. 1 with those and the point's index,
  * 0 for none, -1 if the search cannot be done (watchpoints are then
- * ignored, as at PC level). */
+ * ignored, as at PC level), -2 where gdb's Ctrl-C stopped it. */
 static int watch_search(struct timeline *tl, struct tl_thread *t, bool back,
 			const struct stop_set *pts, struct tl_thread **who, uint64_t *found,
 			uint64_t *g, size_t *which)
@@ -189,6 +190,11 @@ static int watch_search(struct timeline *tl, struct tl_thread *t, bool back,
 							   p->type, &pos, why, sizeof why)
 			       : replayer_find_next_access(tl->replayer, t->tid, t->pos, p->addr, p->len,
 							   p->type, &pos, why, sizeof why);
+		if (r == -2) {
+			fprintf(stderr, "ptrev: stopped by gdb (Ctrl-C) while looking for a watched "
+				"access; the move ends here\n");
+			return -2;
+		}
 		if (r < 0) {
 			fprintf(stderr, "ptrev: watchpoint in the history: %s\n", why);
 			snprintf(tl->move_note, sizeof tl->move_note, "watchpoints were not checked in "
@@ -264,8 +270,10 @@ int timeline_reverse(struct timeline *tl, pid_t tid, bool all, bool step, bool b
 	int sig;
 	bool hit = nearest_hit(tl, t, all, true, pts, &who, &found);
 	size_t which;
-	bool watch = watch_search(tl, t, true, pts, &wwho, &wpos, &wg, &which) == 1 &&
-		     (!hit || wg > tl_global_of(tl, who, found));
+	int wr = watch_search(tl, t, true, pts, &wwho, &wpos, &wg, &which);
+	if (wr == -2)
+		return stop_at(stop, TIMELINE_INTERRUPTED, t);
+	bool watch = wr == 1 && (!hit || wg > tl_global_of(tl, who, found));
 	/* The nearest going backwards is the latest; a breakpoint or watched
 	 * access at the handler's first instruction comes before the
 	 * delivery (which is between that instruction and the one before). */
@@ -393,8 +401,10 @@ int timeline_forward(struct timeline *tl, pid_t tid, bool all, bool step,
 	bool hit = nearest_hit(tl, t, all, false, pts, &who, &found);
 	uint64_t limit = hit ? tl_global_of(tl, who, found) : UINT64_MAX;
 	size_t which;
-	bool watch = watch_search(tl, t, false, pts, &wwho, &wpos, &wg, &which) == 1 &&
-		     wg <= limit;
+	int wr = watch_search(tl, t, false, pts, &wwho, &wpos, &wg, &which);
+	if (wr == -2)
+		return stop_at(stop, TIMELINE_INTERRUPTED, t);
+	bool watch = wr == 1 && wg <= limit;
 	if (watch)
 		limit = wg;
 	/* A breakpoint at a handler's first instruction is reported rather

@@ -46,6 +46,12 @@ bool tl_ensure_replayer(struct timeline *tl)
 	return tl->replayer != NULL;
 }
 
+void timeline_set_alive(struct timeline *tl, bool (*alive)(void *ctx), void *ctx)
+{
+	tl->alive = alive;
+	tl->alive_ctx = ctx;
+}
+
 void timeline_set_events(struct timeline *tl, const struct trace_data *events)
 {
 	tl->events = events;

@@ -43,6 +43,10 @@ struct timeline *timeline_open(const struct trace_data *td, bool saved, char *er
  * at a position comes from re-executing events to there, every thread at
  * once (the replayer re-executes one thread only). */
 void timeline_set_events(struct timeline *tl, const struct trace_data *events);
+/* What a long search in the history (a watchpoint's in a multi-threaded
+ * one) asks about every tenth of a second: true stops it, and the move
+ * ends where it stood (TIMELINE_INTERRUPTED). NULL: never. */
+void timeline_set_alive(struct timeline *tl, bool (*alive)(void *ctx), void *ctx);
 /* Kills the replay processes, frees everything. NULL is fine. */
 void timeline_close(struct timeline *tl);
 /* Index what a live recording added since the last call; threads at the
@@ -104,6 +108,7 @@ enum timeline_stop_kind {
 	TIMELINE_BEGIN,      /* the start of the history */
 	TIMELINE_END,        /* the end of the history (the live present, or
 	                        the end of a saved recording) */
+	TIMELINE_INTERRUPTED, /* a search gdb's Ctrl-C stopped: where it stood */
 };
 struct timeline_stop {
 	enum timeline_stop_kind kind;

@@ -30,6 +30,8 @@ struct event_recording_target {
 	char past_err[512];      /* why there is none, when it could not be made */
 	struct process_run run;
 	bool past_stop;          /* the last resume moved through the history */
+	bool (*alive)(void *ctx); /* target_set_alive's, for past's long work */
+	void *alive_ctx;
 };
 
 static struct event_recording_target *erec(struct target *t)
@@ -62,6 +64,8 @@ static struct target *past(struct event_recording_target *r)
 	    !(r->past = target_history_new_event(event_engine_data(r->engine), err,
 						 sizeof r->past_err)))
 		fprintf(stderr, "ptrev: no history of the recording here: %s\n", err);
+	else
+		target_set_alive(r->past, r->alive, r->alive_ctx);
 	return r->past;
 }
 
@@ -254,6 +258,17 @@ static bool erec_state_unavailable(struct target *t, pid_t tid, struct strbuf *o
 	return in_past(r, tid) && target_state_unavailable(r->past, tid, out);
 }
 
+/* gdb's Ctrl-C reaches long work in the history (making it, a watch
+ * search) too. */
+static void erec_set_alive(struct target *t, bool (*alive)(void *ctx), void *ctx)
+{
+	struct event_recording_target *r = erec(t);
+	r->alive = alive;
+	r->alive_ctx = ctx;
+	target_set_alive(r->past, alive, ctx);
+	target_set_alive(t->beneath, alive, ctx);
+}
+
 static bool erec_move_note(struct target *t, struct strbuf *out)
 {
 	struct event_recording_target *r = erec(t);
@@ -359,6 +374,7 @@ static const struct target_ops event_recording_ops = {
 	.monitor = erec_monitor,
 	.state_unavailable = erec_state_unavailable,
 	.move_note = erec_move_note,
+	.set_alive = erec_set_alive,
 	.detach = erec_detach,
 	.kill = erec_kill,
 	.destroy = erec_destroy,

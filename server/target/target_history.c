@@ -25,6 +25,8 @@ struct history_target {
 	                           recorded signal: shown as before its
 	                           delivery (history_sigframe.c); 0: none */
 	struct target_stop stop;
+	bool (*alive)(void *ctx); /* target_set_alive's, for the timeline's */
+	void *alive_ctx;          /*   long searches */
 	char exec_path[4096];   /* the program for gdb (cached) */
 	bool exec_path_is_temp; /* ...a temporary copy, removed at the end */
 };
@@ -350,6 +352,10 @@ static void stop_from_timeline(struct history_target *h, const struct timeline_s
 	case TIMELINE_END:
 		stop->kind = TARGET_STOP_HISTORY_END;
 		break;
+	case TIMELINE_INTERRUPTED: /* the stop gdb expects for its interrupt */
+		stop->kind = TARGET_STOP_SIGNAL;
+		stop->sig = SIGINT;
+		break;
 	}
 	stop->have_pc = timeline_pc(h->tl, ts->tid, &stop->rip);
 	/* Before a recorded signal's delivery, and at the end of an event
@@ -427,6 +433,14 @@ static bool interrupted_here(struct history_target *h, pid_t tid)
 	return true;
 }
 
+/* The timeline to move in, asking gdb's Ctrl-C through it (a move may
+ * have made another since the last). */
+static struct timeline *alive(struct history_target *h)
+{
+	timeline_set_alive(h->tl, h->alive, h->alive_ctx);
+	return h->tl;
+}
+
 static int history_resume(struct target *t, const struct target_resume *r)
 {
 	struct history_target *h = hist(t);
@@ -450,12 +464,13 @@ static int history_resume(struct target *t, const struct target_resume *r)
 				    ? r->reverse_tid : r->current;
 		tid = timeline_thread_or_first(h->tl, tid);
 		bool step = r->actions[0].kind == 's';
-		rc = timeline_reverse(h->tl, tid, r->reverse_tid <= 0, step, tid == pre, stops, &ts);
+		rc = timeline_reverse(alive(h), tid, r->reverse_tid <= 0, step, tid == pre, stops,
+				      &ts);
 		/* The start of a tail's history is not the program's: go on
 		 * from there in a history that begins further back. */
 		while (rc == 0 && ts.kind == TIMELINE_BEGIN && h->ev &&
 		       history_event_tail_only(h->ev) && further_back(h, tid, step ? NULL : stops))
-			rc = timeline_reverse(h->tl, tid, r->reverse_tid <= 0, step, tid == pre, stops,
+			rc = timeline_reverse(alive(h), tid, r->reverse_tid <= 0, step, tid == pre, stops,
 					      &ts);
 	} else {
 		pid_t tid = forward_thread(r);
@@ -470,7 +485,7 @@ static int history_resume(struct target *t, const struct target_resume *r)
 		if (tid == pre && off_pre_signal(h, tid, step, stops, &ts))
 			rc = 0;
 		else
-			rc = timeline_forward(h->tl, tid, all, step, stops, &ts);
+			rc = timeline_forward(alive(h), tid, all, step, stops, &ts);
 		/* The end of a piece of the history is not the recording's: go
 		 * on in the tail from its start to the end (a move that ends
 		 * there, after the piece's last instruction, too: the piece
@@ -478,7 +493,7 @@ static int history_resume(struct target *t, const struct target_resume *r)
 		bool again = rc == 1 || (rc == 0 && ts.kind == TIMELINE_END);
 		if (h->ev && history_event_cut(h->ev) && (again || timeline_at_end(h->tl, tid)) &&
 		    piece_to_tail(h, tid) && again)
-			rc = timeline_forward(h->tl, tid, all, step, stops, &ts);
+			rc = timeline_forward(alive(h), tid, all, step, stops, &ts);
 	}
 	/* A move that had to make more history, stopped by gdb. */
 	if ((rc == 0 && (ts.kind == TIMELINE_BEGIN || ts.kind == TIMELINE_END)) || rc == 1) {
@@ -705,6 +720,8 @@ static bool history_monitor(struct target *t, pid_t current, const char *cmd, co
 static void history_set_alive(struct target *t, bool (*alive)(void *ctx), void *ctx)
 {
 	struct history_target *h = hist(t);
+	h->alive = alive;
+	h->alive_ctx = ctx;
 	if (h->ev) {
 		h->ev->alive = alive;
 		h->ev->alive_ctx = ctx;

@@ -298,6 +298,13 @@ static bool recording_state_unavailable(struct target *t, pid_t tid, struct strb
 	return in_past(r, tid) && target_state_unavailable(r->past, tid, out);
 }
 
+/* gdb's Ctrl-C reaches long work in the history (a watch search) too. */
+static void recording_set_alive(struct target *t, bool (*alive)(void *ctx), void *ctx)
+{
+	target_set_alive(rec(t)->past, alive, ctx);
+	target_set_alive(t->beneath, alive, ctx);
+}
+
 static bool recording_move_note(struct target *t, struct strbuf *out)
 {
 	struct recording_target *r = rec(t);
@@ -398,6 +405,7 @@ static const struct target_ops recording_ops = {
 	.monitor = recording_monitor,
 	.state_unavailable = recording_state_unavailable,
 	.move_note = recording_move_note,
+	.set_alive = recording_set_alive,
 	.detach = recording_detach,
 	.kill = recording_kill,
 	.destroy = recording_destroy,

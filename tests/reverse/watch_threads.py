@@ -26,8 +26,11 @@ usage: watch_threads.py PTREV PROGRAM_DIR WORK_DIR
 """
 import os
 import re
+import select
+import signal
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'pylib'))
 from ptrev_checks import check, finish, gdb_batch, record  # noqa: E402
@@ -100,6 +103,53 @@ def source_line(text):
         return str(next(i for i, ln in enumerate(f, 1) if text in ln))
 
 
+def interrupted(ptrev, prog, work):
+    """gdb's Ctrl-C during a long watch search (thread_late 3000 2000: a
+    write about 6 million instructions back, seconds of stepping): the
+    move ends where it stood, as gdb's interrupt, and the session goes on.
+    Before, nothing was read from gdb until the search ended."""
+    trace = os.path.join(work, 'long.ptrev')
+    r = record(ptrev, 'event', trace, [prog, '3000', '2000'])
+    check(r.returncode == 0, 'thread_late 3000 2000 recorded (%d)' % r.returncode)
+    env = dict(os.environ, PTREV_TAIL_HISTORY='0', PTREV_BACKGROUND_HISTORY='0')
+    g = subprocess.Popen(['gdb', '-nx', '-q', '-ex', 'set pagination off',
+                          '-ex', 'target remote | %s replay --stdio %s' % (ptrev, trace), prog],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         text=True, start_new_session=True, env=env)
+    # The whole history made first (a step back and on), so that what the
+    # Ctrl-C stops is the watch search.
+    g.stdin.write('reverse-stepi\nstepi\nprint/x $pc\nwatch late_value\necho MOVE\\n\n'
+                  'reverse-continue\n')
+    g.stdin.flush()
+    out, deadline = '', time.time() + 300
+    while 'MOVE\n' not in out and time.time() < deadline:
+        if select.select([g.stdout], [], [], 1)[0]:
+            chunk = os.read(g.stdout.fileno(), 65536).decode(errors='replace')
+            if not chunk:
+                break
+            out += chunk
+    time.sleep(1.5)
+    t0 = time.time()
+    os.killpg(g.pid, signal.SIGINT)
+    g.stdin.write('print/x $pc\nshell echo STOPPED $(date +%s.%N)\ndelete\nreverse-stepi\n'
+                  'print late_value\nquit\n')
+    g.stdin.flush()
+    try:
+        out += g.communicate(timeout=300)[0]
+    except subprocess.TimeoutExpired:
+        os.killpg(g.pid, signal.SIGKILL)
+        out += g.communicate()[0]
+    m = re.search(r'STOPPED (\S+)', out)
+    took = float(m.group(1)) - t0 if m else None
+    pcs = re.findall(r'^(?:\(gdb\) )*\$\d+ = (0x[0-9a-f]+)', out, re.M)
+    check('Program received signal SIGINT' in out and took is not None and took < 20 and
+          'stopped by gdb (Ctrl-C) while looking for a watched access' in out,
+          'Ctrl-C during a watch search ends the move (%s s; %s)'
+          % (took and round(took, 1), re.findall(r'.*(?:SIGINT|ptrev:).*', out)[-3:]))
+    check(len(pcs) == 2 and pcs[0] == pcs[1] and '$3 = 437230' in out,
+          'where it stood, and the session goes on (%s)' % pcs)
+
+
 def main():
     ptrev, progdir, work = sys.argv[1:4]
     add, take = source_line('total += acc;'), source_line('int round = inbox;')
@@ -160,6 +210,7 @@ def main():
           'the tail of one run shows what the whole history shows\n' +
           '\n'.join('%s | %s' % (a, b) for a, b in zip(gdb_lines(whole), gdb_lines(tail))
                     if a != b)[:3000])
+    interrupted(ptrev, prog, work)
     return finish()
 
 
