@@ -240,6 +240,7 @@ int relaunch_start(const struct relaunch *rl, bool hide_vdso, pid_t *pid, int *m
 		/* Else gone (another machine): an absolute program path does
 		 * not need it, and file syscalls are emulated. */
 	}
+	cpu_bind_tracer_on(rl->cpu);
 	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 	memset(&inf, 0, sizeof inf);
 	inf.memfd = -1;

@@ -61,6 +61,14 @@ int cpu_bind_tracer_and_on(pid_t pid, int cpu)
 	return rc;
 }
 
+void cpu_bind_tracer_on(int cpu)
+{
+	pthread_mutex_lock(&lock);
+	if (cpu >= 0)
+		bind_to(0, cpu);
+	pthread_mutex_unlock(&lock);
+}
+
 int cpu_bind_index(void)
 {
 	cpu_set_t mine;

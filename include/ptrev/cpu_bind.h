@@ -23,6 +23,11 @@ int cpu_bind_tracer_and(pid_t pid);
  * found the points). 1 bound on cpu, 0 bound as cpu_bind_tracer_and
  * (cpu -1, or not one ptrev may use), -1 with errno. */
 int cpu_bind_tracer_and_on(pid_t pid, int cpu);
+/* The calling (tracer) thread alone on cpu, where ptrev may use it, before
+ * it starts a program that is to run there: the child starts on its
+ * parent thread's CPUs, and a thread that stood elsewhere (a background
+ * job's) would otherwise run it there until cpu_bind_tracer_and_on. */
+void cpu_bind_tracer_on(int cpu);
 
 /* The one CPU the calling thread is bound to, or -1 (not bound to one):
  * what a recording says it ran on (META cpu_index). */
