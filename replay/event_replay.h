@@ -360,6 +360,9 @@ int erp_skip_passes(struct erp *e, struct erp_thread *t, const struct trace_stat
 /* Is t where the STATE record st says (state_digest.h)? 1, 0, or -1. */
 int erp_at_state(struct erp *e, struct erp_thread *t, const struct trace_state *st,
 		 const struct user_regs_struct *regs);
+/* How a stepped replay steps unless told otherwise: by blocks, or single
+ * steps only where PTREV_SW_STEPPER=insn (ERP_STEP_*). */
+int erp_step_mode_default(void);
 /* Does a reported instruction count as one (a position of the history)?
  * A REP iteration that leaves it unfinished (next == ip) does not. */
 static inline bool erp_insn_counts(const struct insn_info *info, uint64_t ip, uint64_t next)

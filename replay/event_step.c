@@ -167,12 +167,16 @@ static long read_code(void *arg, uint64_t addr, void *buf, size_t len)
 }
 
 /* The block stepper, made at first use; false when single steps it is. */
+int erp_step_mode_default(void)
+{
+	const char *v = getenv("PTREV_SW_STEPPER");
+	return v && strcmp(v, "insn") == 0 ? ERP_STEP_INSN : ERP_STEP_BLOCK;
+}
+
 static bool blocks(struct erp *e)
 {
-	if (e->step_mode == ERP_STEP_UNSET) {
-		const char *v = getenv("PTREV_SW_STEPPER");
-		e->step_mode = v && strcmp(v, "insn") == 0 ? ERP_STEP_INSN : ERP_STEP_BLOCK;
-	}
+	if (e->step_mode == ERP_STEP_UNSET)
+		e->step_mode = erp_step_mode_default();
 	if (e->step_mode != ERP_STEP_BLOCK)
 		return false;
 	if (!e->bcache && !(e->bcache = block_cache_new(read_code, e)))

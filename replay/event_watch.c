@@ -18,16 +18,24 @@
  * the range scanned, single steps, so that a stop comes exactly there. */
 #define CLOSE (BLOCK_MAX_INSNS + 8)
 
+/* What a scan looks for: len bytes at addr changed (a write watch), or
+ * (reads too) a hit of the debug registers set to pts. */
+struct watched {
+	uint64_t addr;
+	size_t len;
+	bool by_value;
+	struct event_search_point pts[EVENT_SEARCH_MAX];
+	size_t npts;
+};
+
 struct watch_scan {
 	struct erp e;         /* first: the observer finds the scan through it */
 	uint64_t lo, hi;      /* the range scanned: instructions lo .. hi - 1 */
 	bool back;            /* the last change in it, else the first */
 	bool exact;           /* single steps throughout the range */
-	uint64_t addr;
-	size_t len;
-	bool by_value;        /* a change of the bytes is an access */
+	const struct watched *wd;
 	uint64_t hits;        /* the debug registers' hits as of stop_done */
-	uint8_t *seen, *now;  /* len bytes each: as of stop_done, and now */
+	uint8_t *seen, *now;  /* wd->len bytes each: as of stop_done, and now */
 	bool have_seen;
 	uint64_t done;        /* instructions completed, all threads */
 	uint64_t stop_done;   /* done at the stepper's last stop */
@@ -110,11 +118,11 @@ static int on_ready(struct erp *e, struct erp_thread *t)
 		return -1;
 	if (w->done < w->lo)
 		return 0;
-	if (erp_read_mem(e, w->addr, now, w->len) != (ssize_t)w->len)
+	if (erp_read_mem(e, w->wd->addr, now, w->wd->len) != (ssize_t)w->wd->len)
 		return erp_fail(e, "cannot read the watched bytes at %#llx",
-				(unsigned long long)w->addr);
+				(unsigned long long)w->wd->addr);
 	bool access = e->search_hits != w->hits ||
-		      (w->by_value && w->have_seen && memcmp(now, w->seen, w->len) != 0);
+		      (w->wd->by_value && w->have_seen && memcmp(now, w->seen, w->wd->len) != 0);
 	if (w->have_seen && w->stop_done >= w->lo && w->done <= w->hi && access) {
 		w->found = true;
 		w->f_lo = w->stop_done;
@@ -143,16 +151,6 @@ static const struct erp_observer scan_observer = {
 	.ready = on_ready,
 };
 
-/* What a scan looks for: len bytes at addr changed (a write watch), or
- * (reads too) a hit of the debug registers set to pts. */
-struct watched {
-	uint64_t addr;
-	size_t len;
-	bool by_value;
-	struct event_search_point pts[EVENT_SEARCH_MAX];
-	size_t npts;
-};
-
 /* One re-execution that scans instructions lo .. hi - 1 of made. 1 with
  * the access's instructions (*f_lo .. *f_hi - 1), 0, -1. */
 static int scan(const struct trace_data *ev, const struct trace_data *made, uint64_t lo,
@@ -176,13 +174,10 @@ static int scan(const struct trace_data *ev, const struct trace_data *made, uint
 	w->hi = hi;
 	w->back = back;
 	w->exact = exact;
-	w->addr = wd->addr;
-	w->len = wd->len;
-	w->by_value = wd->by_value;
+	w->wd = wd;
 	w->progress = progress;
 	w->stop_done = w->done;
-	const char *v = getenv("PTREV_SW_STEPPER");
-	w->mode = v && strcmp(v, "insn") == 0 ? ERP_STEP_INSN : ERP_STEP_BLOCK;
+	w->mode = erp_step_mode_default();
 	int rc = erp_replay_from_searching(&w->e, ev, &scan_observer, native, first, wd->pts,
 					   wd->npts);
 	progress->stepped += w->done;
@@ -232,7 +227,8 @@ static int what_to_watch(int type, uint64_t addr, size_t len, struct watched *wd
 	wd->len = len;
 	wd->by_value = type != 3;
 	if (len == 0 || len > EVENT_WATCH_MAX_LEN) {
-		snprintf(why, whylen, "a watch of %zu bytes (1 to %d here)", len, EVENT_WATCH_MAX_LEN);
+		snprintf(why, whylen, "a watch of %zu bytes (1 to %d here)", len,
+			 EVENT_WATCH_MAX_LEN);
 		return -1;
 	}
 	if (type == 2)
@@ -278,8 +274,8 @@ int event_watch_find(const struct trace_data *ev, const struct trace_data *made,
 	if (rc == 1 && f_hi - f_lo > 1 &&
 	    (rc = scan(ev, made, f_lo, f_hi, back, true, &wd, &progress, &f_lo, &f_hi, why,
 		       whylen)) == 0) {
-		snprintf(why, whylen, "the access to the watched bytes between instructions %llu and "
-			 "%llu was not seen again when stepped", (unsigned long long)f_lo,
+		snprintf(why, whylen, "the access to the watched bytes between instructions %llu "
+			 "and %llu was not seen again when stepped", (unsigned long long)f_lo,
 			 (unsigned long long)f_hi);
 		return -1;
 	}
