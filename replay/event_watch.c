@@ -220,8 +220,6 @@ static uint64_t history_length(const struct trace_data *made)
 static int what_to_watch(int type, uint64_t addr, size_t len, struct watched *wd, char *why,
 			 size_t whylen)
 {
-	struct dr_piece pieces[4];
-	int n = 0;
 	memset(wd, 0, sizeof *wd);
 	wd->addr = addr;
 	wd->len = len;
@@ -233,16 +231,11 @@ static int what_to_watch(int type, uint64_t addr, size_t len, struct watched *wd
 	}
 	if (type == 2)
 		return 0;
-	if ((n = inf_dr_split(addr, len, pieces)) < 0 || n > EVENT_SEARCH_MAX) {
-		snprintf(why, whylen, "a read or access watch of %zu bytes at %#llx takes more "
-			 "than the %d debug registers a re-execution has", len,
-			 (unsigned long long)addr, EVENT_SEARCH_MAX);
-		return -1;
-	}
-	for (int i = 0; i < n; i++)
-		wd->pts[i] = (struct event_search_point){pieces[i].addr, DR_ACCESS, pieces[i].len};
-	wd->npts = (size_t)n;
-	return 0;
+	/* Reads are seen only by the debug registers (pts), and a CI dry run
+	 * on this VM, which loses some hits' DR6, missed one: not checked. */
+	snprintf(why, whylen, "a read or access watchpoint is not checked in the history of "
+		 "several threads (its hits are lost on this machine; a write watchpoint is)");
+	return -1;
 }
 
 int event_watch_find(const struct trace_data *ev, const struct trace_data *made, uint64_t gpos,

@@ -15,13 +15,8 @@
  *
  * What it finds: for a write watchpoint, a change of the bytes' value,
  * which is what gdb reports (a write of the same value it does not report
- * either). For read and access watchpoints also the debug registers'
- * hits, set in every thread for access (x86 has no read-only one; gdb
- * drops a read watchpoint's hit where the value changed, as it does with
- * its own x86 watchpoints): a hit inside a block ends the block's run
- * there (event_step.c), so it is seen at the next stop too. A VM that
- * loses a data hit's DR6 makes it look like any #DB it got wrong
- * (erp_search_hit); one it loses on a single step is not seen.
+ * either). Read and access watchpoints are refused (their hits would be
+ * the debug registers', which this VM loses some of).
  *
  * A search far back steps about as much as making that history did
  * (minutes for 10^8 instructions): it says how far it is every 10 s and
