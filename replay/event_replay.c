@@ -319,9 +319,10 @@ int erp_replay_until_run(struct erp *e, const struct trace_data *td, size_t run)
 
 int erp_replay_until_searching(struct erp *e, const struct trace_data *td, size_t from,
 			       const struct trace_state *point, size_t run,
-			       const struct event_search_point *points, size_t n)
+			       const struct event_search_point *points, size_t n,
+			       const struct event_give_up *give_up)
 {
-	struct erp how = {.hold_at_tail = true, .nsearch = n};
+	struct erp how = {.hold_at_tail = true, .nsearch = n, .give_up = give_up};
 	if (run) {
 		how.tail_run = run;
 	} else {

@@ -176,6 +176,12 @@ struct erp {
 	/* Set by another thread (a background materialisation's owner): give
 	 * up at the next stop. NULL: never. */
 	const atomic_bool *stop;
+	/* Asked every tenth of a second or so, at a stop, by a replay that
+	 * its caller waits for (a native search): true gives up (gave_up
+	 * set; gdb's Ctrl-C). NULL: never. */
+	const struct event_give_up *give_up;
+	uint64_t give_up_next_ns;
+	bool gave_up;
 	/* A replay of a tail (single-threaded recordings): the thread's
 	 * events before tail_from run natively; there, standing after event
 	 * tail_from - 1, it either starts stepping with tail_obs (the tail's
@@ -423,10 +429,11 @@ int erp_replay_until_run(struct erp *e, const struct trace_data *td, size_t run)
  * EVENT_SEARCH_MAX of them), whose hits are counted on the way
  * (search_hits, search_last, search_last_run): to where the tail from
  * event from (point) begins, or (run not 0, any recording) to the start
- * of run `run`. */
+ * of run `run`; give_up (NULL: none) may stop it (gave_up). */
 int erp_replay_until_searching(struct erp *e, const struct trace_data *td, size_t from,
 			       const struct trace_state *point, size_t run,
-			       const struct event_search_point *points, size_t n);
+			       const struct event_search_point *points, size_t n,
+			       const struct event_give_up *give_up);
 
 /* ---- event_split.c ---- */
 /* e is held after the one thread's event tail_from - 1 (erp_replay_until

@@ -24,15 +24,15 @@
  * 0, -1. */
 static int search(const struct trace_data *td, size_t from, const struct trace_state *point,
 		  size_t run, const struct event_search_point *points, size_t n, size_t *last,
-		  char *err, size_t errlen)
+		  const struct event_give_up *give_up, char *err, size_t errlen)
 {
 	struct erp e;
-	int rc = erp_replay_until_searching(&e, td, from, point, run, points, n);
+	int rc = erp_replay_until_searching(&e, td, from, point, run, points, n, give_up);
 	if (rc < 0)
 		snprintf(err, errlen, "%s", e.why);
 	else if (e.search_hits)
 		*last = run ? e.search_last_run : e.search_last;
-	rc = rc < 0 ? -1 : e.search_hits ? 1 : 0;
+	rc = rc < 0 ? (e.gave_up ? -2 : -1) : e.search_hits ? 1 : 0;
 	erp_free(&e);
 	return rc;
 }
@@ -40,18 +40,18 @@ static int search(const struct trace_data *td, size_t from, const struct trace_s
 int event_end_tail_search(const struct trace_data *td, size_t from,
 			  const struct trace_state *point,
 			  const struct event_search_point *points, size_t n, size_t *stretch,
-			  char *err, size_t errlen)
+			  const struct event_give_up *give_up, char *err, size_t errlen)
 {
-	return search(td, from, point, 0, points, n, stretch, err, errlen);
+	return search(td, from, point, 0, points, n, stretch, give_up, err, errlen);
 }
 
 int event_end_tail_search_run(const struct trace_data *td, size_t run,
 			      const struct event_search_point *points, size_t n, size_t *hit_run,
-			      char *err, size_t errlen)
+			      const struct event_give_up *give_up, char *err, size_t errlen)
 {
 	if (run == 0) {
 		snprintf(err, errlen, "no run before the program's first");
 		return -1;
 	}
-	return search(td, 0, NULL, run, points, n, hit_run, err, errlen);
+	return search(td, 0, NULL, run, points, n, hit_run, give_up, err, errlen);
 }

@@ -111,19 +111,26 @@ struct event_search_point {
  * with *stretch the event number k such that the last hit came after
  * event k - 1 and before event k (so a tail from k holds it; k == from:
  * before the point), 0 when none came, -1 with err (the replay diverged,
- * no debug registers). The CPU's hits only: a syscall that writes a
+ * no debug registers), -2 given up (give_up, below). The CPU's hits only: a syscall that writes a
  * watched byte is not one (the tail from k then holds it all the same,
  * when it comes after a hit). */
 #define EVENT_SEARCH_MAX 3
+/* A search takes seconds, or minutes where it counts the passes of a
+ * loop to a STATE point one by one: ask(ctx) is asked every tenth of a
+ * second or so, and true gives it up (-2; gdb's Ctrl-C). */
+struct event_give_up {
+	bool (*ask)(void *ctx);
+	void *ctx;
+};
 int event_end_tail_search(const struct trace_data *td, size_t from,
 			  const struct trace_state *point,
 			  const struct event_search_point *points, size_t n, size_t *stretch,
-			  char *err, size_t errlen);
+			  const struct event_give_up *give_up, char *err, size_t errlen);
 /* The same for any recording (one with several threads too), to the
  * start of run `run` (> 0) of its recorded order: 1 with *hit_run the run
- * the last hit came in (so a tail from that run holds it), 0, -1. */
+ * the last hit came in (so a tail from that run holds it), 0, -1, -2. */
 int event_end_tail_search_run(const struct trace_data *td, size_t run,
 			      const struct event_search_point *points, size_t n, size_t *hit_run,
-			      char *err, size_t errlen);
+			      const struct event_give_up *give_up, char *err, size_t errlen);
 
 #endif

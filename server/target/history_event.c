@@ -397,8 +397,15 @@ int history_event_search_back(struct history_event *he, const struct stop_set *s
 		return run ? stop_at_signal_run(he, run, 0, from) : stop_at_signal(he, cur, 0, from);
 	fprintf(stderr, "ptrev: looking for the last breakpoint or watchpoint hit before the "
 		"history made (a native replay)...\n");
-	int rc = run ? event_end_tail_search_run(he->ev, run, pts, n, from, err, sizeof err)
-		     : event_end_tail_search(he->ev, cur, point, pts, n, from, err, sizeof err);
+	struct event_give_up give_up = {he->alive, he->alive_ctx};
+	int rc = run ? event_end_tail_search_run(he->ev, run, pts, n, from, &give_up, err,
+						 sizeof err)
+		     : event_end_tail_search(he->ev, cur, point, pts, n, from, &give_up, err,
+					     sizeof err);
+	if (rc == -2) {
+		he->interrupted = true; /* the move ends where it stands */
+		return -1;
+	}
 	/* A tail from there must begin before this one (a later hit would be
 	 * a replay that diverged): else a longer tail, not a loop. */
 	if (rc > 0 && (run ? *from >= run : *from > cur || (*from == cur && !point))) {

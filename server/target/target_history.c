@@ -191,6 +191,8 @@ static bool further_back_run(struct history_target *h, pid_t tid, const struct s
 		run = hit;
 		why = "going back to the last breakpoint or watchpoint hit or signal (found natively)";
 	}
+	if (h->ev->interrupted)
+		return false; /* gdb's Ctrl-C during the search */
 	if (run == 0 || history_event_whole_ready(h->ev))
 		return whole_history(h, tid);
 	struct from_end fe = where_from_end(h->tl, tid);
@@ -227,6 +229,8 @@ static bool further_back(struct history_target *h, pid_t tid, const struct stop_
 	size_t from = 0, cur = history_event_tail_from(he);
 	bool bps = stops && breakpoints_only(stops);
 	int found = stops ? history_event_search_back(he, stops, &from) : -1;
+	if (he->interrupted)
+		return false; /* gdb's Ctrl-C during the search */
 	tid = timeline_thread_or_first(h->tl, tid);
 	if (found > 0 && bps && from < cur && !history_event_whole_ready(he)) {
 		struct timeline *tl = history_event_widen(he, history_event_piece_from(he, from),
@@ -263,6 +267,10 @@ static bool further_back(struct history_target *h, pid_t tid, const struct stop_
 						  : HISTORY_TO_END, "going back past the history "
 						  "made", h->tl, err, sizeof err);
 	if (!tl) {
+		/* gdb's Ctrl-C was read while the tail was made: the whole
+		 * history would wait for another that never comes. */
+		if (he->interrupted)
+			return false;
 		fprintf(stderr, "ptrev: cannot make a longer tail's history (%s): making the whole "
 			"history\n", err);
 		return whole_history(h, tid);
@@ -455,6 +463,16 @@ static int history_resume(struct target *t, const struct target_resume *r)
 		history_event_interrupted(h->ev); /* one of a monitor command is no move's */
 	if (r->nactions == 0)
 		return TARGET_REFUSED;
+	if (!h->tl && h->ev && !r->reverse) {
+		/* At the end of an event recording with no history made yet,
+		 * a move forwards ends at once, where it stands: its history
+		 * (minutes, for a long one) would show nothing after it. */
+		history_current_stop(&h->base, r->current, NULL, &h->stop);
+		h->stop.kind = TARGET_STOP_HISTORY_END;
+		h->stop.sig = SIGTRAP;
+		h->has_stop = true;
+		return 0;
+	}
 	if (!have_history(h))
 		return interrupted_here(h, r->current) ? 0 : TARGET_REFUSED;
 	if (r->reverse) {

@@ -149,7 +149,8 @@ bool history_event_tail_only(const struct history_event *he);
  * start: the whole history); -1 when the stops cannot be searched for
  * natively (more breakpoints and watchpoint pieces than debug registers;
  * a multi-threaded tail with only signals to stop at) or the search
- * failed (said on stderr). */
+ * failed (said on stderr), or gdb's Ctrl-C (he->alive) stopped it
+ * (he->interrupted). */
 int history_event_search_back(struct history_event *he, const struct stop_set *stops,
 			      size_t *from);
 /* ...or where a tail begins that holds four times the native run time of

@@ -830,6 +830,19 @@ static uint64_t load_base(const struct trace_data *td, const char *name)
  * stretch that ends with round r's write holds round_done(r - 1) and
  * round r's computation, and a tail from event k begins after event
  * k - 1. */
+/* A search's give-up question (event_give_up): counted, and answered. */
+static bool ask_stop(void *ctx)
+{
+	++*(int *)ctx;
+	return true;
+}
+
+static bool ask_go_on(void *ctx)
+{
+	++*(int *)ctx;
+	return false;
+}
+
 static void tail_search_case(const char *ptrev, const char *dir, const char *work)
 {
 	char err[512], prog[4096];
@@ -862,37 +875,46 @@ static void tail_search_case(const char *ptrev, const char *dir, const char *wor
 	struct event_search_point wtotal = {total, DR_WRITE, 4};
 	/* A tail that begins after round 5's write: round 4's round_done is the
 	 * last hit before it, in the stretch that ends with round 5's write. */
-	int rc = event_end_tail_search(&td, writes[5] + 1, NULL, &pdone, 1, &k, err, sizeof err);
+	int rc = event_end_tail_search(&td, writes[5] + 1, NULL, &pdone, 1, &k, NULL, err, sizeof err);
 	CHECK(rc == 1 && k == writes[5], "round_done before the last round's: %d, stretch "
 	      "%zu (want %zu) %s", rc, k, writes[5], rc < 0 ? err : "");
 	/* The same tail, fold: round 5's computation, in the stretch that
 	 * ends with its write. */
-	rc = event_end_tail_search(&td, writes[5] + 1, NULL, &pfold, 1, &k, err, sizeof err);
+	rc = event_end_tail_search(&td, writes[5] + 1, NULL, &pfold, 1, &k, NULL, err, sizeof err);
 	CHECK(rc == 1 && k == writes[5], "fold before the last round's round_done: %d, stretch "
 	      "%zu (want %zu) %s", rc, k, writes[5], rc < 0 ? err : "");
 	/* A tail that begins after round 4's write holds round 4's round_done:
 	 * the last hit before it is round 4's computation (fold), in the
 	 * stretch that ends with that write. */
-	rc = event_end_tail_search(&td, writes[5], NULL, both, 2, &k, err, sizeof err);
+	rc = event_end_tail_search(&td, writes[5], NULL, both, 2, &k, NULL, err, sizeof err);
 	CHECK(rc == 1 && k == writes[4], "fold or round_done before round 4's round_done: %d, "
 	      "stretch %zu (want %zu) %s", rc, k, writes[4], rc < 0 ? err : "");
 	/* A watchpoint: total is written by round_done only; before that tail,
 	 * by round 3's, in the stretch that ends with round 4's write. */
-	rc = event_end_tail_search(&td, writes[5], NULL, &wtotal, 1, &k, err, sizeof err);
+	rc = event_end_tail_search(&td, writes[5], NULL, &wtotal, 1, &k, NULL, err, sizeof err);
 	CHECK(rc == 1 && k == writes[4], "a write of total before round 4's round_done: %d, "
 	      "stretch %zu (want %zu) %s", rc, k, writes[4], rc < 0 ? err : "");
 	/* Before round 0's round_done, none; an address never executed, none. */
-	rc = event_end_tail_search(&td, writes[0] + 1, NULL, &pdone, 1, &k, err, sizeof err);
+	rc = event_end_tail_search(&td, writes[0] + 1, NULL, &pdone, 1, &k, NULL, err, sizeof err);
 	CHECK(rc == 0, "round_done before round 0's: %d %s", rc, rc < 0 ? err : "");
-	rc = event_end_tail_search(&td, writes[0] + 1, NULL, &wtotal, 1, &k, err, sizeof err);
+	rc = event_end_tail_search(&td, writes[0] + 1, NULL, &wtotal, 1, &k, NULL, err, sizeof err);
 	CHECK(rc == 0, "a write of total before round 0's round_done: %d %s", rc,
 	      rc < 0 ? err : "");
-	rc = event_end_tail_search(&td, writes[5] + 1, NULL, &never, 1, &k, err, sizeof err);
+	rc = event_end_tail_search(&td, writes[5] + 1, NULL, &never, 1, &k, NULL, err, sizeof err);
 	CHECK(rc == 0, "an address never executed: %d %s", rc, rc < 0 ? err : "");
 	/* More points than the debug registers the search may use. */
 	struct event_search_point four[4] = {pdone, pfold, never, wtotal};
-	rc = event_end_tail_search(&td, writes[5] + 1, NULL, four, 4, &k, err, sizeof err);
+	rc = event_end_tail_search(&td, writes[5] + 1, NULL, four, 4, &k, NULL, err, sizeof err);
 	CHECK(rc < 0, "four points refused: %d", rc);
+	/* Given up (gdb's Ctrl-C) when asked: -2, told apart from a failure;
+	 * asked and not given up, found as before. */
+	int asked = 0;
+	struct event_give_up stop = {ask_stop, &asked}, go_on = {ask_go_on, &asked};
+	rc = event_end_tail_search(&td, writes[5] + 1, NULL, &pdone, 1, &k, &stop, err, sizeof err);
+	CHECK(rc == -2 && asked == 1, "given up: %d, asked %d", rc, asked);
+	rc = event_end_tail_search(&td, writes[5] + 1, NULL, &pdone, 1, &k, &go_on, err, sizeof err);
+	CHECK(rc == 1 && k == writes[5] && asked >= 2, "not given up: %d (%zu), asked %d", rc, k,
+	      asked);
 	trace_data_free(&td);
 }
 
@@ -931,10 +953,10 @@ static void tail_search_run_case(const char *ptrev, const char *dir, const char 
 		trace_data_free(&td);
 		return;
 	}
-	int rc_a = event_end_tail_search_run(&td, last, &pa, 1, &ra, err, sizeof err);
-	int rc_b = event_end_tail_search_run(&td, last, &pb, 1, &rb, err, sizeof err);
-	int rc_s = event_end_tail_search_run(&td, last, &ps, 1, &rs, err, sizeof err);
-	int rc_w = event_end_tail_search_run(&td, last, &pw, 1, &rw, err, sizeof err);
+	int rc_a = event_end_tail_search_run(&td, last, &pa, 1, &ra, NULL, err, sizeof err);
+	int rc_b = event_end_tail_search_run(&td, last, &pb, 1, &rb, NULL, err, sizeof err);
+	int rc_s = event_end_tail_search_run(&td, last, &ps, 1, &rs, NULL, err, sizeof err);
+	int rc_w = event_end_tail_search_run(&td, last, &pw, 1, &rw, NULL, err, sizeof err);
 	CHECK(rc_a == 1 && rc_b == 1 && rc_s == 1 && rc_w == 1 && ra < last && rb < last &&
 	      rs < last && rw < last, "each worker's hits found before the last run: %d %d %d %d, "
 	      "runs %zu %zu %zu %zu of %zu %s", rc_a, rc_b, rc_s, rc_w, ra, rb, rs, rw, td.nsched,
@@ -951,19 +973,19 @@ static void tail_search_run_case(const char *ptrev, const char *dir, const char 
 	      (int)td.sched[rw].tid, (int)td.threads[0].tid);
 	/* Up to the run of bump_s's one call: none before it; one run later,
 	 * that run. */
-	int rc = event_end_tail_search_run(&td, rs, &ps, 1, &r, err, sizeof err);
+	int rc = event_end_tail_search_run(&td, rs, &ps, 1, &r, NULL, err, sizeof err);
 	CHECK(rc == 0, "no bump_s before the run of its one call: %d %s", rc, rc < 0 ? err : "");
 	r = 0;
-	rc = event_end_tail_search_run(&td, rs + 1, &ps, 1, &r, err, sizeof err);
+	rc = event_end_tail_search_run(&td, rs + 1, &ps, 1, &r, NULL, err, sizeof err);
 	CHECK(rc == 1 && r == rs, "bump_s before the run after its call: %d, run %zu (want %zu)",
 	      rc, r, rs);
 	/* Two points: the later of their last hits. */
 	struct event_search_point two[2] = {pw, ps};
-	rc = event_end_tail_search_run(&td, last, two, 2, &r, err, sizeof err);
+	rc = event_end_tail_search_run(&td, last, two, 2, &r, NULL, err, sizeof err);
 	CHECK(rc == 1 && r == (rs > rw ? rs : rw), "worker_a or bump_s: %d, run %zu", rc, r);
-	rc = event_end_tail_search_run(&td, last, &never, 1, &r, err, sizeof err);
+	rc = event_end_tail_search_run(&td, last, &never, 1, &r, NULL, err, sizeof err);
 	CHECK(rc == 0, "an address never executed: %d %s", rc, rc < 0 ? err : "");
-	rc = event_end_tail_search_run(&td, 0, &ps, 1, &r, err, sizeof err);
+	rc = event_end_tail_search_run(&td, 0, &ps, 1, &r, NULL, err, sizeof err);
 	CHECK(rc < 0, "no run before the first: %d", rc);
 	trace_data_free(&td);
 }

@@ -25,13 +25,15 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'pylib'))
 from ptrev_checks import check, finish, processes_left, record, full_state_said  # noqa: E402
 
 BEFORE = 'info registers rip rsp\nbt 2\necho MOVE\\n\n'
-AFTER = 'echo AFTER\\n\ninfo registers rip rsp\nbt 2\nmonitor why\nmonitor history\n'
+AFTER = ('echo AFTER\\n\ninfo registers rip rsp\nbt 2\nmonitor why\nmonitor history\n'
+         'echo CONT\\n\ncontinue\ninfo registers rip rsp\nbt 2\n')
 
 
 def gdb_output(g, timeout):
@@ -43,20 +45,41 @@ def gdb_output(g, timeout):
         return g.communicate()[0]
 
 
-def interrupted_move(ptrev, trace, prog, move, env):
-    """gdb at the end of trace, then move, SIGINT to gdb 3 s into it."""
+def read_all(g, lines, seen, marker):
+    """gdb's output into lines; seen set once a line holds marker."""
+    for ln in g.stdout:
+        lines.append(ln)
+        if marker and marker in ln:
+            seen.set()
+    seen.set()
+
+
+def interrupted_move(ptrev, trace, prog, move, env, marker=None):
+    """gdb at the end of trace, then move, SIGINT to gdb 8 s into it, or
+    as soon as gdb shows a line holding marker."""
     g = subprocess.Popen(['gdb', '-nx', '-q', '-ex', 'set pagination off',
                           '-ex', 'target remote | %s replay --stdio %s' % (ptrev, trace), prog],
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                          text=True, start_new_session=True, env=env)
+    lines, seen = [], threading.Event()
+    reader = threading.Thread(target=read_all, args=(g, lines, seen, marker))
+    reader.start()
     g.stdin.write(BEFORE + move)
     g.stdin.flush()
-    time.sleep(8)  # connected (the end shown), the move begun
+    if marker:
+        seen.wait(240)
+    else:
+        time.sleep(8)  # connected (the end shown), the move begun
     t0 = time.time()
     os.killpg(g.pid, signal.SIGINT)
-    g.stdin.write(AFTER + 'shell echo STOPPED $(date +%s.%N)\nquit\n')
+    g.stdin.write('shell echo STOPPED $(date +%s.%N)\n' + AFTER + 'quit\n')
     g.stdin.flush()
-    out = gdb_output(g, 300)
+    reader.join(300)
+    if reader.is_alive():
+        os.killpg(g.pid, signal.SIGKILL)
+        reader.join()
+    g.wait()
+    out = ''.join(lines)
     m = re.search(r'STOPPED (\S+)', out)
     return out, (float(m.group(1)) - t0) if m else None
 
@@ -110,18 +133,35 @@ def main():
     r = record(ptrev, 'event', trace, [loop, '3000000'])
     check(r.returncode == 0, 'a loop of about 10^8 instructions recorded')
     cases = [('reverse-stepi (the whole history)', 'reverse-stepi\n',
-              dict(os.environ, PTREV_TAIL_HISTORY='0')),
+              dict(os.environ, PTREV_TAIL_HISTORY='0'), None),
              ('reverse-continue to a breakpoint (its tail first)',
-              'break main\nreverse-continue\n', dict(os.environ))]
-    for what, move, env in cases:
-        out, took = interrupted_move(ptrev, trace, loop, move, env)
+              'break main\nreverse-continue\n', dict(os.environ), None),
+             # Ctrl-C once the tail is made and the hit looked for: the
+             # longer tail made next ends the move (before, ptrev went on
+             # to wait for the whole history, the Ctrl-C spent).
+             ('reverse-continue to a breakpoint (interrupted past its tail)',
+              'break main\nreverse-continue\n', dict(os.environ),
+              'looking for the last breakpoint or watchpoint hit')]
+    for n, (what, move, env, marker) in enumerate(cases):
+        out, took = interrupted_move(ptrev, trace, loop, move, env, marker)
+        with open(os.path.join(work, 'case%d.out' % n), 'w') as f:
+            f.write(out)  # gdb's whole transcript, for a failure's reader
         check('Program received signal SIGINT' in out and took is not None and took < 30,
               '%s: Ctrl-C ends it (%s s; %s)' % (what, took and round(took, 1),
                                                  re.findall(r'.*(?:SIGINT|ptrev:).*', out)[-3:]))
         before = state(out.split('MOVE', 1)[0])
-        after = state(out.split('AFTER', 1)[1] if 'AFTER' in out else '')
-        check(before and before == after,
-              '%s: the state where it stood (%s / %s)' % (what, before, after))
+        rest = out.split('AFTER', 1)[1] if 'AFTER' in out else ''
+        after = state(rest.split('CONT', 1)[0])
+        back = state(rest.split('CONT', 1)[1] if 'CONT' in rest else '')
+        # Where it stood, or (a reverse-continue that had gone back
+        # through the history made when gdb's Ctrl-C came) where it got
+        # to: a position in the history, shown with full state, from
+        # which a continue comes back to the end as it was.
+        check(before and (before == after or (after and full_state_said(rest))),
+              '%s: the state where it stood or got to (%s / %s)' % (what, before, after))
+        check(before and back == before,
+              '%s: a continue from there, the state at the end as before the move (%s)'
+              % (what, back))
         check(full_state_said(out) and
               'is being made in the background' in out,
               '%s: full state, the history made on in the background (%s)'
