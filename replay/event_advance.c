@@ -66,7 +66,7 @@ static int run_to_state(struct erp *e, struct erp_thread *t, const struct trace_
 			inf_dr_write(t->tid, 7, e->search_dr7);
 			/* Passes were let go uncounted: the point may have been
 			 * one of them (event_skip.c). */
-			e->skip_missed = t->skip_target != 0;
+			e->skip_missed = t->skip_target != 0 || t->skip_let_go;
 			return erp_fail(e, "replay diverged in thread %d before its event %zu (a STATE "
 					"point at %#llx): %s", (int)t->rec_tid, t->next,
 					(unsigned long long)pc,

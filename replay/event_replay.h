@@ -99,6 +99,10 @@ struct erp_thread {
 	 * costs the thread before and after it runs anything (runs timed
 	 * by its CPU clock; 0: not measured yet). */
 	struct pass_model model;
+	/* The runs go by an estimate (pass_model_rough_left), not a count;
+	 * passes were let go on the way to this point (a failure to find it
+	 * may then be a pass let go: skip_missed). */
+	bool skip_rough, skip_let_go;
 	bool skip_jumped;
 	uint64_t skip_target, skip_asked;
 	double skip_rate;

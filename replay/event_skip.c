@@ -93,6 +93,12 @@ static void words(uint64_t *w, const void *regs, const void *stack, size_t n)
 		memcpy(w + PASS_MODEL_REGS, stack, n);
 }
 
+/* ...of the point itself. */
+static void point_words(const struct trace_state *st, uint64_t *w)
+{
+	words(w, st->regs, st->sp_len ? st->sp_bytes : NULL, stack_len(st));
+}
+
 /* ...of t at a pass with regs: the stack read where the point's record
  * holds it (zero where that cannot be read). */
 static void words_of(struct erp *e, const struct trace_state *st,
@@ -184,7 +190,7 @@ static uint64_t run_to_ask(const struct erp *e, const struct erp_thread *t, uint
 	/* Then at most half of what is left at the fastest rate seen, and
 	 * at most four times the run before; careful (after a miss), an
 	 * eighth and twice. */
-	uint64_t ns = (uint64_t)((double)left / (careful ? 8 : 2) / t->skip_rate);
+	uint64_t ns = (uint64_t)((double)left / (careful ? 8 : t->skip_rough ? 4 : 2) / t->skip_rate);
 	uint64_t most = (careful ? 2 : 4) * t->skip_asked + MIN_RUN_NS;
 	if (ns > most)
 		ns = most;
@@ -231,13 +237,28 @@ static int one_run(struct erp *e, struct erp_thread *t, const struct trace_state
 									: "a signal came first");
 	if ((rc = to_next_pass(e, t, st->regs[16], guard, regs)) <= 0)
 		return rc < 0 ? -1 : missed(e, t, st, "an event came before the next pass");
-	uint64_t w[PASS_MODEL_WORDS];
+	uint64_t w[PASS_MODEL_WORDS], target[PASS_MODEL_WORDS];
 	words_of(e, st, regs, w);
-	uint64_t n = pass_model_jump(&t->model, w);
-	if (n == 0)
-		return missed(e, t, st, "the registers stopped changing as they did");
-	if (n > *left)
-		return missed(e, t, st, "the registers say it went past the point");
+	t->skip_let_go = true;
+	uint64_t n;
+	if (t->skip_rough) {
+		/* An estimate: the point is ahead while every rising lane is
+		 * below its value there; the passes left estimated again. */
+		point_words(st, target);
+		n = pass_model_rough_jump(&t->model, w, target);
+		if (n == 0)
+			return missed(e, t, st, "the registers say it may have gone past the point");
+		uint64_t now = pass_model_rough_left(&t->model, target);
+		if (now == 0)
+			return missed(e, t, st, "the registers say it may have gone past the point");
+		*left = now + n; /* n taken off below */
+	} else {
+		n = pass_model_jump(&t->model, w);
+		if (n == 0)
+			return missed(e, t, st, "the registers stopped changing as they did");
+		if (n > *left)
+			return missed(e, t, st, "the registers say it went past the point");
+	}
 	/* Passes per ns of the loop's run: timed, at least the loop's rate
 	 * (the overhead left out is at least what the run spent before
 	 * its first instruction); untimed, a run stops later than asked, so
@@ -249,7 +270,8 @@ static int one_run(struct erp *e, struct erp_thread *t, const struct trace_state
 		t->skip_rate = r;
 	*left -= n;
 	t->search_hits += n - 1; /* erp_at_state counts the pass it stands at */
-	t->skip_target = t->search_hits + 1 + *left;
+	/* Counted, the pass the point is at is known (an estimate: not). */
+	t->skip_target = t->skip_rough ? 0 : t->search_hits + 1 + *left;
 	t->skip_asked = ns;
 	/* A run that barely moved it (untimed: the thread was not on its
 	 * CPU yet when stopped, on a loaded machine, or a run too short)
@@ -274,8 +296,14 @@ int erp_skip_passes(struct erp *e, struct erp_thread *t, const struct trace_stat
 		return missed(e, t, st, "the pass the registers named is not the point");
 	if (e->skip_level == SKIP_NONE)
 		return 0;
-	words(w, st->regs, st->sp_len ? st->sp_bytes : NULL, stack_len(st));
+	point_words(st, w);
 	uint64_t left = pass_model_left(&t->model, w);
+	/* Passes that do not step evenly (the PC in a function called now
+	 * and then): an estimate from the lanes that rise at every pass.
+	 * Runs then stop short of it by more: a quarter, not a half. */
+	t->skip_rough = left == 0;
+	if (left == 0)
+		left = pass_model_rough_left(&t->model, w);
 	/* Timed (where the thread's CPU clock can be read), a point closer
 	 * than the first run may go is counted to. */
 	bool first = t->skip_rate == 0;

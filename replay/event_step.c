@@ -72,6 +72,7 @@ static int search_bounded(struct erp *e, struct erp_thread *t, const struct trac
 		t->search_traps = 0;
 		pass_model_init(&t->model);
 		t->skip_jumped = false;
+		t->skip_rough = t->skip_let_go = false;
 		t->skip_target = t->skip_asked = 0;
 		t->skip_rate = 0;
 		t->skip_futile = 0;
@@ -109,6 +110,8 @@ static int search_bounded(struct erp *e, struct erp_thread *t, const struct trac
 		       t->search_utime_ns + 2 * ran + t->search_traps * 100000 + 100000000;
 	if (!over)
 		return 0;
+	/* Passes let go on an estimate may have held the point. */
+	e->skip_missed = t->skip_let_go;
 	return erp_fail(e, "replay diverged in thread %d before its event %zu: its STATE point "
 			"at %#llx never came (passed there %llu times, and the recorded thread ran "
 			"at most %.3f ms before it): the replay's state differs from the recording's "

@@ -32,11 +32,24 @@
 #define PASS_MODEL_STACK 64
 #define PASS_MODEL_WORDS (PASS_MODEL_REGS + PASS_MODEL_STACK)
 #define PASS_MODEL_SAMPLES 16
+/* Each word is read three ways (lanes): whole, and each 32-bit half on
+ * its own, wrapping as a 32-bit number does. A stack word often holds
+ * two ints of unoptimised code, a loop counter beside a value that
+ * changes otherwise (rec_loop's i and x): the whole word says nothing,
+ * its counter's half does. */
+#define PASS_MODEL_LANES (3 * PASS_MODEL_WORDS)
+
+/* Passes in a row a lane must have grown at, by any amount, to count as
+ * rising (pass_model_rough_left): more than a value that changes
+ * otherwise grows at by chance. */
+#define PASS_MODEL_RISING 64
 
 struct pass_model {
-	uint64_t last[PASS_MODEL_WORDS]; /* at the latest pass seen */
-	int64_t step[PASS_MODEL_WORDS];  /* change per pass */
-	uint32_t same[PASS_MODEL_WORDS]; /* passes in a row with that change */
+	uint64_t last[PASS_MODEL_LANES]; /* at the latest pass seen */
+	int64_t step[PASS_MODEL_LANES];  /* change per pass */
+	uint32_t same[PASS_MODEL_LANES]; /* passes in a row with that change */
+	uint64_t rise_from[PASS_MODEL_LANES]; /* where its rise began */
+	uint64_t rising[PASS_MODEL_LANES];    /* passes since, each higher */
 	uint64_t seen;                   /* passes fed */
 };
 
@@ -57,5 +70,23 @@ uint64_t pass_model_left(const struct pass_model *m, const uint64_t *target);
  * the latest seen. 0 when they do not agree: the model does not
  * describe the loop (nothing is changed). */
 uint64_t pass_model_jump(struct pass_model *m, const uint64_t *words);
+
+/* Where no lane steps evenly (the PC is in a function a loop calls now
+ * and then: rec_loop's f0, called at one pass in three or so), a loop
+ * counter still grows at every pass, by uneven amounts. An estimate of
+ * the passes left from such rising lanes: the least over them of the
+ * distance to target's value over their mean growth per pass, when
+ * every invariant already equals target's and every rising lane is
+ * below target's (> 0); 0 where it cannot say. An estimate, not a count:
+ * passes may be let go only as far as it is a small part of. */
+uint64_t pass_model_rough_left(const struct pass_model *m, const uint64_t *target);
+
+/* After letting passes go on such an estimate, the thread stands at a
+ * pass with words: an estimate of the passes made (> 0) when every
+ * invariant is unchanged and every rising lane grew and is still below
+ * target's, the words then the latest seen; 0 (nothing changed) when
+ * not: the point may have been passed, or the model was wrong. */
+uint64_t pass_model_rough_jump(struct pass_model *m, const uint64_t *words,
+			       const uint64_t *target);
 
 #endif

@@ -5,7 +5,12 @@
  * passes, counters that disagree give no prediction; a jump is read from
  * the counters when they agree, refused when they do not (the model left
  * as it was); eflags and orig_rax are left out; a counter kept on the
- * stack predicts as a register does. */
+ * stack predicts as a register does, and so does one in half of a stack
+ * word (the other half changing otherwise); a 64-bit counter speaks as a
+ * whole, its carry into the high half no changed invariant. Where no
+ * lane steps evenly, a lane that rises at every pass gives an estimate
+ * (pass_model_rough_left), and a jump is taken on it only while that lane
+ * grew and is still below the target's, the invariants unchanged. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -169,5 +174,110 @@ int main(void)
 		pass_model_feed(&m, words(&q, i));
 	}
 	CHECK(left(&m, &same, 1000) == 1000 - 39, "%llu", (unsigned long long)left(&m, &same, 1000));
+
+	/* A counter in one half of a stack word, a value that changes
+	 * otherwise in the other (two ints of unoptimised code side by side:
+	 * rec_loop's i and x): the half predicts, in either half. */
+	for (int high = 0; high < 2; high++) {
+		pass_model_init(&m);
+		uint64_t w[PASS_MODEL_WORDS];
+		for (uint64_t i = 0; i < 40; i++) {
+			struct user_regs_struct q = at(0);
+			q.rax = i * i * 31;
+			memcpy(w, words(&q, 0), sizeof w);
+			uint64_t hash = (i * i * 0x9e3779b9u ^ i >> 1) & 0xffffffffu;
+			w[PASS_MODEL_REGS + 5] = high ? (100 + i) << 32 | hash : hash << 32 | (100 + i);
+			pass_model_feed(&m, w);
+		}
+		memcpy(w, words(&same, 0), sizeof w);
+		w[PASS_MODEL_REGS + 5] = high ? (uint64_t)5000 << 32 | 77 : (uint64_t)77 << 32 | 5000;
+		CHECK(pass_model_left(&m, w) == 5000 - 139, "half %d: %llu", high,
+		      (unsigned long long)pass_model_left(&m, w));
+	}
+	/* A sum that grows unevenly: its high half stays the same for
+	 * billions of passes, and is no invariant the point must share
+	 * (live_wait's spins, far ahead). */
+	pass_model_init(&m);
+	uint64_t sum = 0x1234;
+	for (uint64_t i = 0; i < 40; i++) {
+		struct user_regs_struct q = at(0);
+		q.rax = i * i * 31;
+		q.r12 = i;
+		q.r14 = sum += i * i % 7;
+		pass_model_feed(&m, words(&q, 0));
+	}
+	struct user_regs_struct later = same;
+	later.r12 = 39 + 3000000000ull;
+	later.r14 = 0x5678ull << 32 | 99;
+	CHECK(left(&m, &later, 0) == 3000000000ull, "%llu", (unsigned long long)left(&m, &later, 0));
+	/* A 64-bit counter speaks as a whole: its high half, invariant for
+	 * a while, changes with a carry, which does not count against it. */
+	pass_model_init(&m);
+	for (uint64_t i = 0; i < 40; i++) {
+		struct user_regs_struct q = at(0);
+		q.rax = i * i * 31;
+		q.r12 = 0xfffffff0ull + i;
+		pass_model_feed(&m, words(&q, 0));
+	}
+	struct user_regs_struct far = same;
+	far.r12 = 0xfffffff0ull + 39 + 1000;
+	CHECK(left(&m, &far, 0) == 1000, "%llu", (unsigned long long)left(&m, &far, 0));
+
+	/* A PC in a function a loop calls now and then (rec_loop's f0): no
+	 * lane steps evenly, the caller's counter grows by 1 to 3 between
+	 * passes. No count, but an estimate from the rising half. */
+	pass_model_init(&m);
+	uint64_t w[PASS_MODEL_WORDS], tw[PASS_MODEL_WORDS];
+	uint64_t i = 0;
+	for (int p = 0; p < PASS_MODEL_RISING + 8; p++) {
+		i += 1 + (uint64_t)(p * p % 3); /* uneven: 1, 2, 2, ... */
+		struct user_regs_struct q = at(0);
+		q.rax = at(i).rax; /* a hash: no lane of it rises for long */
+		memcpy(w, words(&q, 0), sizeof w);
+		w[PASS_MODEL_REGS + 7] = (i * i * 0x9e3779b9u & 0xffffffffu) << 32 | i;
+		pass_model_feed(&m, w);
+	}
+	struct user_regs_struct tq = same;
+	memcpy(tw, words(&tq, 0), sizeof tw);
+	tw[PASS_MODEL_REGS + 7] = (uint64_t)77 << 32 | (i + 20000);
+	CHECK(pass_model_left(&m, tw) == 0, "no count");
+	uint64_t est = pass_model_rough_left(&m, tw);
+	CHECK(est >= 11000 && est <= 13000, "an estimate of 12,000 passes: %llu",
+	      (unsigned long long)est);
+	/* Not with an invariant that differs, or the target behind. */
+	tw[PASS_MODEL_REGS + 2] ^= 1;
+	CHECK(pass_model_rough_left(&m, tw) == 0, "an invariant differs");
+	tw[PASS_MODEL_REGS + 2] ^= 1;
+	tw[PASS_MODEL_REGS + 7] = (uint64_t)77 << 32 | (i - 5);
+	CHECK(pass_model_rough_left(&m, tw) == 0, "behind");
+	tw[PASS_MODEL_REGS + 7] = (uint64_t)77 << 32 | (i + 20000);
+	/* A jump: taken where the counter grew and is still below the
+	 * target's, refused where it reached it or went back (nothing
+	 * changed), or an invariant changed. */
+	memcpy(w, words(&same, 0), sizeof w);
+	w[PASS_MODEL_REGS + 7] = (uint64_t)5 << 32 | (i + 20000);
+	CHECK(pass_model_rough_jump(&m, w, tw) == 0, "reached the target");
+	w[PASS_MODEL_REGS + 7] = (uint64_t)5 << 32 | (i - 1);
+	CHECK(pass_model_rough_jump(&m, w, tw) == 0, "went back");
+	w[PASS_MODEL_REGS + 7] = (uint64_t)5 << 32 | (i + 10000);
+	w[PASS_MODEL_REGS + 2] ^= 1;
+	CHECK(pass_model_rough_jump(&m, w, tw) == 0, "an invariant changed");
+	w[PASS_MODEL_REGS + 2] ^= 1;
+	uint64_t made = pass_model_rough_jump(&m, w, tw);
+	CHECK(made >= 5000 && made <= 7000, "about 6,000 passes made: %llu",
+	      (unsigned long long)made);
+	est = pass_model_rough_left(&m, tw);
+	CHECK(est >= 5000 && est <= 7000, "about 6,000 left: %llu", (unsigned long long)est);
+	/* A value that only grows now and then is no rising lane. */
+	pass_model_init(&m);
+	for (uint64_t p = 0; p < 200; p++) {
+		struct user_regs_struct q = at(0);
+		q.rax = p * p * 31;
+		q.r13 = p / 2 + (p % 7 == 0 ? 1000 : 0); /* flat, now and then back */
+		pass_model_feed(&m, words(&q, 0));
+	}
+	far = same;
+	far.r13 = 5000;
+	CHECK(pass_model_rough_left(&m, words(&far, 0)) == 0, "no rising lane");
 	return failures != 0;
 }
