@@ -26,18 +26,6 @@ int erp_count_stop(struct erp *e)
 	e->stops++;
 	if (e->stop && atomic_load_explicit(e->stop, memory_order_relaxed))
 		return erp_fail(e, "stopped: its history is no longer wanted");
-	/* A look at the clock at the first stop and every 256th: a stop
-	 * costs tens of us. */
-	if (e->give_up && e->give_up->ask && (e->stops & 255) == 1) {
-		uint64_t now = erp_now_ns();
-		if (now >= e->give_up_next_ns) {
-			e->give_up_next_ns = now + 100000000;
-			if (e->give_up->ask(e->give_up->ctx)) {
-				e->gave_up = true;
-				return erp_fail(e, "stopped by gdb (Ctrl-C)");
-			}
-		}
-	}
 	return 0;
 }
 

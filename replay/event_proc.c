@@ -203,6 +203,23 @@ static void sleep_exactly(uint64_t ns)
 		prctl(PR_SET_TIMERSLACK, (unsigned long)slack, 0, 0, 0);
 }
 
+/* Has the one waiting for e given up (e->give_up)? Asked at the first
+ * stop and every 256th, at most every tenth of a second: a stop costs
+ * tens of us. -1 (gave_up) when it has. */
+static int given_up(struct erp *e)
+{
+	if (!e->give_up || !e->give_up->ask || (e->stops & 255) != 1)
+		return 0;
+	uint64_t now = erp_now_ns();
+	if (now < e->give_up_next_ns)
+		return 0;
+	e->give_up_next_ns = now + 100000000;
+	if (!e->give_up->ask(e->give_up->ctx))
+		return 0;
+	e->gave_up = true;
+	return erp_fail(e, "stopped by gdb (Ctrl-C)");
+}
+
 /* Wait for t's next stop, a search's hits passed on the way (t resumed
  * with req again after each): 1 (*st), -1. With a wall-clock deadline
  * (0: none), 0 where none came by then: the tracer sleeps first_ns, then
@@ -224,7 +241,7 @@ static int wait_stop_by(struct erp *e, struct erp_thread *t, int req, int *st, u
 			sleep_exactly(deadline - now < poll_ns ? deadline - now : poll_ns);
 			continue;
 		}
-		if (erp_count_stop(e) < 0)
+		if (erp_count_stop(e) < 0 || given_up(e) < 0)
 			return -1;
 		if (!erp_search_hit(e, t, *st, req == PTRACE_SINGLESTEP))
 			break;
