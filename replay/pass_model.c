@@ -218,3 +218,13 @@ uint64_t pass_model_rough_jump(struct pass_model *m, const uint64_t *words,
 	m->seen += n;
 	return n;
 }
+
+bool pass_model_rough_passed(const struct pass_model *m, const uint64_t *target)
+{
+	uint64_t t[PASS_MODEL_LANES];
+	lanes_of(target, t);
+	for (size_t i = 0; i < PASS_MODEL_LANES; i++)
+		if (rising(m, i) && lane_diff(i, m->last[i], t[i]) > 0)
+			return true;
+	return false;
+}

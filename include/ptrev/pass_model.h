@@ -89,4 +89,10 @@ uint64_t pass_model_rough_left(const struct pass_model *m, const uint64_t *targe
 uint64_t pass_model_rough_jump(struct pass_model *m, const uint64_t *words,
 			       const uint64_t *target);
 
+/* Has a rising lane gone past target's value at the last pass fed? Then
+ * passes let go on an estimate held the point, though the lanes were
+ * below it where the run ended (a counter that went back on the way),
+ * and counting on would trap at every pass to the loop's end. */
+bool pass_model_rough_passed(const struct pass_model *m, const uint64_t *target);
+
 #endif

@@ -268,6 +268,15 @@ int main(void)
 	      (unsigned long long)made);
 	est = pass_model_rough_left(&m, tw);
 	CHECK(est >= 5000 && est <= 7000, "about 6,000 left: %llu", (unsigned long long)est);
+	/* Counted on from there: not past the point while the counter is
+	 * below its value or at it, past once it is above. */
+	CHECK(!pass_model_rough_passed(&m, tw), "below");
+	for (uint64_t c = i + 19999; c <= i + 20001; c++) {
+		w[PASS_MODEL_REGS + 7] = (uint64_t)(c * 13 % 7) << 32 | c;
+		pass_model_feed(&m, w);
+		CHECK(pass_model_rough_passed(&m, tw) == (c > i + 20000), "at %llu",
+		      (unsigned long long)(c - i));
+	}
 	/* A value that only grows now and then is no rising lane. */
 	pass_model_init(&m);
 	for (uint64_t p = 0; p < 200; p++) {
