@@ -49,7 +49,7 @@ struct watch_scan {
 };
 
 struct watch_progress {
-	const struct event_watch_wait *wait;
+	const struct event_give_up *give_up;
 	uint64_t started, next_ask, next_say;
 	uint64_t stepped;     /* instructions stepped by the earlier scans */
 	bool stopped;
@@ -64,7 +64,7 @@ static int keep_on(struct watch_scan *w)
 	if (now < p->next_ask)
 		return 0;
 	p->next_ask = now + 100000000ull;
-	if (p->wait && p->wait->stop && p->wait->stop(p->wait->ctx)) {
+	if (p->give_up && p->give_up->ask && p->give_up->ask(p->give_up->ctx)) {
 		p->stopped = true;
 		return erp_fail(&w->e, "stopped by gdb (Ctrl-C)");
 	}
@@ -240,12 +240,12 @@ static int what_to_watch(int type, uint64_t addr, size_t len, struct watched *wd
 
 int event_watch_find(const struct trace_data *ev, const struct trace_data *made, uint64_t gpos,
 		     bool back, int type, uint64_t addr, size_t len, uint64_t *after,
-		     uint64_t *insns, const struct event_watch_wait *wait, char *why,
+		     uint64_t *insns, const struct event_give_up *give_up, char *why,
 		     size_t whylen)
 {
 	uint64_t lo, hi, f_lo = 0, f_hi = 0, total = history_length(made);
 	uint64_t now = erp_now_ns();
-	struct watch_progress progress = {.wait = wait, .started = now,
+	struct watch_progress progress = {.give_up = give_up, .started = now,
 					  .next_say = now + 10000000000ull};
 	struct watched wd;
 	int rc = 0;

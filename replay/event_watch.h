@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ptrev/event_end.h"
 #include "ptrev/trace_file.h"
 
 /* Bytes a watch may cover (compared at every stop of the stepper). */
@@ -41,17 +42,12 @@
  * where it came with none, between two: a signal's delivery); 0 when none
  * comes in the history; -1 with why (a read watch more than the three
  * debug registers hold, a replay that diverged). */
-struct event_watch_wait {
-	/* Asked about every tenth of a second: true gives up (gdb's Ctrl-C,
-	 * or gdb gone; NULL: never). */
-	bool (*stop)(void *ctx);
-	void *ctx;
-};
-/* ... -2 where wait->stop gave up first. Progress is said on stderr every
- * 10 s. */
+/* ... -2 where give_up (asked about every tenth of a second; NULL or no
+ * ask: never) gave up first: gdb's Ctrl-C, or gdb gone. Progress is said
+ * on stderr every 10 s. */
 int event_watch_find(const struct trace_data *ev, const struct trace_data *made, uint64_t gpos,
 		     bool back, int type, uint64_t addr, size_t len, uint64_t *after,
-		     uint64_t *insns, const struct event_watch_wait *wait, char *why,
+		     uint64_t *insns, const struct event_give_up *give_up, char *why,
 		     size_t whylen);
 
 #endif

@@ -149,9 +149,9 @@ static int watch_held(struct timeline *tl, bool back, const struct stop_point *p
 {
 	uint64_t after, insns, pos;
 	pid_t tid;
-	struct event_watch_wait wait = {tl->alive, tl->alive_ctx};
+	struct event_give_up give_up = {tl->alive, tl->alive_ctx};
 	int r = event_watch_find(tl->events, tl->td, tl->gpos, back, p->type, p->addr, p->len,
-				 &after, &insns, &wait, why, whylen);
+				 &after, &insns, &give_up, why, whylen);
 	if (r != 1)
 		return r;
 	uint64_t insn = insns ? after - 1 : after;
