@@ -294,14 +294,11 @@ int erp_skip_passes(struct erp *e, struct erp_thread *t, const struct trace_stat
 	}
 	if (t->skip_target && t->search_hits >= t->skip_target)
 		return missed(e, t, st, "the pass the registers named is not the point");
-	if (t->skip_let_go && t->skip_rough) {
-		point_words(st, w);
-		if (pass_model_rough_passed(&t->model, w))
-			return missed(e, t, st, "the registers say it went past the point");
-	}
+	point_words(st, w);
+	if (t->skip_let_go && t->skip_rough && pass_model_rough_passed(&t->model, w))
+		return missed(e, t, st, "the registers say it went past the point");
 	if (e->skip_level == SKIP_NONE)
 		return 0;
-	point_words(st, w);
 	uint64_t left = pass_model_left(&t->model, w);
 	/* Passes that do not step evenly (the PC in a function called now
 	 * and then): an estimate from the lanes that rise at every pass.

@@ -169,13 +169,13 @@ static long read_code(void *arg, uint64_t addr, void *buf, size_t len)
 	return (long)pread(e->memfd, buf, len, (off_t)addr);
 }
 
-/* The block stepper, made at first use; false when single steps it is. */
 int erp_step_mode_default(void)
 {
 	const char *v = getenv("PTREV_SW_STEPPER");
 	return v && strcmp(v, "insn") == 0 ? ERP_STEP_INSN : ERP_STEP_BLOCK;
 }
 
+/* The block stepper, made at first use; false when single steps it is. */
 static bool blocks(struct erp *e)
 {
 	if (e->step_mode == ERP_STEP_UNSET)

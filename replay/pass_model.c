@@ -190,13 +190,17 @@ uint64_t pass_model_rough_jump(struct pass_model *m, const uint64_t *words,
 			       const uint64_t *target)
 {
 	uint64_t r[PASS_MODEL_LANES], t[PASS_MODEL_LANES], n = 0;
+	bool rises[PASS_MODEL_LANES];
 	lanes_of(words, r);
 	lanes_of(target, t);
 	if (!invariants_hold(m, r))
 		return 0;
 	bool any = false;
 	for (size_t i = 0; i < PASS_MODEL_LANES; i++) {
-		if (!rising(m, i))
+		/* Taken before anything changes: whether a half rises depends
+		 * on its whole word's counts, which the update below resets. */
+		rises[i] = rising(m, i);
+		if (!rises[i])
 			continue;
 		int64_t g = lane_diff(i, r[i], m->last[i]);
 		if (g <= 0 || lane_diff(i, t[i], r[i]) <= 0)
@@ -209,7 +213,7 @@ uint64_t pass_model_rough_jump(struct pass_model *m, const uint64_t *words,
 	if (!any)
 		return 0;
 	for (size_t i = 0; i < PASS_MODEL_LANES; i++) {
-		if (rising(m, i))
+		if (rises[i])
 			m->rising[i] += n; /* its mean growth as it was */
 		else if (!(predicted(m, i) && m->step[i] == 0))
 			m->same[i] = m->rising[i] = 0; /* who knows how it went */

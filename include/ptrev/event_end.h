@@ -111,9 +111,9 @@ struct event_search_point {
  * with *stretch the event number k such that the last hit came after
  * event k - 1 and before event k (so a tail from k holds it; k == from:
  * before the point), 0 when none came, -1 with err (the replay diverged,
- * no debug registers), -2 given up (give_up, below). The CPU's hits only: a syscall that writes a
- * watched byte is not one (the tail from k then holds it all the same,
- * when it comes after a hit). */
+ * no debug registers), -2 given up (give_up, below). The CPU's hits
+ * only: a syscall that writes a watched byte is not one (the tail from k
+ * then holds it all the same, when it comes after a hit). */
 #define EVENT_SEARCH_MAX 3
 /* A search takes seconds, or minutes where it counts the passes of a
  * loop to a STATE point one by one: ask(ctx) is asked every tenth of a
