@@ -38,6 +38,7 @@ drives it, and the history is made only when gdb goes back.
 usage: live_event.py PTREV PROGRAMS_DIR WORKDIR
 """
 import difflib
+import glob
 import os
 import re
 import select
@@ -220,6 +221,7 @@ class Gdb:
     holds (the program's input)."""
 
     def __init__(self, ptrev, prog, args):
+        self.prog = prog
         self.port = free_port()
         self.server = subprocess.Popen(
             [ptrev, 'serve', '--record', '--backend', 'event', '--listen',
@@ -253,8 +255,47 @@ class Gdb:
                     break
                 self.out += chunk
 
-    def interrupt(self, after):
+    def program(self):
+        """The recorded program's pid: the server's first child running
+        it (the replays the history is made with come later)."""
+        kids = []
+        for f in glob.glob('/proc/%d/task/*/children' % self.server.pid):
+            with open(f) as fh:
+                kids += [int(k) for k in fh.read().split()]
+        for pid in sorted(kids):
+            try:
+                if os.readlink('/proc/%d/exe' % pid) == os.path.realpath(self.prog):
+                    return pid
+            except OSError:
+                pass
+        return None
+
+    def program_stat(self):
+        """(state, user+system CPU ticks) of the recorded program."""
+        pid = self.program()
+        try:
+            with open('/proc/%d/stat' % pid) as fh:
+                fields = fh.read().rsplit(')', 1)[1].split()
+            return fields[0], int(fields[11]) + int(fields[12])
+        except (OSError, TypeError):
+            return None, 0
+
+    def interrupt(self, after, until):
+        """gdb's Ctrl-C, `after` seconds on and once the program is
+        `until` ('reading': blocked in its read; 'computing': it ran half
+        a second of CPU since). A fixed delay alone was not enough: under
+        load, gdb was still handling the shared-library stop before main
+        when the SIGINT came, and it swallowed it (no \\x03 reached the
+        server; the program read the test's line and ran to its exit)."""
+        start = self.program_stat()[1]
         time.sleep(after)
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            state, ticks = self.program_stat()
+            if (until == 'reading' and state == 'S') or \
+               (until == 'computing' and state == 'R' and ticks - start >= 50):
+                break
+            time.sleep(0.1)
         os.killpg(self.gdb.pid, signal.SIGINT)
 
     def end(self):
@@ -283,7 +324,7 @@ def ctrl_c_computing(ptrev, programs):
     probe = ['printf "PC=%#lx\\n", $pc', 'printf "SPINS=%lu\\n", spins']
     for k in range(2):
         g.send('continue')
-        g.interrupt(1.5)
+        g.interrupt(1.5, 'computing')
         g.send(*probe)
         g.send('reverse-stepi 3', *probe, 'stepi 3', *probe, 'reverse-stepi', 'continue', *probe)
         g.wait_for('CYCLE%d' % k)
@@ -314,7 +355,7 @@ def ctrl_c_reading(ptrev, programs):
     prog = os.path.join(programs, 'live_wait')
     g = Gdb(ptrev, prog, ['0'])
     g.send('continue')
-    g.interrupt(1.5)
+    g.interrupt(1.5, 'reading')
     g.send('bt 3', 'printf "PC=%#lx\\n", $pc', 'reverse-stepi', 'printf "PC=%#lx\\n", $pc',
            'bt 3', 'stepi', 'printf "PC=%#lx\\n", $pc', 'continue', 'continue')
     time.sleep(3)
@@ -343,7 +384,7 @@ def change_ends_recording(ptrev, programs):
     prog = os.path.join(programs, 'live_wait')
     g = Gdb(ptrev, prog, ['0'])
     g.send('continue')
-    g.interrupt(1.5)
+    g.interrupt(1.5, 'reading')
     g.send('set var spins = 5', 'monitor when', 'continue')
     time.sleep(3)
     g.server.stdin.write('hi\n')
