@@ -78,11 +78,21 @@ static int place(struct erp *e, pid_t rec_tid, uint64_t pos, enum erp_kind kind,
 		if (pos > (1u << 28))
 			return erp_fail(e, "thread %d: event number %llu out of range", (int)rec_tid,
 					(unsigned long long)pos);
-		struct erp_event *grown = realloc(t->ev, (pos + 1) * sizeof *grown);
-		if (!grown)
-			return erp_fail(e, "out of memory");
-		memset(grown + t->nev, 0, (pos + 1 - t->nev) * sizeof *grown);
-		t->ev = grown;
+		/* Room grows by doubling: the events come in order, one by one,
+		 * and a realloc per event copied the whole array each time where
+		 * the allocator cannot grow it in place (AddressSanitizer's never
+		 * does: 45 s to index 60,000 syscalls in the test build). */
+		if (pos >= t->evcap) {
+			size_t cap = t->evcap ? t->evcap : 64;
+			while (cap <= pos)
+				cap *= 2;
+			struct erp_event *grown = realloc(t->ev, cap * sizeof *grown);
+			if (!grown)
+				return erp_fail(e, "out of memory");
+			t->ev = grown;
+			t->evcap = cap;
+		}
+		memset(t->ev + t->nev, 0, (pos + 1 - t->nev) * sizeof *t->ev);
 		t->nev = pos + 1;
 	}
 	if (t->ev[pos].rec)

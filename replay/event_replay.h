@@ -55,7 +55,7 @@ struct erp_thread {
 	pid_t rec_tid;        /* as recorded */
 	pid_t tid;            /* in the replay process; 0 until created */
 	struct erp_event *ev; /* its events, in order (event number = index) */
-	size_t nev;
+	size_t nev, evcap;    /* evcap: ev's room, grown by doubling */
 	/* gdb's changes to it (trace_gdb_write), by position: made right
 	 * after its event pos - 1 (event_advance.c). */
 	const struct trace_gdb_write **gw;

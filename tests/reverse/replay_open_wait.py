@@ -6,11 +6,12 @@ three tries). gdb had given up on qSupported and gone on with a broken
 session ("Remote replied unexpectedly to 'vMustReplyEmpty'", "No
 stack."); ptrev now keeps gdb waiting while it opens the recording.
 
-The recording: `dd if=/dev/zero of=/dev/null bs=1 count=30000` (a real
-program of 60,000 syscalls: re-executed to its end, a stop each, it takes
-seconds; in the test build, with its sanitizers, over ten). gdb, with no
-setting of its own, has full state at the end: the backtrace in _exit,
-`monitor why`, and a reverse-stepi.
+The recording: `dd if=/dev/zero of=/dev/null bs=1 count=400000` (a real
+program of 800,000 syscalls: re-executed to its end, a stop each, it takes
+over ten seconds; the test checks that the open took longer than gdb's
+default patience, or it would prove nothing). gdb, with no setting of its
+own, has full state at the end: the backtrace in _exit, `monitor why`,
+and a reverse-stepi. The recording (about 100 MB) is removed at the end.
 
 The same with `set remotetimeout 1`: gdb sends qSupported again after
 each timeout's silence and takes ptrev's second answer for its next
@@ -21,6 +22,7 @@ timeout of 2 s).
 usage: replay_open_wait.py PTREV PROGRAM_DIR WORK_DIR
 """
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -36,19 +38,26 @@ def main():
     dd = shutil.which('dd')
     trace = os.path.join(work, 'dd.ptrev')
     r = record(ptrev, 'event', trace,
-               [dd, 'if=/dev/zero', 'of=/dev/null', 'bs=1', 'count=30000'], timeout=600)
+               [dd, 'if=/dev/zero', 'of=/dev/null', 'bs=1', 'count=400000'], timeout=600)
     check(r.returncode == 0, 'dd recorded (%s)' % r.stderr.strip()[-200:])
     for what, setting in (('default timeout', []), ('remotetimeout 1',
                                                     ['-ex', 'set remotetimeout 1'])):
         t0 = time.time()
         g = subprocess.run(['gdb', '-nx', '-batch'] + setting +
                            ['-ex', 'target remote | %s replay --stdio %s' % (ptrev, trace),
-                            '-ex', 'shell echo OPENED', '-ex', 'bt 1', '-ex', 'monitor why',
+                            '-ex', 'shell echo OPENED $(date +%s.%N)', '-ex', 'bt 1',
+                            '-ex', 'monitor why',
                             '-ex', 'reverse-stepi', '-ex', 'info registers rip', dd],
                            stdin=subprocess.DEVNULL, capture_output=True, text=True,
                            timeout=600)
         out = g.stdout + g.stderr
         print('%s: gdb ran %.1f s' % (what, time.time() - t0))
+        opened = re.search(r'OPENED (\S+)', out)
+        took = float(opened.group(1)) - t0 if opened else 0
+        # gdb gives a silent server 2 s for its first packet's ack, three
+        # tries: an open quicker than that tests nothing here.
+        check(took > 6.5, '%s: the open took longer than gdb waits for a silent server '
+              '(%.1f s)' % (what, took))
         check('Ignoring packet error' not in out and 'Remote replied unexpectedly' not in out,
               '%s: gdb waited for ptrev to open the recording (%s)'
               % (what, [ln for ln in out.splitlines()
@@ -60,6 +69,7 @@ def main():
                         if ln.startswith('#0') or 'available' in ln]))
         check('rip ' in out and 'in ?? ()' not in out, '%s: a reverse-stepi from there (%s)'
               % (what, [ln for ln in out.splitlines() if ln.startswith('rip')]))
+    os.remove(trace)
     return finish()
 
 
