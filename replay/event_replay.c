@@ -6,11 +6,14 @@
  * stopped, exactly as the recorder let them run. */
 #include "event_replay.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 
+#include "ptrev/ptrace_handover.h"
+#include "ptrev/syscall_inject.h"
 #include "ptrev/syscall_table.h"
 
 static int start_thread(struct erp *e, struct erp_thread *t)
@@ -82,6 +85,33 @@ static bool ends_program(const struct erp *e, const struct erp_thread *t, uint64
 	return true;
 }
 
+/* A copy of the replay process where the tail begins, as
+ * erp_replay_until would hold it, parked for the tail's replayer (which
+ * then need not replay the program natively up to here once more).
+ * Optional: where it cannot be made, the replayer replays up to here. */
+static void park_start_copy(struct erp *e, struct erp_thread *t)
+{
+	char err[256];
+	pid_t copy = 0;
+	if (syscall_inject_fork_sibling(t->tid, &copy, err, sizeof err) < 0) {
+		fprintf(stderr, "ptrev: no copy of where the tail begins (%s)\n", err);
+		return;
+	}
+	if (ptrace_park(copy) < 0) {
+		fprintf(stderr, "ptrev: no copy of where the tail begins (parking it: %s)\n",
+			strerror(errno));
+		return;
+	}
+	e->start_copy = copy;
+}
+
+pid_t erp_take_start_copy(struct erp *e)
+{
+	pid_t copy = e->start_copy;
+	e->start_copy = 0;
+	return copy;
+}
+
 /* One run: t completes what it stood at, then its events up to pos +
  * count - 1, stopping at the entry of the last one when that is a
  * syscall (which completes when t runs next). A run that names an event
@@ -126,6 +156,8 @@ static int one_run(struct erp *e, struct erp_thread *t, uint64_t pos, uint64_t c
 				e->held_at_tail = true;
 				return 1;
 			}
+			if (e->keep_start)
+				park_start_copy(e, t);
 			e->obs = e->tail_obs;
 			e->native_runs = 0;
 			if (start_thread(e, t) < 0)
@@ -295,13 +327,13 @@ int erp_replay_from_searching(struct erp *e, const struct trace_data *td,
  * any program from a run of its recorded order. */
 int erp_replay_tail(struct erp *e, const struct trace_data *td, const struct erp_observer *obs,
 		    size_t from, const struct trace_state *point, size_t run,
-		    const atomic_bool *stop)
+		    const atomic_bool *stop, bool keep_start)
 {
 	if (run)
 		return replay_as(e, td, obs, &(struct erp){.tail_run = run, .stop = stop});
 	return replay_as(e, td, obs,
 			 &(struct erp){.tail_obs = obs, .tail_from = from, .tail_point = point,
-				       .stop = stop});
+				       .stop = stop, .keep_start = keep_start});
 }
 
 int erp_replay_until(struct erp *e, const struct trace_data *td, size_t from,
@@ -349,6 +381,7 @@ void erp_release(struct erp *e, pid_t *pid, int *memfd)
 
 void erp_free(struct erp *e)
 {
+	ptrace_park_kill(erp_take_start_copy(e));
 	erp_kill(e);
 	erp_index_free(e);
 	relaunch_free(&e->start);

@@ -208,6 +208,13 @@ struct erp {
 	bool tail_due;
 	const struct erp_observer *tail_then;
 	bool hold_at_tail, held_at_tail;
+	/* keep_start (a one-thread tail stepped with tail_obs): where the
+	 * tail begins, a copy of the replay process is forked and parked
+	 * (ptrace_handover.h) as start_copy, what erp_replay_until would
+	 * have held there, for the tail's replayer (erp_take_start_copy);
+	 * erp_free kills one not taken. */
+	bool keep_start;
+	pid_t start_copy;
 	/* A search for breakpoint hits in a native replay (event_search.c):
 	 * hardware breakpoints at search_addr armed in DR1-DR3 of the first
 	 * thread at launch and of every thread at its clone (a new thread
@@ -420,7 +427,10 @@ int erp_replay_from_searching(struct erp *e, const struct trace_data *td,
  * recorded order instead. */
 int erp_replay_tail(struct erp *e, const struct trace_data *td, const struct erp_observer *obs,
 		    size_t from, const struct trace_state *point, size_t run,
-		    const atomic_bool *stop);
+		    const atomic_bool *stop, bool keep_start);
+/* The parked copy of where a tail began (keep_start), now the caller's
+ * (ptrace_adopt it, or ptrace_park_kill): 0 where none was made. */
+pid_t erp_take_start_copy(struct erp *e);
 /* Replay td (one thread) natively until it stands after its event
  * from - 1 (or, point set, at that point inside the stretch that
  * follows), and hold it there. 0, or -1 with e->why. */

@@ -389,8 +389,8 @@ size_t materialise_tail_events(const struct trace_data *ev, size_t from, size_t 
  * recorded order on. */
 static int make(const struct trace_data *ev, size_t from, const struct trace_state *point,
 		size_t run, struct trace_writer *w,
-		struct materialise_stats *st, struct materialise_progress *progress, char *err,
-		size_t errlen)
+		struct materialise_stats *st, struct materialise_progress *progress,
+		pid_t *start_copy, char *err, size_t errlen)
 {
 	uint64_t t0 = erp_now_ns();
 	struct mat m = {.progress = progress, .from = from, .point = point, .run = run};
@@ -402,7 +402,10 @@ static int make(const struct trace_data *ev, size_t from, const struct trace_sta
 				   .event = on_event, .end = on_end, .run = on_run, .ctx = &m};
 	struct erp e;
 	const atomic_bool *stop = progress ? &progress->stop : NULL;
-	int rc = from || run ? erp_replay_tail(&e, ev, &obs, from, point, run, stop)
+	if (start_copy)
+		*start_copy = 0;
+	int rc = from || run ? erp_replay_tail(&e, ev, &obs, from, point, run, stop,
+					       start_copy != NULL)
 			     : erp_replay_all(&e, ev, &obs, false, stop);
 	if (rc < 0)
 		snprintf(err, errlen, "%s", e.why);
@@ -421,6 +424,8 @@ static int make(const struct trace_data *ev, size_t from, const struct trace_sta
 		st->cut_short = rc == 0 && !all_done(&e) && ev->complete;
 		st->ns = erp_now_ns() - t0;
 	}
+	if (rc == 0 && start_copy)
+		*start_copy = erp_take_start_copy(&e);
 	erp_free(&e);
 	for (size_t i = 0; i < m.nthreads; i++) {
 		ptenc_free(m.threads[i].enc);
@@ -436,19 +441,20 @@ int materialise(const struct trace_data *ev, struct trace_writer *w,
 		struct materialise_stats *st, struct materialise_progress *progress, char *err,
 		size_t errlen)
 {
-	return make(ev, 0, NULL, 0, w, st, progress, err, errlen);
+	return make(ev, 0, NULL, 0, w, st, progress, NULL, err, errlen);
 }
 
 static int to_memory(const struct trace_data *ev, size_t from, const struct trace_state *point,
 		     size_t run, struct trace_data *out,
 		     struct materialise_stats *st, struct materialise_progress *progress,
-		     char *err, size_t errlen)
+		     pid_t *start_copy, char *err, size_t errlen)
 {
 	memset(out, 0, sizeof *out);
 	struct trace_writer *w = trace_writer_open_memory(err, errlen);
 	if (!w)
 		return -1;
-	int rc = trace_writer_keep(w, out) < 0 ? -1 : make(ev, from, point, run, w, st, progress, err, errlen);
+	int rc = trace_writer_keep(w, out) < 0 ? -1 : make(ev, from, point, run, w, st, progress, start_copy, err,
+								 errlen);
 	if (rc < 0 && !err[0])
 		snprintf(err, errlen, "out of memory");
 	trace_writer_keep(w, NULL);
@@ -462,15 +468,16 @@ int materialise_to_memory(const struct trace_data *ev, struct trace_data *out,
 			  struct materialise_stats *st, struct materialise_progress *progress,
 			  char *err, size_t errlen)
 {
-	return to_memory(ev, 0, NULL, 0, out, st, progress, err, errlen);
+	return to_memory(ev, 0, NULL, 0, out, st, progress, NULL, err, errlen);
 }
 
 int materialise_tail_to_memory(const struct trace_data *ev, size_t from,
 			       const struct trace_state *point, size_t run,
 			       struct trace_data *out, struct materialise_stats *st,
-			       struct materialise_progress *progress, char *err, size_t errlen)
+			       struct materialise_progress *progress, pid_t *start_copy, char *err,
+			       size_t errlen)
 {
-	return to_memory(ev, from, point, run, out, st, progress, err, errlen);
+	return to_memory(ev, from, point, run, out, st, progress, start_copy, err, errlen);
 }
 
 /* How many of n records of stride size (pos at offset off) come at or

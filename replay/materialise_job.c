@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "ptrev/cpu_bind.h"
+#include "ptrev/ptrace_handover.h"
 
 struct materialise_job {
 	pthread_t thread;
@@ -25,6 +26,7 @@ struct materialise_job {
 	size_t from_run;             /* ...or a multi-threaded tail's run */
 	struct trace_state point;    /* inside the stretch before it */
 	bool has_point;
+	bool keep_start;             /* a tail's: park a copy where it begins */
 	struct materialise_progress progress;
 	atomic_bool done;
 	struct timespec t0;
@@ -32,6 +34,7 @@ struct materialise_job {
 	int rc;
 	struct trace_data out;
 	struct materialise_stats st;
+	pid_t start_copy;            /* parked: ptrace_handover.h */
 	char err[512];
 };
 
@@ -42,7 +45,8 @@ static void *run(void *arg)
 	if (j->from || j->from_run) {
 		j->rc = materialise_tail_to_memory(j->ev, j->from, j->has_point ? &j->point : NULL,
 						   j->from_run, &j->out, &j->st, &j->progress,
-						   j->err, sizeof j->err);
+						   j->keep_start ? &j->start_copy : NULL, j->err,
+						   sizeof j->err);
 		atomic_store(&j->done, true);
 		return NULL;
 	}
@@ -60,8 +64,8 @@ static void *run(void *arg)
 }
 
 static struct materialise_job *start(const struct trace_data *ev, size_t from,
-				     const struct trace_state *point, size_t from_run, char *err,
-				     size_t errlen)
+				     const struct trace_state *point, size_t from_run,
+				     bool keep_start, char *err, size_t errlen)
 {
 	struct materialise_job *j = calloc(1, sizeof *j);
 	if (!j) {
@@ -71,6 +75,7 @@ static struct materialise_job *start(const struct trace_data *ev, size_t from,
 	j->ev = ev;
 	j->from = from;
 	j->from_run = from_run;
+	j->keep_start = keep_start;
 	if (point) {
 		j->point = *point;
 		j->has_point = true;
@@ -88,14 +93,14 @@ static struct materialise_job *start(const struct trace_data *ev, size_t from,
 struct materialise_job *materialise_job_start(const struct trace_data *ev, char *err,
 					      size_t errlen)
 {
-	return start(ev, 0, NULL, 0, err, errlen);
+	return start(ev, 0, NULL, 0, false, err, errlen);
 }
 
 struct materialise_job *materialise_job_start_tail(const struct trace_data *ev, size_t from,
 						   const struct trace_state *point, size_t from_run,
-						   char *err, size_t errlen)
+						   bool keep_start, char *err, size_t errlen)
 {
-	return start(ev, from, point, from_run, err, errlen);
+	return start(ev, from, point, from_run, keep_start, err, errlen);
 }
 
 void materialise_job_status(struct materialise_job *j, struct materialise_job_status *out)
@@ -118,10 +123,15 @@ void materialise_job_status(struct materialise_job *j, struct materialise_job_st
 }
 
 int materialise_job_finish(struct materialise_job *j, struct trace_data *out,
-			   struct materialise_stats *st, char *err, size_t errlen)
+			   struct materialise_stats *st, pid_t *start_copy, char *err,
+			   size_t errlen)
 {
 	pthread_join(j->thread, NULL);
 	int rc = j->rc;
+	if (start_copy)
+		*start_copy = j->start_copy;
+	else
+		ptrace_park_kill(j->start_copy);
 	if (rc == 0) {
 		*out = j->out;
 		if (st)
@@ -140,6 +150,7 @@ void materialise_job_cancel(struct materialise_job *j)
 		return;
 	atomic_store(&j->progress.stop, true);
 	pthread_join(j->thread, NULL);
+	ptrace_park_kill(j->start_copy);
 	if (j->rc == 0)
 		trace_data_free(&j->out);
 	free(j);

@@ -192,9 +192,7 @@ static int prepare(const struct relaunch *rl, bool hide_vdso, pid_t pid, int *me
 		   size_t whylen)
 {
 	char path[64], err[512];
-	if (ptrace(PTRACE_SETOPTIONS, pid, NULL,
-		   (void *)(long)(PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACECLONE |
-				  PTRACE_O_EXITKILL)) < 0)
+	if (ptrace(PTRACE_SETOPTIONS, pid, NULL, (void *)(long)RELAUNCH_PTRACE_OPTIONS) < 0)
 		return fail(why, whylen, "cannot trace the replay process: %s", strerror(errno));
 	snprintf(path, sizeof path, "/proc/%d/mem", (int)pid);
 	*memfd = open(path, O_RDWR | O_CLOEXEC);

@@ -9,10 +9,16 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/ptrace.h>
 #include <sys/types.h>
 
 #include "ptrev/inferior.h"
 #include "ptrev/trace_file.h"
+
+/* How every replay process is traced: clones followed (threads, and the
+ * copies injected as checkpoints), killed with its tracer. */
+#define RELAUNCH_PTRACE_OPTIONS \
+	(PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACECLONE | PTRACE_O_EXITKILL)
 
 struct relaunch {
 	char *path, *cwd;

@@ -3,6 +3,7 @@
 #include "replayer_internal.h"
 
 #include "ptrev/materialise.h"
+#include "ptrev/ptrace_handover.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -53,6 +54,12 @@ int replayer_sync(struct replayer *r)
 void replayer_set_events(struct replayer *r, const struct trace_data *events)
 {
 	r->events = events;
+}
+
+void replayer_give_start(struct replayer *r, pid_t copy)
+{
+	ptrace_park_kill(r->start_copy);
+	r->start_copy = copy;
 }
 
 int replayer_seal(struct replayer *r)
@@ -424,8 +431,10 @@ void replayer_checkpoints(struct replayer *r, struct strbuf *out)
 		all[n++] = r->cps[i];
 	qsort(all, n, sizeof all[0], by_pos);
 	for (size_t i = 0; i < n; i++)
-		strbuf_printf(out, "%llu %d\n", (unsigned long long)all[i].pos,
-			      (int)all[i].pid);
+		strbuf_printf(out, "%llu %d%s%s%s\n", (unsigned long long)all[i].pos,
+			      (int)all[i].pid, all[i].pid == r->base.pid && r->base_how ? " (" : "",
+			      all[i].pid == r->base.pid && r->base_how ? r->base_how : "",
+			      all[i].pid == r->base.pid && r->base_how ? ")" : "");
 }
 
 const char *replayer_warning(const struct replayer *r)
@@ -447,6 +456,7 @@ void replayer_free(struct replayer *r)
 	for (size_t i = 0; i < r->ncps; i++)
 		rp_kill(&r->cps[i]);
 	rp_kill(&r->base);
+	ptrace_park_kill(r->start_copy);
 	history_free(r->h);
 	if (r->img.image || r->img.iscache)
 		trace_image_free(&r->img);

@@ -69,6 +69,8 @@ struct replayer {
 	                        a multi-threaded program's tail in which one
 	                        thread lives */
 	const struct trace_data *events;
+	pid_t start_copy;    /* parked at position 0 (replayer_give_start), 0: none */
+	const char *base_how;           /* how the base came to be (monitor checkpoints) */
 	bool vdso_hidden;               /* META vdso=hidden: hide it too */
 	uint64_t vdso_first;            /* first vDSO call, UINT64_MAX: none */
 	uint64_t vdso_searched;         /* history searched up to here */

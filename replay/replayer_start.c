@@ -5,6 +5,8 @@
 
 #include "event_replay.h"
 #include "ptrev/materialise.h"
+#include "ptrev/ptrace_handover.h"
+#include "relaunch.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -16,11 +18,36 @@ int rp_start_state(struct replayer *r)
 	return relaunch_read(&r->start, r->td, r->why, sizeof r->why);
 }
 
+/* The tail's parked copy of where it begins as the base (made by the
+ * replay that stepped the tail, in another thread: ptrace_handover.h).
+ * 0, or -1 after saying why on stderr (the caller replays to there). */
+static int adopt(struct replayer *r, pid_t copy)
+{
+	char err[256];
+	if (ptrace_adopt(copy, RELAUNCH_PTRACE_OPTIONS, err, sizeof err) < 0) {
+		fprintf(stderr, "ptrev: replaying up to where the tail begins again (%s)\n", err);
+		return -1;
+	}
+	r->base.pid = copy;
+	if (rp_open_mem(&r->base) < 0) {
+		fprintf(stderr, "ptrev: replaying up to where the tail begins again (the copy's "
+			"memory: %s)\n", strerror(errno));
+		rp_kill(&r->base);
+		return -1;
+	}
+	return 0;
+}
+
 int rp_launch_base(struct replayer *r)
 {
 	if (!r->start.path && rp_start_state(r) < 0)
 		return -1;
-	if (r->tail_from || r->tail_run) {
+	pid_t copy = r->start_copy;
+	r->start_copy = 0;
+	if (copy && r->tail_from && adopt(r, copy) == 0) {
+		r->stats.adopted++;
+		r->base_how = "copied where the tail's history was made";
+	} else if (r->tail_from || r->tail_run) {
 		/* A tail's start: the event recording replayed natively to
 		 * where its history begins (after an event, or at the point
 		 * the history holds inside the stretch after it), held
@@ -32,16 +59,21 @@ int rp_launch_base(struct replayer *r)
 		int rc = r->tail_run ? erp_replay_until_run(&e, r->events, r->tail_run)
 				     : erp_replay_until(&e, r->events, r->tail_from,
 							materialise_tail_point(r->td));
-		if (rc == 0)
+		if (rc == 0) {
 			erp_release(&e, &r->base.pid, &r->base.memfd);
-		else
+			r->base_how = "the recording replayed natively to where this history "
+				      "begins";
+		} else {
 			rp_fail(r, "replaying up to where this history begins: %s", e.why);
+		}
 		erp_free(&e);
 		if (rc < 0)
 			return -1;
 	} else if (relaunch_start(&r->start, r->vdso_hidden, &r->base.pid, &r->base.memfd, r->why,
 				  sizeof r->why) < 0) {
 		return -1;
+	} else {
+		r->base_how = "the program launched again";
 	}
 	r->base.pos = 0;
 	r->stats.launches++;

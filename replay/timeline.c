@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ptrev/history_schedule.h"
+#include "ptrev/ptrace_handover.h"
 
 int timeline_sync(struct timeline *tl)
 {
@@ -65,6 +66,7 @@ void timeline_close(struct timeline *tl)
 	if (!tl)
 		return;
 	tl_state_free(tl);
+	ptrace_park_kill(tl->start_copy);
 	sched_map_free(tl->sched);
 	for (size_t i = 0; i < tl->nthreads; i++)
 		history_free(tl->threads[i].h);

@@ -66,6 +66,7 @@ struct timeline {
 	 * with threads in a global order: the whole program held at gpos
 	 * (event_hold.h) instead, valid where hold_state is 1 at hold_gpos. */
 	const struct trace_data *events;
+	pid_t start_copy;      /* for the replayer (timeline_give_start), 0: none */
 	struct event_hold *hold;
 	uint64_t hold_gpos;
 	int hold_state;

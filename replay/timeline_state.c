@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "event_hold.h"
+#include "ptrev/ptrace_handover.h"
 #include "ptrev/replayer.h"
 
 bool tl_ensure_replayer(struct timeline *tl)
@@ -35,6 +36,9 @@ bool tl_ensure_replayer(struct timeline *tl)
 		}
 		if (tl->events)
 			replayer_set_events(tl->replayer, tl->events);
+		if (tl->start_copy)
+			replayer_give_start(tl->replayer, tl->start_copy);
+		tl->start_copy = 0;
 		if (replayer_warning(tl->replayer))
 			fprintf(stderr, "ptrev: %s\n", replayer_warning(tl->replayer));
 	}
@@ -55,6 +59,12 @@ void timeline_set_alive(struct timeline *tl, bool (*alive)(void *ctx), void *ctx
 void timeline_set_events(struct timeline *tl, const struct trace_data *events)
 {
 	tl->events = events;
+}
+
+void timeline_give_start(struct timeline *tl, pid_t copy)
+{
+	ptrace_park_kill(tl->start_copy);
+	tl->start_copy = copy;
 }
 
 void tl_state_free(struct timeline *tl)

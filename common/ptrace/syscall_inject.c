@@ -8,6 +8,7 @@
 #include "ptrev/ptrace_wait.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -127,11 +128,11 @@ int syscall_inject(pid_t tid, uint64_t nr, const uint64_t args[6],
 	return give_back(&b, tid, ret, err, errlen);
 }
 
-int syscall_inject_fork(pid_t pid, pid_t *child, char *err, size_t errlen)
+static int inject_fork(pid_t pid, uint64_t flags, pid_t *child, char *err, size_t errlen)
 {
-	/* clone flags 0: no CLONE_VM (copy-on-write memory), exit signal 0;
+	/* clone flags: no CLONE_VM (copy-on-write memory), exit signal 0;
 	 * stack 0: the same stack. */
-	static const uint64_t fork_args[6];
+	const uint64_t fork_args[6] = {flags};
 	struct borrowed b;
 	unsigned long msg = 0;
 	pid_t cpid = 0;
@@ -173,4 +174,14 @@ restore:
 		*child = cpid;
 	}
 	return ret;
+}
+
+int syscall_inject_fork(pid_t pid, pid_t *child, char *err, size_t errlen)
+{
+	return inject_fork(pid, 0, child, err, errlen);
+}
+
+int syscall_inject_fork_sibling(pid_t pid, pid_t *child, char *err, size_t errlen)
+{
+	return inject_fork(pid, CLONE_PARENT, child, err, errlen);
 }

@@ -86,10 +86,16 @@ int materialise_to_memory(const struct trace_data *ev, struct trace_data *out,
  * there from its start; its state is the event replay's held at a
  * position (event_hold.h), which runs natively up to there.
  * progress as materialise's (NULL: nobody asks, nothing stops it). */
+/* start_copy (NULL: none), for a one-thread tail: a stopped copy of the
+ * replay where the tail begins, parked (ptrace_handover.h) for the tail's
+ * replayer (replayer_give_start), which then starts from it instead of
+ * replaying natively up to there once more; now the caller's (0: none
+ * made). */
 int materialise_tail_to_memory(const struct trace_data *ev, size_t from,
 			       const struct trace_state *point, size_t run,
 			       struct trace_data *out, struct materialise_stats *st,
-			       struct materialise_progress *progress, char *err, size_t errlen);
+			       struct materialise_progress *progress, pid_t *start_copy, char *err,
+			       size_t errlen);
 /* A tail that ends early (a piece of the history): *view is ev as if its
  * recorder had stopped at its one thread's event `last` (done, or for a
  * syscall at its entry; later events left out, no END), sharing ev's

@@ -29,10 +29,12 @@ struct materialise_job *materialise_job_start(const struct trace_data *ev, char 
  * stretch before it, or NULL; copied), or from run `run` of its recorded
  * order (a multi-threaded recording), as materialise_tail_to_memory, at
  * the maker's priority: the maker waits for it, and can stop it (a gdb
- * user's Ctrl-C) where a call of its own could not be. */
+ * user's Ctrl-C) where a call of its own could not be. keep_start: a copy
+ * of the replay parked where the tail begins (materialise_tail_to_memory's
+ * start_copy), handed over by materialise_job_finish. */
 struct materialise_job *materialise_job_start_tail(const struct trace_data *ev, size_t from,
 						   const struct trace_state *point, size_t run,
-						   char *err, size_t errlen);
+						   bool keep_start, char *err, size_t errlen);
 
 /* Where a job stands. */
 struct materialise_job_status {
@@ -44,9 +46,12 @@ struct materialise_job_status {
 void materialise_job_status(struct materialise_job *j, struct materialise_job_status *out);
 
 /* Wait for it to end and free it: 0 with *out the recording with its
- * history (free it with trace_data_free) and *st, or -1 with err. */
+ * history (free it with trace_data_free) and *st, or -1 with err; a
+ * tail's parked copy (keep_start) in *start_copy (0: none; start_copy
+ * NULL: killed). */
 int materialise_job_finish(struct materialise_job *j, struct trace_data *out,
-			   struct materialise_stats *st, char *err, size_t errlen);
+			   struct materialise_stats *st, pid_t *start_copy, char *err,
+			   size_t errlen);
 
 /* Stop it at its next ptrace stop (its replay process killed), wait, free
  * it. NULL: nothing. */

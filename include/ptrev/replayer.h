@@ -76,6 +76,13 @@ struct replayer *replayer_new(const struct trace_data *td, char *err, size_t err
  * events natively (borrowed: it must outlive the replayer). */
 void replayer_set_events(struct replayer *r, const struct trace_data *events);
 
+/* ...and copy, a parked replay process standing where that tail begins
+ * (materialise_tail_to_memory's start_copy), is its position 0: adopted
+ * (ptrace_handover.h) when first needed instead of replaying events
+ * natively once more. Now the replayer's (killed by replayer_free if
+ * never used). */
+void replayer_give_start(struct replayer *r, pid_t copy);
+
 /* A live recording grew (new PT bytes and events in td): index them. The
  * arrays of td may have been reallocated. Returns 0, -1 out of memory. */
 int replayer_sync(struct replayer *r);
@@ -139,6 +146,7 @@ const char *replayer_warning(const struct replayer *r);
 /* Counters for tests and benchmarks. */
 struct replayer_stats {
 	uint64_t launches;      /* times the program was started afresh */
+	uint64_t adopted;       /* ...of them, from a tail's parked copy */
 	uint64_t forks;         /* clones injected (checkpoints and runs) */
 	uint64_t insns_run;     /* instructions executed by replay processes */
 	uint64_t stops;         /* ptrace stops handled */

@@ -28,5 +28,10 @@ int syscall_inject(pid_t tid, uint64_t nr, const uint64_t args[6],
  * a message in err (no copy is left then). No signal may be pending in pid:
  * any other stop than the clone's is a failure. */
 int syscall_inject_fork(pid_t pid, pid_t *child, char *err, size_t errlen);
+/* The same with CLONE_PARENT: the copy is the child of pid's parent (the
+ * tracer's process), which is told of its stops (SIGCHLD) and reaps it,
+ * not pid, whose replay must not see a signal it never had
+ * (ptrace_handover.h parks such a copy). */
+int syscall_inject_fork_sibling(pid_t pid, pid_t *child, char *err, size_t errlen);
 
 #endif

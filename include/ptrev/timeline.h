@@ -43,6 +43,9 @@ struct timeline *timeline_open(const struct trace_data *td, bool saved, char *er
  * at a position comes from re-executing events to there, every thread at
  * once (the replayer re-executes one thread only). */
 void timeline_set_events(struct timeline *tl, const struct trace_data *events);
+/* The parked copy of where tl's history (a tail) begins, for its replayer
+ * (replayer_give_start); now tl's. */
+void timeline_give_start(struct timeline *tl, pid_t copy);
 /* What a long search in the history (a watchpoint's in a multi-threaded
  * one) asks about every tenth of a second: true stops it, and the move
  * ends where it stood (TIMELINE_INTERRUPTED). NULL: never. */

@@ -20,6 +20,7 @@
 
 #include "ptrev/materialise.h"
 #include "ptrev/materialise_job.h"
+#include "ptrev/ptrace_handover.h"
 
 /* PTREV_BACKGROUND_HISTORY=0 makes the history only when first needed
  * (what the benchmark compares with), the request waiting for it. */
@@ -75,6 +76,8 @@ void history_event_close(struct history_event *he)
 	if (he->tail_ok)
 		trace_data_free(&he->tail);
 	he->tail_ok = false;
+	ptrace_park_kill(he->tail_start_copy);
+	he->tail_start_copy = 0;
 }
 
 /* Wait for job j, saying how far it is after 2 s and then every 10 s: a
@@ -141,7 +144,7 @@ static int make_whole(struct history_event *he, struct materialise_stats *st, ch
 		snprintf(err, errlen, "stopped by gdb (Ctrl-C)");
 		return -1;
 	}
-	int rc = materialise_job_finish(he->job, &he->made, st, err, errlen);
+	int rc = materialise_job_finish(he->job, &he->made, st, NULL, err, errlen);
 	he->job = NULL;
 	return rc;
 }
@@ -267,21 +270,21 @@ static int tail_point(struct history_event *he, size_t from, uint64_t split,
  * err (he->interrupted: gdb stopped it). */
 static int tail_data(struct history_event *he, const struct trace_data *ev, size_t from,
 		     const struct trace_state *point, size_t run, struct trace_data *out,
-		     struct materialise_stats *st, char *err, size_t errlen)
+		     struct materialise_stats *st, pid_t *start_copy, char *err, size_t errlen)
 {
 	char why[256];
 	struct materialise_job *j =
-		he->alive ? materialise_job_start_tail(ev, from, point, run, why, sizeof why)
+		he->alive ? materialise_job_start_tail(ev, from, point, run, true, why, sizeof why)
 			  : NULL;
 	if (!j)
-		return materialise_tail_to_memory(ev, from, point, run, out, st, NULL, err,
-						  errlen);
+		return materialise_tail_to_memory(ev, from, point, run, out, st, NULL, start_copy,
+						  err, errlen);
 	if (!wait_with_progress(he, j)) {
 		materialise_job_cancel(j);
 		snprintf(err, errlen, "stopped by gdb (Ctrl-C)");
 		return -1;
 	}
-	return materialise_job_finish(j, out, st, err, errlen);
+	return materialise_job_finish(j, out, st, start_copy, err, errlen);
 }
 
 /* Make a tail's history (he->tail): from an event of a single-threaded
@@ -297,8 +300,10 @@ static int make_tail(struct history_event *he, char *err, size_t errlen)
 	if (from == 0 && run == 0)
 		return 1;
 	he->tail_split = from && split >= 4 && tail_point(he, from, split, &point);
-	if (tail_data(he, he->ev, from, he->tail_split ? &point : NULL, run, &he->tail, &st, err,
-		      errlen) < 0)
+	ptrace_park_kill(he->tail_start_copy);
+	he->tail_start_copy = 0;
+	if (tail_data(he, he->ev, from, he->tail_split ? &point : NULL, run, &he->tail, &st,
+		      &he->tail_start_copy, err, errlen) < 0)
 		return -1;
 	he->tail_ok = true;
 	he->tail_budget_ns = tail_budget_ns();
@@ -512,9 +517,13 @@ static struct timeline *widen(struct history_event *he, size_t from, size_t run,
 		snprintf(err, errlen, "the recording cannot be cut at an event");
 		return NULL;
 	}
-	if (tail_data(he, cut ? &view : he->ev, from, NULL, run, &made, &st, err, errlen) < 0)
+	pid_t copy = 0;
+	if (tail_data(he, cut ? &view : he->ev, from, NULL, run, &made, &st, &copy, err,
+		      errlen) < 0)
 		return NULL;
 	timeline_close(old);
+	ptrace_park_kill(he->tail_start_copy); /* the old tail's, if never used */
+	he->tail_start_copy = 0;
 	trace_data_free(&he->tail);
 	he->tail = made;
 	he->tail_view = view;
@@ -534,7 +543,10 @@ static struct timeline *widen(struct history_event *he, size_t from, size_t run,
 	struct timeline *tl = timeline_open(&he->tail, true, err, errlen);
 	if (tl) {
 		timeline_set_events(tl, cut ? &he->tail_view : he->ev);
+		timeline_give_start(tl, copy);
 		timeline_to_end(tl);
+	} else {
+		ptrace_park_kill(copy);
 	}
 	return tl;
 }
@@ -582,6 +594,11 @@ struct timeline *history_event_make(struct history_event *he, bool whole, char *
 	struct timeline *tl = timeline_open(td, true, err, errlen);
 	if (tl) {
 		timeline_set_events(tl, he->ev);
+		if (td == &he->tail) {
+			/* The first timeline of this tail takes its copy. */
+			timeline_give_start(tl, he->tail_start_copy);
+			he->tail_start_copy = 0;
+		}
 		timeline_to_end(tl);
 	}
 	return tl;

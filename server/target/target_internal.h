@@ -100,6 +100,7 @@ struct history_event {
 	 * made in tail_seconds. */
 	struct trace_data tail;
 	bool tail_ok;
+	pid_t tail_start_copy; /* its replayer's start (ptrace_handover.h), 0: none */
 	size_t tail_events;
 	bool tail_split;      /* ...and part of the stretch before them */
 	uint8_t tail_point_sp[STATE_RECORD_SP_LEN]; /* the stack at that point */

@@ -39,6 +39,8 @@
 #include "ptrev/event_end.h"
 #include "ptrev/inferior.h"
 #include "ptrev/materialise.h"
+#include "ptrev/materialise_job.h"
+#include "ptrev/ptrace_handover.h"
 #include "ptrev/record_startup.h"
 #include "ptrev/replayer.h"
 #include "ptrev/trace_decode.h"
@@ -1019,9 +1021,11 @@ static void piece_case(const char *ptrev, const char *dir, const char *work)
 	      view.nsyscalls, td.nsyscalls,
 	      (unsigned long long)(view.nsyscalls ? view.syscalls[view.nsyscalls - 1].pos : 0));
 	struct materialise_stats ps, ts;
-	int prc = materialise_tail_to_memory(&view, from, NULL, 0, &piece, &ps, NULL, err, sizeof err);
+	int prc = materialise_tail_to_memory(&view, from, NULL, 0, &piece, &ps, NULL, NULL, err,
+					     sizeof err);
 	CHECK(prc == 0, "the piece from event %zu to %zu: %s", from, last, prc ? err : "made");
-	int trc = materialise_tail_to_memory(&td, from, NULL, 0, &tail, &ts, NULL, err, sizeof err);
+	int trc = materialise_tail_to_memory(&td, from, NULL, 0, &tail, &ts, NULL, NULL, err,
+					     sizeof err);
 	CHECK(trc == 0, "the tail from event %zu: %s", from, trc ? err : "made");
 	if (prc == 0 && trc == 0) {
 		/* Its events: the tail's first ones, at the same positions. */
@@ -1064,6 +1068,121 @@ static void piece_case(const char *ptrev, const char *dir, const char *work)
 		      "order is not cut");
 	}
 	free(sc);
+	trace_data_free(&td);
+}
+
+/* Compare what two replayers of the same history show at pos: every
+ * general register and the 64 bytes at the stack pointer. */
+static bool same_state_at(struct replayer *a, struct replayer *b, uint64_t pos, char *why,
+			  size_t whylen)
+{
+	struct user_regs_struct ra, rb;
+	uint8_t ma[64], mb[64];
+	if (replayer_seek(a, 0, pos, why, whylen) < 0 || replayer_seek(b, 0, pos, why, whylen) < 0)
+		return false;
+	if (replayer_get_regs(a, &ra) < 0 || replayer_get_regs(b, &rb) < 0) {
+		snprintf(why, whylen, "no registers");
+		return false;
+	}
+	if (replayer_read_mem(a, ra.rsp, ma, sizeof ma) != (ssize_t)sizeof ma ||
+	    replayer_read_mem(b, rb.rsp, mb, sizeof mb) != (ssize_t)sizeof mb) {
+		snprintf(why, whylen, "no stack");
+		return false;
+	}
+	if (memcmp(&ra, &rb, sizeof ra) != 0 || memcmp(ma, mb, sizeof ma) != 0) {
+		snprintf(why, whylen, "they differ at %llu (rip %#llx and %#llx)",
+			 (unsigned long long)pos, (unsigned long long)ra.rip,
+			 (unsigned long long)rb.rip);
+		return false;
+	}
+	return true;
+}
+
+/* A tail's replayer starting from the copy its materialisation parked
+ * where the tail begins (start_copy, ptrace_handover.h) instead of
+ * replaying the recording natively to there once more: made by another
+ * thread (a job, as the gdb session makes its tails) and adopted by this
+ * one. The oracle: a replayer of the same tail that replays to its start,
+ * at the tail's first, middle and last positions. A copy nobody uses is
+ * killed with its replayer. */
+static void start_copy_case(const char *ptrev, const char *dir, const char *work)
+{
+	char err[512], why[512] = "";
+	struct trace_data td, tail;
+	struct materialise_stats ts;
+	record_backend = "event";
+	int got = recorded_data(ptrev, dir, work, "tail_work", NULL, 1, &td);
+	record_backend = "sw";
+	size_t writes[8], nw = 0;
+	for (size_t i = 0; got == 0 && i < td.nsyscalls; i++)
+		if (td.syscalls[i].nr == SYS_write && nw < 8)
+			writes[nw++] = (size_t)td.syscalls[i].pos;
+	CHECK(got == 0 && nw == 6, "tail_work's event recording: %zu writes", nw);
+	if (got < 0 || nw != 6) {
+		if (got == 0)
+			trace_data_free(&td);
+		return;
+	}
+	size_t from = writes[4] + 1;
+	pid_t copy = 0;
+	struct materialise_job *j = materialise_job_start_tail(&td, from, NULL, 0, true, err,
+								sizeof err);
+	int rc = j ? materialise_job_finish(j, &tail, &ts, &copy, err, sizeof err) : -1;
+	CHECK(rc == 0 && copy > 0, "the tail from event %zu made in a job, a copy parked where "
+	      "it begins: %s (copy %d)", from, rc ? err : "made", (int)copy);
+	if (rc < 0) {
+		trace_data_free(&td);
+		return;
+	}
+	uint64_t n = 0, errs = 0;
+	CHECK(trace_decode_count(&tail, 0, &n, &errs, err, sizeof err) == 0 && errs == 0 &&
+	      n > 100, "the tail decodes to %llu instructions", (unsigned long long)n);
+	struct replayer *adopted = replayer_new(&tail, err, sizeof err);
+	struct replayer *replayed = replayer_new(&tail, err, sizeof err);
+	CHECK(adopted && replayed, "replayers of the tail: %s", err);
+	if (adopted && replayed) {
+		replayer_seal(adopted);
+		replayer_seal(replayed);
+		replayer_set_events(adopted, &td);
+		replayer_set_events(replayed, &td);
+		replayer_give_start(adopted, copy);
+		copy = 0;
+		uint64_t at[] = {0, n / 2, n - 1};
+		for (size_t i = 0; i < 3; i++)
+			CHECK(same_state_at(adopted, replayed, at[i], why, sizeof why),
+			      "at position %llu of the tail, the adopted copy's state is the "
+			      "replayed one's: %s", (unsigned long long)at[i], why);
+		struct replayer_stats a, b;
+		replayer_get_stats(adopted, &a);
+		replayer_get_stats(replayed, &b);
+		printf("start copy: a tail of %llu instructions from event %zu, adopted %llu\n",
+		       (unsigned long long)n, from, (unsigned long long)a.adopted);
+		CHECK(a.adopted == 1 && a.launches == 1 && b.adopted == 0 && b.launches == 1,
+		      "the first replayer started from the copy (adopted %llu of %llu launches), "
+		      "the second replayed (%llu of %llu)", (unsigned long long)a.adopted,
+		      (unsigned long long)a.launches, (unsigned long long)b.adopted,
+		      (unsigned long long)b.launches);
+	}
+	replayer_free(adopted);
+	replayer_free(replayed);
+	trace_data_free(&tail);
+	/* Made in this thread, given to a replayer that never shows a state:
+	 * killed with it. */
+	rc = materialise_tail_to_memory(&td, from, NULL, 0, &tail, &ts, NULL, &copy, err,
+					sizeof err);
+	CHECK(rc == 0 && copy > 0, "the same tail made in this thread, a copy parked: %s (%d)",
+	      rc ? err : "made", (int)copy);
+	if (rc == 0) {
+		struct replayer *unused = replayer_new(&tail, err, sizeof err);
+		if (unused)
+			replayer_give_start(unused, copy);
+		replayer_free(unused);
+		if (!unused)
+			ptrace_park_kill(copy);
+		CHECK(copy > 0 && kill(copy, 0) < 0 && errno == ESRCH,
+		      "the unused copy %d is gone with its replayer", (int)copy);
+		trace_data_free(&tail);
+	}
 	trace_data_free(&td);
 }
 
@@ -1487,6 +1606,7 @@ int main(int argc, char **argv)
 	tail_search_case(ptrev, dir, work);
 	tail_search_run_case(ptrev, dir, work);
 	piece_case(ptrev, dir, work);
+	start_copy_case(ptrev, dir, work);
 	printf("%s (%d failures)\n", failures ? "FAILED" : "ok", failures);
 	return failures ? 1 : 0;
 }
