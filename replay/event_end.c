@@ -23,7 +23,7 @@ struct event_end *event_end_open(const struct trace_data *td, char *err, size_t 
 		return NULL;
 	}
 	uint64_t t0 = erp_now_ns();
-	if (erp_replay_all(&ee->e, td, NULL, true, NULL) < 0) {
+	if (erp_replay_to_end(&ee->e, td) < 0) {
 		snprintf(err, errlen, "%s", ee->e.why);
 		event_end_close(ee);
 		return NULL;
@@ -38,6 +38,13 @@ void event_end_close(struct event_end *ee)
 		return;
 	erp_free(&ee->e);
 	free(ee);
+}
+
+pid_t event_end_take_copy(struct event_end *ee, size_t from, size_t *next)
+{
+	struct erp_copy c = erp_take_copy(&ee->e, from);
+	*next = c.next;
+	return c.pid;
 }
 
 size_t event_end_threads(struct event_end *ee, pid_t **ids)
@@ -233,12 +240,13 @@ bool event_end_stretch_ends_at_state(const struct event_end *ee, size_t from)
 	return ee->e.threads[0].ev[from].kind == ERP_STATE;
 }
 
-int event_end_tail_point(const struct trace_data *td, size_t from, uint64_t after_ns,
-			 struct trace_state *out, uint8_t sp[STATE_RECORD_SP_LEN], char *err,
-			 size_t errlen)
+int event_end_tail_point(struct event_end *ee, const struct trace_data *td, size_t from,
+			 uint64_t after_ns, struct trace_state *out,
+			 uint8_t sp[STATE_RECORD_SP_LEN], char *err, size_t errlen)
 {
 	struct erp e;
-	int rc = erp_replay_until(&e, td, from, NULL);
+	struct erp_copy copy = ee ? erp_take_copy(&ee->e, from) : (struct erp_copy){0};
+	int rc = erp_replay_until_from(&e, td, from, NULL, copy);
 	if (rc == 0)
 		rc = erp_take_point(&e, after_ns, out, sp);
 	if (rc < 0)

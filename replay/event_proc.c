@@ -40,7 +40,7 @@ struct erp_icache {
  * first, armed once it stands at the program's start (an exec clears
  * them), and each new one at its clone (it has none of its creator's);
  * DR0 is left to the STATE points (event_advance.c). */
-static int arm_search(struct erp *e, struct erp_thread *t)
+int erp_arm_search(struct erp *e, struct erp_thread *t)
 {
 	e->search_dr7 = 0;
 	for (size_t i = 0; i < e->nsearch; i++) {
@@ -115,7 +115,7 @@ int erp_launch(struct erp *e)
 	/* The first thread is the one the recording starts with. */
 	struct erp_thread *t = &e->threads[0];
 	t->tid = e->pid;
-	return e->nsearch ? arm_search(e, t) : 0;
+	return e->nsearch ? erp_arm_search(e, t) : 0;
 }
 
 /* Wait until every thread of this replay is reaped. Only its own tids:
@@ -476,7 +476,7 @@ static int do_clone(struct erp *e, struct erp_thread *t, const struct sys_replay
 	c->tid = (pid_t)child;
 	if (ptrace_wait_task(c->tid, &st) < 0 || !WIFSTOPPED(st))
 		return erp_fail(e, "the new thread %d does not stop", (int)c->tid);
-	if (e->nsearch && arm_search(e, c) < 0)
+	if (e->nsearch && erp_arm_search(e, c) < 0)
 		return -1;
 	if (erp_resume(e, t, PTRACE_SYSCALL, 0, &st) < 0)
 		return -1;

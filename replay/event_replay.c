@@ -7,14 +7,17 @@
 #include "event_replay.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <unistd.h>
 
 #include "ptrev/ptrace_handover.h"
 #include "ptrev/syscall_inject.h"
 #include "ptrev/syscall_table.h"
+#include "relaunch.h"
 
 static int start_thread(struct erp *e, struct erp_thread *t)
 {
@@ -105,6 +108,93 @@ static void park_start_copy(struct erp *e, struct erp_thread *t)
 	e->start_copy = copy;
 }
 
+/* Is a copy wanted before event k of the one thread (park_copies)?
+ * Before the 16th event from the end, the 32nd, the 64th...: the first
+ * tails begin within the last few (about 30 us of the program's run), the
+ * longer ones further back. Not nearer the end: after a fork, the replay
+ * pays a page fault for each page it writes first (copy-on-write), which
+ * the native times it measures for choosing the first tail would count
+ * (a tail of one event instead of four, for dd). */
+static bool copy_wanted(const struct erp *e, const struct erp_thread *t, size_t k)
+{
+	if (!e->park_copies || e->obs || e->nthreads != 1 || k == 0 || k >= t->nev)
+		return false;
+	size_t d = t->nev - k;
+	return d >= 16 && (d & (d - 1)) == 0;
+}
+
+/* A number from /proc (the first after key in path; statm: key NULL, the
+ * second field), or 0. */
+static uint64_t proc_number(const char *path, const char *key)
+{
+	char line[256];
+	uint64_t v = 0;
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (!key) {
+		unsigned long long size = 0, rss = 0;
+		if (fscanf(f, "%llu %llu", &size, &rss) == 2)
+			v = rss * (uint64_t)sysconf(_SC_PAGESIZE);
+	} else {
+		while (fgets(line, sizeof line, f))
+			if (strncmp(line, key, strlen(key)) == 0) {
+				v = strtoull(line + strlen(key), NULL, 10) * 1024;
+				break;
+			}
+	}
+	fclose(f);
+	return v;
+}
+
+/* Room for one more copy? Each holds on to the pages the replay writes
+ * after it was made (copy-on-write): up to the program's resident size.
+ * All of them together may take a quarter of the memory available. */
+static bool copy_room(const struct erp *e)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/statm", (int)e->pid);
+	uint64_t rss = proc_number(path, NULL);
+	uint64_t avail = proc_number("/proc/meminfo", "MemAvailable:");
+	return rss && avail && rss * (e->ncopies + 1) <= avail / 4;
+}
+
+/* The copy is kept stopped and traced by this thread (the session's: the
+ * end's replay runs there), not parked: each tail takes a fork of it
+ * (erp_take_copy), which is parked once and adopted once. (A copy parked,
+ * adopted, parked again and adopted again reported a SIGSTOP of its own
+ * at its next resume.) */
+static void park_copy(struct erp *e, struct erp_thread *t, size_t k)
+{
+	char err[256];
+	pid_t copy = 0;
+	if (e->ncopies == ERP_COPIES_MAX) {
+		/* The oldest goes: the furthest back, the least likely used. */
+		ptrace_park_kill(e->copies[0].pid);
+		memmove(e->copies, e->copies + 1, --e->ncopies * sizeof *e->copies);
+	}
+	if (!copy_room(e) || syscall_inject_fork_sibling(t->tid, &copy, err, sizeof err) < 0)
+		return; /* optional: a later replay starts further back */
+	e->copies[e->ncopies++] = (struct erp_copy){.pid = copy, .next = k};
+}
+
+struct erp_copy erp_take_copy(struct erp *e, size_t from)
+{
+	size_t best = e->ncopies;
+	for (size_t i = 0; i < e->ncopies; i++)
+		if (e->copies[i].next <= from &&
+		    (best == e->ncopies || e->copies[i].next > e->copies[best].next))
+			best = i;
+	if (best == e->ncopies)
+		return (struct erp_copy){0};
+	char err[256];
+	pid_t dup = 0;
+	if (syscall_inject_fork_sibling(e->copies[best].pid, &dup, err, sizeof err) < 0 ||
+	    ptrace_park(dup) < 0)
+		return (struct erp_copy){0};
+	return (struct erp_copy){.pid = dup, .next = e->copies[best].next};
+}
+
 pid_t erp_take_start_copy(struct erp *e)
 {
 	pid_t copy = e->start_copy;
@@ -147,6 +237,8 @@ static int one_run(struct erp *e, struct erp_thread *t, uint64_t pos, uint64_t c
 				(int)t->rec_tid, (unsigned long long)pos, t->next);
 	for (uint64_t k = pos; k < pos + count && !t->gone; k++) {
 		bool last = k + 1 == pos + count;
+		if (copy_wanted(e, t, k))
+			park_copy(e, t, k);
 		if (e->tail_from && k == e->tail_from && t == &e->threads[0]) {
 			/* The tail begins: t stands after event k - 1, or at
 			 * its point inside the stretch that follows. */
@@ -180,14 +272,51 @@ static int one_run(struct erp *e, struct erp_thread *t, uint64_t pos, uint64_t c
 }
 
 /* Without SCHED records (a recorder killed before it wrote any) a single
- * thread's events are its one run. */
+ * thread's events are its one run (from where a copy resumed). */
 static int all_of_one_thread(struct erp *e)
 {
 	if (e->nthreads != 1)
 		return erp_fail(e, "the recording has %zu threads but no thread order (SCHED)",
 				e->nthreads);
 	struct erp_thread *t = &e->threads[0];
-	return t->nev ? one_run(e, t, 0, t->nev) : 0;
+	return t->nev > t->next ? one_run(e, t, t->next, t->nev - t->next) : 0;
+}
+
+/* The replay process: the program launched, or the copy e->resume
+ * adopted, its one thread standing where it had done its events before
+ * resume.next (as it stood there in the replay that parked it: the
+ * stretches are deterministic). A copy that cannot be adopted is gone:
+ * the program is launched instead. */
+static int launch_or_resume(struct erp *e)
+{
+	struct erp_copy c = e->resume;
+	e->resume = (struct erp_copy){0};
+	if (!c.pid)
+		return erp_launch(e);
+	char err[256];
+	if (e->nthreads != 1 || c.next > e->threads[0].nev ||
+	    ptrace_adopt(c.pid, RELAUNCH_PTRACE_OPTIONS, err, sizeof err) < 0) {
+		if (e->nthreads != 1 || c.next > e->threads[0].nev)
+			ptrace_park_kill(c.pid);
+		else
+			fprintf(stderr, "ptrev: replaying from the program's start (%s)\n", err);
+		return erp_launch(e);
+	}
+	if (relaunch_read(&e->start, e->td, e->why, sizeof e->why) < 0) {
+		ptrace_park_kill(c.pid);
+		return -1;
+	}
+	relaunch_bind_copy(&e->start, c.pid);
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/mem", (int)c.pid);
+	e->memfd = open(path, O_RDWR | O_CLOEXEC);
+	e->pid = c.pid;
+	if (e->memfd < 0)
+		return erp_fail(e, "the copy's memory: %s", strerror(errno));
+	e->threads[0].tid = c.pid;
+	e->threads[0].next = c.next;
+	e->resumed_at = c.next;
+	return e->nsearch ? erp_arm_search(e, &e->threads[0]) : 0;
 }
 
 static int replay(struct erp *e, const struct trace_data *td, const struct erp_observer *obs)
@@ -198,13 +327,22 @@ static int replay(struct erp *e, const struct trace_data *td, const struct erp_o
 		return erp_fail(e, "a tail from an event of a multi-threaded recording");
 	if (e->tail_run && e->tail_run >= td->nsched)
 		return erp_fail(e, "the recording's thread order has no run %zu", e->tail_run);
-	if (erp_launch(e) < 0)
+	if (launch_or_resume(e) < 0)
 		return -1;
 	int rc = 0;
 	if (td->nsched == 0)
 		rc = all_of_one_thread(e);
 	for (size_t i = 0; rc == 0 && i < td->nsched; i++) {
 		const struct trace_sched_run *run = &td->sched[i];
+		uint64_t pos = run->pos, count = run->count;
+		if (e->resumed_at && pos < e->resumed_at) {
+			/* Done before the copy was parked (one thread: its
+			 * runs are its events in order). */
+			if (pos + count <= e->resumed_at)
+				continue;
+			count -= e->resumed_at - pos;
+			pos = e->resumed_at;
+		}
 		/* Stepping begins with the first run past the native ones;
 		 * each thread is started (the observer told where it stands)
 		 * when it first runs stepped. */
@@ -220,7 +358,7 @@ static int replay(struct erp *e, const struct trace_data *td, const struct erp_o
 			rc = erp_fail(e, "the thread order names thread %d, which has no events",
 				      (int)run->tid);
 		else
-			rc = one_run(e, t, run->pos, run->count);
+			rc = one_run(e, t, pos, count);
 	}
 	if (rc == 1)
 		return 0; /* held where its tail begins */
@@ -250,6 +388,8 @@ static int replay_as(struct erp *e, const struct trace_data *td, const struct er
 	if ((e->tail_obs || e->hold_at_tail) && e->tail_from == 0 && e->tail_run == 0)
 		return erp_fail(e, "a tail begins after an event");
 	int rc;
+	struct erp again = *how;
+	again.resume = (struct erp_copy){0}; /* a copy is used once */
 	while ((rc = replay(e, td, obs)) < 0 && e->skip_missed && e->skip_level != SKIP_NONE) {
 		/* Passes of a loop were let go where the point was
 		 * (event_skip.c): again from the start, more carefully. Only
@@ -260,7 +400,7 @@ static int replay_as(struct erp *e, const struct trace_data *td, const struct er
 			level == SKIP_NONE ? "counting every pass" : "letting fewer passes go");
 		uint64_t from = e->skip_from;
 		erp_free(e);
-		*e = *how;
+		*e = again;
 		e->memfd = -1;
 		e->skip_level = level;
 		e->skip_from = from;
@@ -327,21 +467,42 @@ int erp_replay_from_searching(struct erp *e, const struct trace_data *td,
  * any program from a run of its recorded order. */
 int erp_replay_tail(struct erp *e, const struct trace_data *td, const struct erp_observer *obs,
 		    size_t from, const struct trace_state *point, size_t run,
-		    const atomic_bool *stop, bool keep_start)
+		    const atomic_bool *stop, bool keep_start, struct erp_copy resume)
 {
-	if (run)
+	if (run) {
+		ptrace_park_kill(resume.pid);
 		return replay_as(e, td, obs, &(struct erp){.tail_run = run, .stop = stop});
+	}
+	if (resume.next > from) {
+		ptrace_park_kill(resume.pid);
+		resume = (struct erp_copy){0};
+	}
 	return replay_as(e, td, obs,
 			 &(struct erp){.tail_obs = obs, .tail_from = from, .tail_point = point,
-				       .stop = stop, .keep_start = keep_start});
+				       .stop = stop, .keep_start = keep_start, .resume = resume});
+}
+
+int erp_replay_to_end(struct erp *e, const struct trace_data *td)
+{
+	return replay_as(e, td, NULL, &(struct erp){.hold_at_end = true, .park_copies = true});
 }
 
 int erp_replay_until(struct erp *e, const struct trace_data *td, size_t from,
 		     const struct trace_state *point)
 {
+	return erp_replay_until_from(e, td, from, point, (struct erp_copy){0});
+}
+
+int erp_replay_until_from(struct erp *e, const struct trace_data *td, size_t from,
+			  const struct trace_state *point, struct erp_copy resume)
+{
+	if (resume.next > from) {
+		ptrace_park_kill(resume.pid);
+		resume = (struct erp_copy){0};
+	}
 	return replay_as(e, td, NULL,
 			 &(struct erp){.hold_at_tail = true, .tail_from = from,
-				       .tail_point = point});
+				       .tail_point = point, .resume = resume});
 }
 
 int erp_replay_until_run(struct erp *e, const struct trace_data *td, size_t run)
@@ -352,9 +513,14 @@ int erp_replay_until_run(struct erp *e, const struct trace_data *td, size_t run)
 int erp_replay_until_searching(struct erp *e, const struct trace_data *td, size_t from,
 			       const struct trace_state *point, size_t run,
 			       const struct event_search_point *points, size_t n,
-			       const struct event_give_up *give_up)
+			       const struct event_give_up *give_up, struct erp_copy resume)
 {
 	struct erp how = {.hold_at_tail = true, .nsearch = n, .give_up = give_up};
+	if (run || resume.next > from) {
+		ptrace_park_kill(resume.pid);
+		resume = (struct erp_copy){0};
+	}
+	how.resume = resume;
 	if (run) {
 		how.tail_run = run;
 	} else {
@@ -382,6 +548,11 @@ void erp_release(struct erp *e, pid_t *pid, int *memfd)
 void erp_free(struct erp *e)
 {
 	ptrace_park_kill(erp_take_start_copy(e));
+	for (size_t i = 0; i < e->ncopies; i++)
+		ptrace_park_kill(e->copies[i].pid);
+	e->ncopies = 0;
+	ptrace_park_kill(e->resume.pid);
+	e->resume = (struct erp_copy){0};
 	erp_kill(e);
 	erp_index_free(e);
 	relaunch_free(&e->start);

@@ -41,6 +41,19 @@
 
 enum erp_kind { ERP_SYSCALL, ERP_RDTSC, ERP_SIGNAL, ERP_STATE };
 
+/* A copy of a one-thread replay process, parked (ptrace_handover.h) where
+ * its thread had completed its events before `next`: a later replay of
+ * the same recording starts there instead of at the program's start
+ * (erp_replay_tail's resume). pid 0: none. */
+struct erp_copy {
+	pid_t pid;
+	size_t next;
+};
+/* How many the end's replay keeps (park_copies: before the events 16, 32,
+ * 64, ... from the end; the newest): each pins what the replay writes
+ * after it, and the first tails begin near the end. */
+#define ERP_COPIES_MAX 8
+
 struct erp_event {
 	enum erp_kind kind;
 	const void *rec;      /* the trace_syscall / _rdtsc / _signal / _state */
@@ -215,6 +228,17 @@ struct erp {
 	 * erp_free kills one not taken. */
 	bool keep_start;
 	pid_t start_copy;
+	/* park_copies (a one-thread recording's replay to its end): copies
+	 * made on the way, oldest first, kept stopped and traced by the
+	 * replay's thread (erp_take_copy parks a fork of one); erp_free
+	 * kills them. */
+	bool park_copies;
+	struct erp_copy copies[ERP_COPIES_MAX];
+	size_t ncopies;
+	/* Start from this copy instead of launching the program (taken:
+	 * adopted, or killed where that fails, then launched). */
+	struct erp_copy resume;
+	size_t resumed_at;    /* ...events done there (0: launched) */
 	/* A search for breakpoint hits in a native replay (event_search.c):
 	 * hardware breakpoints at search_addr armed in DR1-DR3 of the first
 	 * thread at launch and of every thread at its clone (a new thread
@@ -256,6 +280,9 @@ int erp_count_stop(struct erp *e);
 
 /* ---- event_proc.c ---- */
 int erp_launch(struct erp *e);
+/* The search's points (search) in t's DR1-DR3 (at launch, at a clone, on
+ * a copy resumed). */
+int erp_arm_search(struct erp *e, struct erp_thread *t);
 /* Was stop st of t (single-stepped, or resumed to run) a hit of the
  * search's points (DR1-DR3)? Counted (search_hits, search_last,
  * search_last_run). True when the hit was all (DR6 cleared: t is to go on
@@ -427,7 +454,15 @@ int erp_replay_from_searching(struct erp *e, const struct trace_data *td,
  * recorded order instead. */
 int erp_replay_tail(struct erp *e, const struct trace_data *td, const struct erp_observer *obs,
 		    size_t from, const struct trace_state *point, size_t run,
-		    const atomic_bool *stop, bool keep_start);
+		    const atomic_bool *stop, bool keep_start, struct erp_copy resume);
+/* The replay of a recording to its end, held there (erp_replay_all's
+ * hold_at_end), parking copies on the way where it has one thread
+ * (park_copies). */
+int erp_replay_to_end(struct erp *e, const struct trace_data *td);
+/* A fork of the copy with the most events done, at most `from` (a tail
+ * from event from starts there), parked, now the caller's; {0}: none. Only
+ * in the thread that made the replay (its tracer). */
+struct erp_copy erp_take_copy(struct erp *e, size_t from);
 /* The parked copy of where a tail began (keep_start), now the caller's
  * (ptrace_adopt it, or ptrace_park_kill): 0 where none was made. */
 pid_t erp_take_start_copy(struct erp *e);
@@ -436,6 +471,9 @@ pid_t erp_take_start_copy(struct erp *e);
  * follows), and hold it there. 0, or -1 with e->why. */
 int erp_replay_until(struct erp *e, const struct trace_data *td, size_t from,
 		     const struct trace_state *point);
+/* The same from a copy (struct erp_copy: resume) instead of the start. */
+int erp_replay_until_from(struct erp *e, const struct trace_data *td, size_t from,
+			  const struct trace_state *point, struct erp_copy resume);
 /* Replay td natively until the start of run `run` of its recorded order
  * (every thread where it stands then) and hold it there. */
 int erp_replay_until_run(struct erp *e, const struct trace_data *td, size_t run);
@@ -447,7 +485,7 @@ int erp_replay_until_run(struct erp *e, const struct trace_data *td, size_t run)
 int erp_replay_until_searching(struct erp *e, const struct trace_data *td, size_t from,
 			       const struct trace_state *point, size_t run,
 			       const struct event_search_point *points, size_t n,
-			       const struct event_give_up *give_up);
+			       const struct event_give_up *give_up, struct erp_copy resume);
 
 /* ---- event_split.c ---- */
 /* e is held after the one thread's event tail_from - 1 (erp_replay_until

@@ -24,10 +24,11 @@
  * 0, -1. */
 static int search(const struct trace_data *td, size_t from, const struct trace_state *point,
 		  size_t run, const struct event_search_point *points, size_t n, size_t *last,
-		  const struct event_give_up *give_up, char *err, size_t errlen)
+		  const struct event_give_up *give_up, struct erp_copy resume, char *err,
+		  size_t errlen)
 {
 	struct erp e;
-	int rc = erp_replay_until_searching(&e, td, from, point, run, points, n, give_up);
+	int rc = erp_replay_until_searching(&e, td, from, point, run, points, n, give_up, resume);
 	if (rc < 0)
 		snprintf(err, errlen, "%s", e.why);
 	else if (e.search_hits)
@@ -42,7 +43,36 @@ int event_end_tail_search(const struct trace_data *td, size_t from,
 			  const struct event_search_point *points, size_t n, size_t *stretch,
 			  const struct event_give_up *give_up, char *err, size_t errlen)
 {
-	return search(td, from, point, 0, points, n, stretch, give_up, err, errlen);
+	return search(td, from, point, 0, points, n, stretch, give_up, (struct erp_copy){0}, err,
+		      errlen);
+}
+
+int event_end_tail_search_near(struct event_end *ee, const struct trace_data *td, size_t from,
+			       const struct trace_state *point,
+			       const struct event_search_point *points, size_t n, size_t *stretch,
+			       const struct event_give_up *give_up, char *err, size_t errlen)
+{
+	/* The last hit is the last one after the nearest copy, if any came
+	 * there; else the last in the segment before, from the copy before
+	 * to where that one stood, and so on: each segment replayed once. */
+	size_t upto = from;
+	const struct trace_state *pt = point;
+	while (upto) {
+		size_t next = 0;
+		pid_t c = event_end_take_copy(ee, pt ? upto : upto - 1, &next);
+		if (!c)
+			break;
+		int rc = search(td, upto, pt, 0, points, n, stretch, give_up,
+				(struct erp_copy){.pid = c, .next = next}, err, errlen);
+		if (rc != 0)
+			return rc;
+		upto = next;
+		pt = NULL;
+	}
+	if (upto == 0)
+		return 0;
+	return search(td, upto, pt, 0, points, n, stretch, give_up, (struct erp_copy){0}, err,
+		      errlen);
 }
 
 int event_end_tail_search_run(const struct trace_data *td, size_t run,
@@ -53,5 +83,6 @@ int event_end_tail_search_run(const struct trace_data *td, size_t run,
 		snprintf(err, errlen, "no run before the program's first");
 		return -1;
 	}
-	return search(td, 0, NULL, run, points, n, hit_run, give_up, err, errlen);
+	return search(td, 0, NULL, run, points, n, hit_run, give_up, (struct erp_copy){0}, err,
+		      errlen);
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "ptrev/pt_encoder.h"
+#include "ptrev/ptrace_handover.h"
 #include "event_replay.h"
 
 struct mat_thread {
@@ -390,7 +391,7 @@ size_t materialise_tail_events(const struct trace_data *ev, size_t from, size_t 
 static int make(const struct trace_data *ev, size_t from, const struct trace_state *point,
 		size_t run, struct trace_writer *w,
 		struct materialise_stats *st, struct materialise_progress *progress,
-		pid_t *start_copy, char *err, size_t errlen)
+		struct materialise_copies *copies, char *err, size_t errlen)
 {
 	uint64_t t0 = erp_now_ns();
 	struct mat m = {.progress = progress, .from = from, .point = point, .run = run};
@@ -402,10 +403,14 @@ static int make(const struct trace_data *ev, size_t from, const struct trace_sta
 				   .event = on_event, .end = on_end, .run = on_run, .ctx = &m};
 	struct erp e;
 	const atomic_bool *stop = progress ? &progress->stop : NULL;
-	if (start_copy)
-		*start_copy = 0;
+	struct erp_copy resume = {0};
+	if (copies) {
+		resume = (struct erp_copy){.pid = copies->from, .next = copies->from_next};
+		copies->from = 0;
+		copies->start = 0;
+	}
 	int rc = from || run ? erp_replay_tail(&e, ev, &obs, from, point, run, stop,
-					       start_copy != NULL)
+					       copies != NULL, resume)
 			     : erp_replay_all(&e, ev, &obs, false, stop);
 	if (rc < 0)
 		snprintf(err, errlen, "%s", e.why);
@@ -423,9 +428,10 @@ static int make(const struct trace_data *ev, size_t from, const struct trace_sta
 		 * its program stands: not short of anything. */
 		st->cut_short = rc == 0 && !all_done(&e) && ev->complete;
 		st->ns = erp_now_ns() - t0;
+		st->resumed_at = e.resumed_at;
 	}
-	if (rc == 0 && start_copy)
-		*start_copy = erp_take_start_copy(&e);
+	if (rc == 0 && copies)
+		copies->start = erp_take_start_copy(&e);
 	erp_free(&e);
 	for (size_t i = 0; i < m.nthreads; i++) {
 		ptenc_free(m.threads[i].enc);
@@ -447,14 +453,19 @@ int materialise(const struct trace_data *ev, struct trace_writer *w,
 static int to_memory(const struct trace_data *ev, size_t from, const struct trace_state *point,
 		     size_t run, struct trace_data *out,
 		     struct materialise_stats *st, struct materialise_progress *progress,
-		     pid_t *start_copy, char *err, size_t errlen)
+		     struct materialise_copies *copies, char *err, size_t errlen)
 {
 	memset(out, 0, sizeof *out);
 	struct trace_writer *w = trace_writer_open_memory(err, errlen);
+	int rc = !w || trace_writer_keep(w, out) < 0
+			 ? -1
+			 : make(ev, from, point, run, w, st, progress, copies, err, errlen);
+	if (copies && copies->from) { /* make() never ran: the copy is not needed */
+		ptrace_park_kill(copies->from);
+		copies->from = 0;
+	}
 	if (!w)
 		return -1;
-	int rc = trace_writer_keep(w, out) < 0 ? -1 : make(ev, from, point, run, w, st, progress, start_copy, err,
-								 errlen);
 	if (rc < 0 && !err[0])
 		snprintf(err, errlen, "out of memory");
 	trace_writer_keep(w, NULL);
@@ -474,10 +485,10 @@ int materialise_to_memory(const struct trace_data *ev, struct trace_data *out,
 int materialise_tail_to_memory(const struct trace_data *ev, size_t from,
 			       const struct trace_state *point, size_t run,
 			       struct trace_data *out, struct materialise_stats *st,
-			       struct materialise_progress *progress, pid_t *start_copy, char *err,
-			       size_t errlen)
+			       struct materialise_progress *progress,
+			       struct materialise_copies *copies, char *err, size_t errlen)
 {
-	return to_memory(ev, from, point, run, out, st, progress, start_copy, err, errlen);
+	return to_memory(ev, from, point, run, out, st, progress, copies, err, errlen);
 }
 
 /* How many of n records of stride size (pos at offset off) come at or

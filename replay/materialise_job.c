@@ -26,7 +26,7 @@ struct materialise_job {
 	size_t from_run;             /* ...or a multi-threaded tail's run */
 	struct trace_state point;    /* inside the stretch before it */
 	bool has_point;
-	bool keep_start;             /* a tail's: park a copy where it begins */
+	bool keep_copies;            /* a tail's: copies (materialise_copies) */
 	struct materialise_progress progress;
 	atomic_bool done;
 	struct timespec t0;
@@ -34,7 +34,7 @@ struct materialise_job {
 	int rc;
 	struct trace_data out;
 	struct materialise_stats st;
-	pid_t start_copy;            /* parked: ptrace_handover.h */
+	struct materialise_copies copies; /* in and out */
 	char err[512];
 };
 
@@ -45,7 +45,7 @@ static void *run(void *arg)
 	if (j->from || j->from_run) {
 		j->rc = materialise_tail_to_memory(j->ev, j->from, j->has_point ? &j->point : NULL,
 						   j->from_run, &j->out, &j->st, &j->progress,
-						   j->keep_start ? &j->start_copy : NULL, j->err,
+						   j->keep_copies ? &j->copies : NULL, j->err,
 						   sizeof j->err);
 		atomic_store(&j->done, true);
 		return NULL;
@@ -65,7 +65,7 @@ static void *run(void *arg)
 
 static struct materialise_job *start(const struct trace_data *ev, size_t from,
 				     const struct trace_state *point, size_t from_run,
-				     bool keep_start, char *err, size_t errlen)
+				     struct materialise_copies *copies, char *err, size_t errlen)
 {
 	struct materialise_job *j = calloc(1, sizeof *j);
 	if (!j) {
@@ -75,7 +75,11 @@ static struct materialise_job *start(const struct trace_data *ev, size_t from,
 	j->ev = ev;
 	j->from = from;
 	j->from_run = from_run;
-	j->keep_start = keep_start;
+	if (copies) {
+		j->keep_copies = true;
+		j->copies = *copies;
+		copies->from = 0; /* the job's now */
+	}
 	if (point) {
 		j->point = *point;
 		j->has_point = true;
@@ -84,6 +88,8 @@ static struct materialise_job *start(const struct trace_data *ev, size_t from,
 	int e = pthread_create(&j->thread, NULL, run, j);
 	if (e) {
 		snprintf(err, errlen, "cannot start a thread: %s", strerror(e));
+		if (copies)
+			copies->from = j->copies.from; /* the caller's again */
 		free(j);
 		return NULL;
 	}
@@ -93,14 +99,15 @@ static struct materialise_job *start(const struct trace_data *ev, size_t from,
 struct materialise_job *materialise_job_start(const struct trace_data *ev, char *err,
 					      size_t errlen)
 {
-	return start(ev, 0, NULL, 0, false, err, errlen);
+	return start(ev, 0, NULL, 0, NULL, err, errlen);
 }
 
 struct materialise_job *materialise_job_start_tail(const struct trace_data *ev, size_t from,
 						   const struct trace_state *point, size_t from_run,
-						   bool keep_start, char *err, size_t errlen)
+						   struct materialise_copies *copies, char *err,
+						   size_t errlen)
 {
-	return start(ev, from, point, from_run, keep_start, err, errlen);
+	return start(ev, from, point, from_run, copies, err, errlen);
 }
 
 void materialise_job_status(struct materialise_job *j, struct materialise_job_status *out)
@@ -123,15 +130,16 @@ void materialise_job_status(struct materialise_job *j, struct materialise_job_st
 }
 
 int materialise_job_finish(struct materialise_job *j, struct trace_data *out,
-			   struct materialise_stats *st, pid_t *start_copy, char *err,
-			   size_t errlen)
+			   struct materialise_stats *st, struct materialise_copies *copies,
+			   char *err, size_t errlen)
 {
 	pthread_join(j->thread, NULL);
 	int rc = j->rc;
-	if (start_copy)
-		*start_copy = j->start_copy;
+	ptrace_park_kill(j->copies.from); /* never taken: the thread did not run */
+	if (copies)
+		copies->start = j->copies.start;
 	else
-		ptrace_park_kill(j->start_copy);
+		ptrace_park_kill(j->copies.start);
 	if (rc == 0) {
 		*out = j->out;
 		if (st)
@@ -150,7 +158,8 @@ void materialise_job_cancel(struct materialise_job *j)
 		return;
 	atomic_store(&j->progress.stop, true);
 	pthread_join(j->thread, NULL);
-	ptrace_park_kill(j->start_copy);
+	ptrace_park_kill(j->copies.from);
+	ptrace_park_kill(j->copies.start);
 	if (j->rc == 0)
 		trace_data_free(&j->out);
 	free(j);

@@ -186,6 +186,11 @@ static int match_start(const struct relaunch *rl, pid_t pid, int memfd, char *wh
 	return rc;
 }
 
+void relaunch_bind_copy(const struct relaunch *rl, pid_t pid)
+{
+	cpu_bind_tracer_and_on(pid, rl->cpu);
+}
+
 /* Everything after the launch: options, memory, the start state, the
  * vDSO, rdtsc. */
 static int prepare(const struct relaunch *rl, bool hide_vdso, pid_t pid, int *memfd, char *why,

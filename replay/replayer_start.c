@@ -28,6 +28,7 @@ static int adopt(struct replayer *r, pid_t copy)
 		fprintf(stderr, "ptrev: replaying up to where the tail begins again (%s)\n", err);
 		return -1;
 	}
+	relaunch_bind_copy(&r->start, copy);
 	r->base.pid = copy;
 	if (rp_open_mem(&r->base) < 0) {
 		fprintf(stderr, "ptrev: replaying up to where the tail begins again (the copy's "

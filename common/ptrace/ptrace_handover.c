@@ -16,18 +16,46 @@
 /* Below: ptrace_park uses it. */
 void ptrace_park_kill(pid_t pid);
 
+/* pid's state letter from /proc ('T': stopped), 0 when unknown. */
+static char proc_state(pid_t pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	const char *p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
 int ptrace_park(pid_t pid)
 {
-	/* Detached with SIGSTOP as the signal it resumes with: delivered at
-	 * once, before any instruction, its default action stops the whole
-	 * process (it has one thread: a fork's copy). */
-	if (ptrace(PTRACE_DETACH, pid, NULL, (void *)(long)SIGSTOP) < 0) {
+	/* A SIGSTOP queued, then detached with no signal: the pending
+	 * SIGSTOP is taken on the way back to user mode, before any
+	 * instruction, and its default action stops the whole process (it
+	 * has one thread: a fork's copy). Not the signal handed to
+	 * PTRACE_DETACH: that one is dropped at a stop that is not a
+	 * signal's delivery (the first stop of a copy whose tracer seized
+	 * its parent is a PTRACE_EVENT_STOP), and the copy would run on,
+	 * untraced, doing for real what the replay emulates. */
+	if (kill(pid, SIGSTOP) < 0 || ptrace(PTRACE_DETACH, pid, NULL, NULL) < 0) {
 		int saved = errno;
 		ptrace_park_kill(pid);
 		errno = saved;
 		return -1;
 	}
-	return 0;
+	/* Seen stopped, or killed: never left running. */
+	for (int ms = 0; ms < 1000; ms++) {
+		if (proc_state(pid) == 'T')
+			return 0;
+		nanosleep(&(struct timespec){0, 1000000}, NULL);
+	}
+	ptrace_park_kill(pid);
+	errno = ETIMEDOUT;
+	return -1;
 }
 
 int ptrace_adopt(pid_t pid, long options, char *err, size_t errlen)

@@ -23,6 +23,14 @@ struct event_end;
 struct event_end *event_end_open(const struct trace_data *td, char *err, size_t errlen);
 void event_end_close(struct event_end *ee);
 
+/* A copy of this replay parked on its way to the end (one thread only:
+ * before each of the last events and before events further back, twice
+ * as far each time), from which a tail from event from is made without
+ * replaying the program natively from its start: the copy with the most
+ * events done, at most from (*next of them), now the caller's to hand to
+ * materialise_tail_to_memory (struct materialise_copies). 0: none. */
+pid_t event_end_take_copy(struct event_end *ee, size_t from, size_t *next);
+
 /* The recorded threads that still exist at the end; *ids malloc'ed. */
 size_t event_end_threads(struct event_end *ee, pid_t **ids);
 /* Registers of recorded thread tid at the end (a thread inside a syscall
@@ -84,16 +92,17 @@ size_t event_end_last_signal_run(const struct event_end *ee, size_t lo, size_t h
 /* Does the stretch before event from end at a STATE point? */
 bool event_end_stretch_ends_at_state(const struct event_end *ee, size_t from);
 /* Take the point where such a tail begins: td (an event recording of
- * one thread) replayed natively to its event from - 1, then on for about
- * after_ns, and the thread's place there described as a STATE record
+ * one thread) replayed natively to its event from - 1 (from ee's copy
+ * nearest before: event_end_take_copy; ee NULL: from the start), then on
+ * for about after_ns, and the thread's place there described as a STATE record
  * (pos from; replay/event_split.c says why any such place can be found
  * again), with the stack around its rsp in sp; after_ns 0: where the
  * stretch ends at a STATE point in a loop, a few thousand passes before
  * it (erp_take_point). 1 taken, 0 when the stretch ended first (no point:
  * use the whole stretch), -1 with err. */
-int event_end_tail_point(const struct trace_data *td, size_t from, uint64_t after_ns,
-			 struct trace_state *out, uint8_t sp[STATE_RECORD_SP_LEN], char *err,
-			 size_t errlen);
+int event_end_tail_point(struct event_end *ee, const struct trace_data *td, size_t from,
+			 uint64_t after_ns, struct trace_state *out,
+			 uint8_t sp[STATE_RECORD_SP_LEN], char *err, size_t errlen);
 
 /* A breakpoint or a piece of a watchpoint, as one debug register holds
  * it: kind DR_EXEC (len 1), DR_WRITE or DR_ACCESS (len 1, 2, 4 or 8, addr
@@ -126,6 +135,13 @@ int event_end_tail_search(const struct trace_data *td, size_t from,
 			  const struct trace_state *point,
 			  const struct event_search_point *points, size_t n, size_t *stretch,
 			  const struct event_give_up *give_up, char *err, size_t errlen);
+/* The same, from ee's copies (event_end_take_copy) nearest before the
+ * tail first, then further back, segment by segment, and from the
+ * program's start only where no hit came after any copy. */
+int event_end_tail_search_near(struct event_end *ee, const struct trace_data *td, size_t from,
+			       const struct trace_state *point,
+			       const struct event_search_point *points, size_t n, size_t *stretch,
+			       const struct event_give_up *give_up, char *err, size_t errlen);
 /* The same for any recording (one with several threads too), to the
  * start of run `run` (> 0) of its recorded order: 1 with *hit_run the run
  * the last hit came in (so a tail from that run holds it), 0, -1, -2. */

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "ptrev/trace_file.h"
 
@@ -22,6 +23,9 @@ struct materialise_stats {
 	uint64_t instructions;  /* stepped, all threads */
 	uint64_t stops;         /* ptrace stops it took */
 	uint64_t ns;            /* how long it took */
+	size_t resumed_at;      /* a tail's replay began at a copy (struct
+	                           materialise_copies) with this many events
+	                           done; 0: at the program's start */
 	bool cut_short;         /* the thread order ended before the program
 	                           did (a recorder stopped early): the history
 	                           ends there */
@@ -86,16 +90,25 @@ int materialise_to_memory(const struct trace_data *ev, struct trace_data *out,
  * there from its start; its state is the event replay's held at a
  * position (event_hold.h), which runs natively up to there.
  * progress as materialise's (NULL: nobody asks, nothing stops it). */
-/* start_copy (NULL: none), for a one-thread tail: a stopped copy of the
- * replay where the tail begins, parked (ptrace_handover.h) for the tail's
- * replayer (replayer_give_start), which then starts from it instead of
- * replaying natively up to there once more; now the caller's (0: none
- * made). */
+/* Copies of replay processes (ptrace_handover.h) that spare a one-thread
+ * tail's making and showing a native replay from the program's start
+ * each. NULL: none. */
+struct materialise_copies {
+	/* In: a copy parked where the thread had done its events before
+	 * from_next (event_end_take_copy; from_next <= the tail's from),
+	 * which the tail's replay starts from; always taken (0: none). */
+	pid_t from;
+	size_t from_next;
+	/* Out: a copy of the tail's replay parked where the tail begins,
+	 * for the tail's replayer (replayer_give_start); now the caller's
+	 * (0: none made). */
+	pid_t start;
+};
 int materialise_tail_to_memory(const struct trace_data *ev, size_t from,
 			       const struct trace_state *point, size_t run,
 			       struct trace_data *out, struct materialise_stats *st,
-			       struct materialise_progress *progress, pid_t *start_copy, char *err,
-			       size_t errlen);
+			       struct materialise_progress *progress,
+			       struct materialise_copies *copies, char *err, size_t errlen);
 /* A tail that ends early (a piece of the history): *view is ev as if its
  * recorder had stopped at its one thread's event `last` (done, or for a
  * syscall at its entry; later events left out, no END), sharing ev's

@@ -29,12 +29,14 @@ struct materialise_job *materialise_job_start(const struct trace_data *ev, char 
  * stretch before it, or NULL; copied), or from run `run` of its recorded
  * order (a multi-threaded recording), as materialise_tail_to_memory, at
  * the maker's priority: the maker waits for it, and can stop it (a gdb
- * user's Ctrl-C) where a call of its own could not be. keep_start: a copy
- * of the replay parked where the tail begins (materialise_tail_to_memory's
- * start_copy), handed over by materialise_job_finish. */
+ * user's Ctrl-C) where a call of its own could not be. copies (NULL: none)
+ * as materialise_tail_to_memory's: its `from` is the job's once it
+ * started (the caller's still where none could be); the copy parked
+ * where the tail begins comes back through materialise_job_finish. */
 struct materialise_job *materialise_job_start_tail(const struct trace_data *ev, size_t from,
 						   const struct trace_state *point, size_t run,
-						   bool keep_start, char *err, size_t errlen);
+						   struct materialise_copies *copies, char *err,
+						   size_t errlen);
 
 /* Where a job stands. */
 struct materialise_job_status {
@@ -47,11 +49,11 @@ void materialise_job_status(struct materialise_job *j, struct materialise_job_st
 
 /* Wait for it to end and free it: 0 with *out the recording with its
  * history (free it with trace_data_free) and *st, or -1 with err; a
- * tail's parked copy (keep_start) in *start_copy (0: none; start_copy
+ * tail's copy parked where it begins in copies->start (0: none; copies
  * NULL: killed). */
 int materialise_job_finish(struct materialise_job *j, struct trace_data *out,
-			   struct materialise_stats *st, pid_t *start_copy, char *err,
-			   size_t errlen);
+			   struct materialise_stats *st, struct materialise_copies *copies,
+			   char *err, size_t errlen);
 
 /* Stop it at its next ptrace stop (its replay process killed), wait, free
  * it. NULL: nothing. */

@@ -251,7 +251,7 @@ static int tail_point(struct history_event *he, size_t from, uint64_t split,
 	for (size_t i = 0; i < sizeof quarters / sizeof quarters[0]; i++) {
 		if (quarters[i] == 0 && !event_end_stretch_ends_at_state(he->end, from))
 			continue;
-		int rc = event_end_tail_point(he->ev, from, split / 4 * quarters[i], point,
+		int rc = event_end_tail_point(he->end, he->ev, from, split / 4 * quarters[i], point,
 					      he->tail_point_sp, err, sizeof err);
 		if (rc > 0)
 			return 1;
@@ -273,18 +273,29 @@ static int tail_data(struct history_event *he, const struct trace_data *ev, size
 		     struct materialise_stats *st, pid_t *start_copy, char *err, size_t errlen)
 {
 	char why[256];
+	*start_copy = 0;
+	/* Its replay starts from the end's copy nearest before it (one
+	 * thread), not from the program's start. */
+	struct materialise_copies copies = {0};
+	if (from && he->end)
+		copies.from = event_end_take_copy(he->end, from, &copies.from_next);
 	struct materialise_job *j =
-		he->alive ? materialise_job_start_tail(ev, from, point, run, true, why, sizeof why)
+		he->alive ? materialise_job_start_tail(ev, from, point, run, &copies, why, sizeof why)
 			  : NULL;
-	if (!j)
-		return materialise_tail_to_memory(ev, from, point, run, out, st, NULL, start_copy,
-						  err, errlen);
+	if (!j) {
+		int rc = materialise_tail_to_memory(ev, from, point, run, out, st, NULL, &copies,
+						    err, errlen);
+		*start_copy = copies.start;
+		return rc;
+	}
 	if (!wait_with_progress(he, j)) {
 		materialise_job_cancel(j);
 		snprintf(err, errlen, "stopped by gdb (Ctrl-C)");
 		return -1;
 	}
-	return materialise_job_finish(j, out, st, start_copy, err, errlen);
+	int rc = materialise_job_finish(j, out, st, &copies, err, errlen);
+	*start_copy = copies.start;
+	return rc;
 }
 
 /* Make a tail's history (he->tail): from an event of a single-threaded
@@ -405,8 +416,10 @@ int history_event_search_back(struct history_event *he, const struct stop_set *s
 	struct event_give_up give_up = {he->alive, he->alive_ctx};
 	int rc = run ? event_end_tail_search_run(he->ev, run, pts, n, from, &give_up, err,
 						 sizeof err)
-		     : event_end_tail_search(he->ev, cur, point, pts, n, from, &give_up, err,
-					     sizeof err);
+		     : he->end ? event_end_tail_search_near(he->end, he->ev, cur, point, pts, n, from,
+							    &give_up, err, sizeof err)
+				: event_end_tail_search(he->ev, cur, point, pts, n, from, &give_up, err,
+							sizeof err);
 	if (rc == -2) {
 		he->interrupted = true; /* the move ends where it stands */
 		return -1;

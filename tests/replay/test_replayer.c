@@ -845,27 +845,38 @@ static bool ask_go_on(void *ctx)
 	return false;
 }
 
+/* tail_work's event recording (*td) and the event numbers of its six
+ * writes, one a round: 0, or -1 after a failed check (nothing to free). */
+static int tail_work_writes(const char *ptrev, const char *dir, const char *work,
+			    struct trace_data *td, size_t writes[6])
+{
+	size_t nw = 0;
+	record_backend = "event";
+	int got = recorded_data(ptrev, dir, work, "tail_work", NULL, 1, td);
+	record_backend = "sw";
+	for (size_t i = 0; got == 0 && i < td->nsyscalls; i++)
+		if (td->syscalls[i].nr == SYS_write && ++nw <= 6)
+			writes[nw - 1] = (size_t)td->syscalls[i].pos;
+	CHECK(got == 0 && nw == 6, "tail_work's event recording: %zu writes", nw);
+	if (got == 0 && nw == 6)
+		return 0;
+	if (got == 0)
+		trace_data_free(td);
+	return -1;
+}
+
 static void tail_search_case(const char *ptrev, const char *dir, const char *work)
 {
 	char err[512], prog[4096];
 	struct trace_data td;
-	record_backend = "event";
-	int got = recorded_data(ptrev, dir, work, "tail_work", NULL, 1, &td);
-	record_backend = "sw";
-	if (got < 0) {
-		trace_data_free(&td);
+	size_t writes[6];
+	if (tail_work_writes(ptrev, dir, work, &td, writes) < 0)
 		return;
-	}
 	snprintf(prog, sizeof prog, "%s/tail_work", dir);
 	uint64_t base = load_base(&td, "tail_work");
 	uint64_t done = base + symbol(prog, "round_done"), fold = base + symbol(prog, "fold");
-	size_t writes[8], nw = 0;
-	for (size_t i = 0; i < td.nsyscalls; i++)
-		if (td.syscalls[i].nr == SYS_write && nw < 8)
-			writes[nw++] = (size_t)td.syscalls[i].pos;
-	CHECK(base && nw == 6, "tail_work's event recording: base %#llx, %zu writes",
-	      (unsigned long long)base, nw);
-	if (!base || nw != 6) {
+	CHECK(base, "tail_work's load address");
+	if (!base) {
 		trace_data_free(&td);
 		return;
 	}
@@ -1002,18 +1013,9 @@ static void piece_case(const char *ptrev, const char *dir, const char *work)
 {
 	char err[512];
 	struct trace_data td, view, piece, tail;
-	record_backend = "event";
-	int got = recorded_data(ptrev, dir, work, "tail_work", NULL, 1, &td);
-	record_backend = "sw";
-	size_t writes[8], nw = 0;
-	for (size_t i = 0; got == 0 && i < td.nsyscalls; i++)
-		if (td.syscalls[i].nr == SYS_write && nw < 8)
-			writes[nw++] = (size_t)td.syscalls[i].pos;
-	CHECK(got == 0 && nw == 6, "tail_work's event recording: %zu writes", nw);
-	if (got < 0 || nw != 6) {
-		trace_data_free(&td);
+	size_t writes[6];
+	if (tail_work_writes(ptrev, dir, work, &td, writes) < 0)
 		return;
-	}
 	size_t from = writes[1] + 1, last = writes[3];
 	CHECK(materialise_cut(&td, last, &view) == 0 && !view.complete &&
 	      view.nsyscalls < td.nsyscalls && view.syscalls[view.nsyscalls - 1].pos == last,
@@ -1071,6 +1073,95 @@ static void piece_case(const char *ptrev, const char *dir, const char *work)
 	trace_data_free(&td);
 }
 
+/* The end's copies (event_end_open on a one-thread recording: copies of
+ * its replay kept before the events 16, 32, ... from the end), on
+ * tail_work's event recording. A search for the last hit before a tail
+ * (event_end_tail_search_near) starts at the copy nearest before it and
+ * goes back copy by copy: it must find what the search from the
+ * program's start finds (the oracle), hit or none. A tail made from a
+ * copy (materialise_copies.from) must be the tail made from the start:
+ * the same events at the same positions, the same instructions. */
+static void end_copies_case(const char *ptrev, const char *dir, const char *work)
+{
+	char err[512], prog[4096];
+	struct trace_data td;
+	size_t writes[6];
+	if (tail_work_writes(ptrev, dir, work, &td, writes) < 0)
+		return;
+	snprintf(prog, sizeof prog, "%s/tail_work", dir);
+	uint64_t base = load_base(&td, "tail_work");
+	struct event_end *ee = base ? event_end_open(&td, err, sizeof err) : NULL;
+	CHECK(ee, "tail_work's end replayed (base %#llx): %s", (unsigned long long)base,
+	      ee ? "" : err);
+	if (!ee) {
+		trace_data_free(&td);
+		return;
+	}
+	size_t nev = materialise_event_count(&td), next = 0;
+	pid_t probe = event_end_take_copy(ee, nev, &next);
+	CHECK(probe > 0 && next + 16 == nev, "a copy 16 events before the end (%zu of %zu)", next,
+	      nev);
+	ptrace_park_kill(probe);
+	struct event_search_point pdone = {base + symbol(prog, "round_done"), DR_EXEC, 1};
+	struct event_search_point pfold = {base + symbol(prog, "fold"), DR_EXEC, 1};
+	struct event_search_point wtotal = {base + symbol(prog, "total"), DR_WRITE, 4};
+	struct event_search_point never = {base, DR_EXEC, 1};
+	const struct {
+		struct event_search_point p;
+		size_t from;
+	} cases[] = {
+		{pdone, writes[5] + 1}, {pfold, writes[5] + 1}, {wtotal, writes[5]},
+		{pdone, writes[2] + 1}, {wtotal, writes[1]}, {pdone, writes[0] + 1},
+		{never, writes[5] + 1}, {pdone, nev - 1},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		size_t k1 = 0, k2 = 0;
+		int r1 = event_end_tail_search(&td, cases[i].from, NULL, &cases[i].p, 1, &k1, NULL,
+					       err, sizeof err);
+		int r2 = event_end_tail_search_near(ee, &td, cases[i].from, NULL, &cases[i].p, 1, &k2,
+						    NULL, err, sizeof err);
+		CHECK(r1 >= 0 && r1 == r2 && (r1 == 0 || k1 == k2),
+		      "search %zu before event %zu: from the copies %d (%zu), from the start %d "
+		      "(%zu) %s", i, cases[i].from, r2, k2, r1, k1, r1 < 0 || r2 < 0 ? err : "");
+	}
+	/* A tail from after round 5's write, from a copy and from the start. */
+	size_t from = writes[5] + 1;
+	struct materialise_copies copies = {0};
+	copies.from = event_end_take_copy(ee, from, &copies.from_next);
+	struct trace_data a, b;
+	struct materialise_stats sa, sb;
+	int ra = materialise_tail_to_memory(&td, from, NULL, 0, &a, &sa, NULL, &copies, err,
+					    sizeof err);
+	ptrace_park_kill(copies.start);
+	int rb = materialise_tail_to_memory(&td, from, NULL, 0, &b, &sb, NULL, NULL, err,
+					    sizeof err);
+	CHECK(ra == 0 && rb == 0, "the tail from event %zu, from a copy and from the start: %s",
+	      from, err);
+	if (ra == 0 && rb == 0) {
+		uint64_t na = 0, nb = 0, ea = 0, eb = 0;
+		bool same = a.nsyscalls == b.nsyscalls;
+		for (size_t i = 0; same && i < a.nsyscalls; i++)
+			same = a.syscalls[i].nr == b.syscalls[i].nr &&
+			       a.syscalls[i].pos == b.syscalls[i].pos;
+		CHECK(trace_decode_count(&a, 0, &na, &ea, err, sizeof err) == 0 &&
+		      trace_decode_count(&b, 0, &nb, &eb, err, sizeof err) == 0 && same &&
+		      na == nb && ea == 0 && eb == 0 && na == sa.instructions,
+		      "the same tail: %llu and %llu instructions, syscalls %s",
+		      (unsigned long long)na, (unsigned long long)nb, same ? "the same" : "differ");
+		CHECK(sa.resumed_at > 0 && sa.resumed_at == copies.from_next && sb.resumed_at == 0,
+		      "the first began at the copy (%zu events done), the second at the start (%zu)",
+		      sa.resumed_at, sb.resumed_at);
+		printf("end copies: a tail of %llu instructions from event %zu, made from the copy "
+		       "at event %zu\n", (unsigned long long)na, from, sa.resumed_at);
+	}
+	if (ra == 0)
+		trace_data_free(&a);
+	if (rb == 0)
+		trace_data_free(&b);
+	event_end_close(ee);
+	trace_data_free(&td);
+}
+
 /* Compare what two replayers of the same history show at pos: every
  * general register and the 64 bytes at the stack pointer. */
 static bool same_state_at(struct replayer *a, struct replayer *b, uint64_t pos, char *why,
@@ -1110,24 +1201,15 @@ static void start_copy_case(const char *ptrev, const char *dir, const char *work
 	char err[512], why[512] = "";
 	struct trace_data td, tail;
 	struct materialise_stats ts;
-	record_backend = "event";
-	int got = recorded_data(ptrev, dir, work, "tail_work", NULL, 1, &td);
-	record_backend = "sw";
-	size_t writes[8], nw = 0;
-	for (size_t i = 0; got == 0 && i < td.nsyscalls; i++)
-		if (td.syscalls[i].nr == SYS_write && nw < 8)
-			writes[nw++] = (size_t)td.syscalls[i].pos;
-	CHECK(got == 0 && nw == 6, "tail_work's event recording: %zu writes", nw);
-	if (got < 0 || nw != 6) {
-		if (got == 0)
-			trace_data_free(&td);
+	size_t writes[6];
+	if (tail_work_writes(ptrev, dir, work, &td, writes) < 0)
 		return;
-	}
 	size_t from = writes[4] + 1;
-	pid_t copy = 0;
-	struct materialise_job *j = materialise_job_start_tail(&td, from, NULL, 0, true, err,
+	struct materialise_copies copies = {0};
+	struct materialise_job *j = materialise_job_start_tail(&td, from, NULL, 0, &copies, err,
 								sizeof err);
-	int rc = j ? materialise_job_finish(j, &tail, &ts, &copy, err, sizeof err) : -1;
+	int rc = j ? materialise_job_finish(j, &tail, &ts, &copies, err, sizeof err) : -1;
+	pid_t copy = copies.start;
 	CHECK(rc == 0 && copy > 0, "the tail from event %zu made in a job, a copy parked where "
 	      "it begins: %s (copy %d)", from, rc ? err : "made", (int)copy);
 	if (rc < 0) {
@@ -1168,8 +1250,9 @@ static void start_copy_case(const char *ptrev, const char *dir, const char *work
 	trace_data_free(&tail);
 	/* Made in this thread, given to a replayer that never shows a state:
 	 * killed with it. */
-	rc = materialise_tail_to_memory(&td, from, NULL, 0, &tail, &ts, NULL, &copy, err,
+	rc = materialise_tail_to_memory(&td, from, NULL, 0, &tail, &ts, NULL, &copies, err,
 					sizeof err);
+	copy = copies.start;
 	CHECK(rc == 0 && copy > 0, "the same tail made in this thread, a copy parked: %s (%d)",
 	      rc ? err : "made", (int)copy);
 	if (rc == 0) {
@@ -1607,6 +1690,7 @@ int main(int argc, char **argv)
 	tail_search_run_case(ptrev, dir, work);
 	piece_case(ptrev, dir, work);
 	start_copy_case(ptrev, dir, work);
+	end_copies_case(ptrev, dir, work);
 	printf("%s (%d failures)\n", failures ? "FAILED" : "ok", failures);
 	return failures ? 1 : 0;
 }
