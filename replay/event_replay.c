@@ -108,7 +108,7 @@ static void park_start_copy(struct erp *e, struct erp_thread *t)
 	e->start_copy = copy;
 }
 
-/* Is a copy wanted before event k of the one thread (park_copies)?
+/* Is a copy wanted before event k of the one thread (make_copies)?
  * Before the 16th event from the end, the 32nd, the 64th...: the first
  * tails begin within the last few (about 30 us of the program's run), the
  * longer ones further back. Not nearer the end: after a fork, the replay
@@ -117,7 +117,7 @@ static void park_start_copy(struct erp *e, struct erp_thread *t)
  * (a tail of one event instead of four, for dd). */
 static bool copy_wanted(const struct erp *e, const struct erp_thread *t, size_t k)
 {
-	if (!e->park_copies || e->obs || e->nthreads != 1 || k == 0 || k >= t->nev)
+	if (!e->make_copies || e->obs || e->nthreads != 1 || k == 0 || k >= t->nev)
 		return false;
 	size_t d = t->nev - k;
 	return d >= 16 && (d & (d - 1)) == 0;
@@ -164,7 +164,7 @@ static bool copy_room(const struct erp *e)
  * (erp_take_copy), which is parked once and adopted once. (A copy parked,
  * adopted, parked again and adopted again reported a SIGSTOP of its own
  * at its next resume.) */
-static void park_copy(struct erp *e, struct erp_thread *t, size_t k)
+static void make_copy(struct erp *e, struct erp_thread *t, size_t k)
 {
 	char err[256];
 	pid_t copy = 0;
@@ -238,7 +238,7 @@ static int one_run(struct erp *e, struct erp_thread *t, uint64_t pos, uint64_t c
 	for (uint64_t k = pos; k < pos + count && !t->gone; k++) {
 		bool last = k + 1 == pos + count;
 		if (copy_wanted(e, t, k))
-			park_copy(e, t, k);
+			make_copy(e, t, k);
 		if (e->tail_from && k == e->tail_from && t == &e->threads[0]) {
 			/* The tail begins: t stands after event k - 1, or at
 			 * its point inside the stretch that follows. */
@@ -484,7 +484,7 @@ int erp_replay_tail(struct erp *e, const struct trace_data *td, const struct erp
 
 int erp_replay_to_end(struct erp *e, const struct trace_data *td)
 {
-	return replay_as(e, td, NULL, &(struct erp){.hold_at_end = true, .park_copies = true});
+	return replay_as(e, td, NULL, &(struct erp){.hold_at_end = true, .make_copies = true});
 }
 
 int erp_replay_until(struct erp *e, const struct trace_data *td, size_t from,

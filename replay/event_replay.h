@@ -49,7 +49,7 @@ struct erp_copy {
 	pid_t pid;
 	size_t next;
 };
-/* How many the end's replay keeps (park_copies: before the events 16, 32,
+/* How many the end's replay keeps (make_copies: before the events 16, 32,
  * 64, ... from the end; the newest): each pins what the replay writes
  * after it, and the first tails begin near the end. */
 #define ERP_COPIES_MAX 8
@@ -228,11 +228,11 @@ struct erp {
 	 * erp_free kills one not taken. */
 	bool keep_start;
 	pid_t start_copy;
-	/* park_copies (a one-thread recording's replay to its end): copies
+	/* make_copies (a one-thread recording's replay to its end): copies
 	 * made on the way, oldest first, kept stopped and traced by the
 	 * replay's thread (erp_take_copy parks a fork of one); erp_free
 	 * kills them. */
-	bool park_copies;
+	bool make_copies;
 	struct erp_copy copies[ERP_COPIES_MAX];
 	size_t ncopies;
 	/* Start from this copy instead of launching the program (taken:
@@ -457,7 +457,7 @@ int erp_replay_tail(struct erp *e, const struct trace_data *td, const struct erp
 		    const atomic_bool *stop, bool keep_start, struct erp_copy resume);
 /* The replay of a recording to its end, held there (erp_replay_all's
  * hold_at_end), parking copies on the way where it has one thread
- * (park_copies). */
+ * (make_copies). */
 int erp_replay_to_end(struct erp *e, const struct trace_data *td);
 /* A fork of the copy with the most events done, at most `from` (a tail
  * from event from starts there), parked, now the caller's; {0}: none. Only
