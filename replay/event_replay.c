@@ -7,7 +7,7 @@
 #include "event_replay.h"
 
 #include <errno.h>
-#include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,28 +123,35 @@ static bool copy_wanted(const struct erp *e, const struct erp_thread *t, size_t 
 	return d >= 16 && (d & (d - 1)) == 0;
 }
 
-/* A number from /proc (the first after key in path; statm: key NULL, the
- * second field), or 0. */
-static uint64_t proc_number(const char *path, const char *key)
+/* The replay process's resident size in bytes (0: unknown). */
+static uint64_t resident_bytes(pid_t pid)
 {
-	char line[256];
-	uint64_t v = 0;
+	char path[64];
+	unsigned long long size = 0, rss = 0;
+	snprintf(path, sizeof path, "/proc/%d/statm", (int)pid);
 	FILE *f = fopen(path, "r");
 	if (!f)
 		return 0;
-	if (!key) {
-		unsigned long long size = 0, rss = 0;
-		if (fscanf(f, "%llu %llu", &size, &rss) == 2)
-			v = rss * (uint64_t)sysconf(_SC_PAGESIZE);
-	} else {
-		while (fgets(line, sizeof line, f))
-			if (strncmp(line, key, strlen(key)) == 0) {
-				v = strtoull(line + strlen(key), NULL, 10) * 1024;
-				break;
-			}
-	}
+	if (fscanf(f, "%llu %llu", &size, &rss) != 2)
+		rss = 0;
 	fclose(f);
-	return v;
+	return rss * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+/* The memory the system has for new work (MemAvailable), bytes; 0:
+ * unknown. */
+static uint64_t available_bytes(void)
+{
+	char line[256];
+	uint64_t v = 0;
+	FILE *f = fopen("/proc/meminfo", "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "MemAvailable: %" SCNu64, &v) == 1)
+			break;
+	fclose(f);
+	return v * 1024;
 }
 
 /* Room for one more copy? Each holds on to the pages the replay writes
@@ -152,10 +159,7 @@ static uint64_t proc_number(const char *path, const char *key)
  * All of them together may take a quarter of the memory available. */
 static bool copy_room(const struct erp *e)
 {
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/statm", (int)e->pid);
-	uint64_t rss = proc_number(path, NULL);
-	uint64_t avail = proc_number("/proc/meminfo", "MemAvailable:");
+	uint64_t rss = resident_bytes(e->pid), avail = available_bytes();
 	return rss && avail && rss * (e->ncopies + 1) <= avail / 4;
 }
 
@@ -293,26 +297,21 @@ static int launch_or_resume(struct erp *e)
 	e->resume = (struct erp_copy){0};
 	if (!c.pid)
 		return erp_launch(e);
-	char err[256];
-	if (e->nthreads != 1 || c.next > e->threads[0].nev ||
-	    ptrace_adopt(c.pid, RELAUNCH_PTRACE_OPTIONS, err, sizeof err) < 0) {
-		if (e->nthreads != 1 || c.next > e->threads[0].nev)
-			ptrace_park_kill(c.pid);
-		else
-			fprintf(stderr, "ptrev: replaying from the program's start (%s)\n", err);
+	if (e->nthreads != 1 || c.next > e->threads[0].nev) {
+		ptrace_park_kill(c.pid);
 		return erp_launch(e);
 	}
 	if (relaunch_read(&e->start, e->td, e->why, sizeof e->why) < 0) {
 		ptrace_park_kill(c.pid);
 		return -1;
 	}
-	relaunch_bind_copy(&e->start, c.pid);
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/mem", (int)c.pid);
-	e->memfd = open(path, O_RDWR | O_CLOEXEC);
+	char err[256];
+	if (relaunch_adopt(&e->start, c.pid, &e->memfd, err, sizeof err) < 0) {
+		fprintf(stderr, "ptrev: replaying from the program's start (%s)\n", err);
+		relaunch_free(&e->start); /* erp_launch reads it again */
+		return erp_launch(e);
+	}
 	e->pid = c.pid;
-	if (e->memfd < 0)
-		return erp_fail(e, "the copy's memory: %s", strerror(errno));
 	e->threads[0].tid = c.pid;
 	e->threads[0].next = c.next;
 	e->resumed_at = c.next;

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "ptrev/inferior.h"
+#include "ptrev/ptrace_handover.h"
 #include "ptrev/ptrace_wait.h"
 #include "ptrev/start_state.h"
 #include "ptrev/syscall_inject.h"
@@ -186,9 +187,21 @@ static int match_start(const struct relaunch *rl, pid_t pid, int memfd, char *wh
 	return rc;
 }
 
-void relaunch_bind_copy(const struct relaunch *rl, pid_t pid)
+int relaunch_adopt(const struct relaunch *rl, pid_t pid, int *memfd, char *why, size_t whylen)
 {
+	char err[256], path[64];
+	*memfd = -1;
+	if (ptrace_adopt(pid, RELAUNCH_PTRACE_OPTIONS, err, sizeof err) < 0)
+		return fail(why, whylen, "%s", err);
 	cpu_bind_tracer_and_on(pid, rl->cpu);
+	snprintf(path, sizeof path, "/proc/%d/mem", (int)pid);
+	*memfd = open(path, O_RDWR | O_CLOEXEC);
+	if (*memfd < 0) {
+		int e = errno;
+		ptrace_park_kill(pid);
+		return fail(why, whylen, "the copy's memory: %s", strerror(e));
+	}
+	return 0;
 }
 
 /* Everything after the launch: options, memory, the start state, the

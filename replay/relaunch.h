@@ -51,11 +51,13 @@ void relaunch_free(struct relaunch *rl);
 int relaunch_start(const struct relaunch *rl, bool hide_vdso, pid_t *pid, int *memfd, char *why,
 		   size_t whylen);
 
-/* A copy of such a process taken over by the calling thread
- * (ptrace_adopt): the thread and the copy on the CPU the recording ran
- * on, as relaunch_start binds them. A tail's job thread stands on another
- * CPU than the session's: there, every stop of the copy crossed CPUs
- * (a tail stepped at a sixth of its rate). */
-void relaunch_bind_copy(const struct relaunch *rl, pid_t pid);
+/* A parked copy of such a process (ptrace_handover.h) taken over by the
+ * calling thread as relaunch_start leaves a launch: traced with the same
+ * options, the thread and the copy on the CPU the recording ran on (a
+ * tail's job thread stands on another CPU than the session's: there,
+ * every stop of the copy crossed CPUs, and a tail stepped at a sixth of
+ * its rate), *memfd its /proc/PID/mem. 0, or -1 with why (the copy is
+ * killed then). */
+int relaunch_adopt(const struct relaunch *rl, pid_t pid, int *memfd, char *why, size_t whylen);
 
 #endif

@@ -5,7 +5,6 @@
 
 #include "event_replay.h"
 #include "ptrev/materialise.h"
-#include "ptrev/ptrace_handover.h"
 #include "relaunch.h"
 
 #include <errno.h>
@@ -24,18 +23,11 @@ int rp_start_state(struct replayer *r)
 static int adopt(struct replayer *r, pid_t copy)
 {
 	char err[256];
-	if (ptrace_adopt(copy, RELAUNCH_PTRACE_OPTIONS, err, sizeof err) < 0) {
+	if (relaunch_adopt(&r->start, copy, &r->base.memfd, err, sizeof err) < 0) {
 		fprintf(stderr, "ptrev: replaying up to where the tail begins again (%s)\n", err);
 		return -1;
 	}
-	relaunch_bind_copy(&r->start, copy);
 	r->base.pid = copy;
-	if (rp_open_mem(&r->base) < 0) {
-		fprintf(stderr, "ptrev: replaying up to where the tail begins again (the copy's "
-			"memory: %s)\n", strerror(errno));
-		rp_kill(&r->base);
-		return -1;
-	}
 	return 0;
 }
 

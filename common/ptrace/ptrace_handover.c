@@ -13,24 +13,6 @@
 #include <sys/wait.h>
 #include <time.h>
 
-/* Below: ptrace_park uses it. */
-void ptrace_park_kill(pid_t pid);
-
-/* pid's state letter from /proc ('T': stopped), 0 when unknown. */
-static char proc_state(pid_t pid)
-{
-	char path[64], buf[512];
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return 0;
-	size_t n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	const char *p = strrchr(buf, ')');
-	return p && p[1] == ' ' ? p[2] : 0;
-}
-
 int ptrace_park(pid_t pid)
 {
 	/* A SIGSTOP queued, then detached with no signal: the pending
@@ -49,7 +31,7 @@ int ptrace_park(pid_t pid)
 	}
 	/* Seen stopped, or killed: never left running. */
 	for (int ms = 0; ms < 1000; ms++) {
-		if (proc_state(pid) == 'T')
+		if (ptrace_task_state(pid, pid) == 'T')
 			return 0;
 		nanosleep(&(struct timespec){0, 1000000}, NULL);
 	}

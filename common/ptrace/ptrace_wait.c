@@ -33,18 +33,24 @@ int ptrace_wait_task(pid_t tid, int *status)
 	return ptrace_waitpid(tid, status, __WALL) == tid ? 0 : -1;
 }
 
-bool ptrace_task_dead(pid_t pid, pid_t tid)
+char ptrace_task_state(pid_t pid, pid_t tid)
 {
 	char path[80], buf[512];
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return true;
+		return 0;
 	ssize_t n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
-		return true;
+		return 0;
 	buf[n] = 0;
 	char *p = strrchr(buf, ')'); /* the name may contain anything */
-	return !p || p[1] == 0 || p[2] == 'Z' || p[2] == 'X';
+	return p && p[1] ? p[2] : 0;
+}
+
+bool ptrace_task_dead(pid_t pid, pid_t tid)
+{
+	char state = ptrace_task_state(pid, tid);
+	return state == 0 || state == 'Z' || state == 'X';
 }

@@ -33,4 +33,8 @@ int ptrace_wait_task(pid_t tid, int *status);
  * its exit is. */
 bool ptrace_task_dead(pid_t pid, pid_t tid);
 
+/* Thread tid of process pid's state letter in /proc ('T': stopped, 't':
+ * at a ptrace stop, 'Z': a zombie...); 0 when it cannot be read (gone). */
+char ptrace_task_state(pid_t pid, pid_t tid);
+
 #endif
