@@ -15,8 +15,11 @@ struct event_end {
 	uint64_t replay_ns; /* how long the native replay to the end took */
 };
 
-struct event_end *event_end_open(const struct trace_data *td, char *err, size_t errlen)
+struct event_end *event_end_open(const struct trace_data *td, struct event_end_failure *at,
+				 char *err, size_t errlen)
 {
+	if (at)
+		*at = (struct event_end_failure){0};
 	struct event_end *ee = calloc(1, sizeof *ee);
 	if (!ee) {
 		snprintf(err, errlen, "out of memory");
@@ -25,6 +28,8 @@ struct event_end *event_end_open(const struct trace_data *td, char *err, size_t 
 	uint64_t t0 = erp_now_ns();
 	if (erp_replay_to_end(&ee->e, td) < 0) {
 		snprintf(err, errlen, "%s", ee->e.why);
+		if (at)
+			*at = ee->e.failed_at;
 		event_end_close(ee);
 		return NULL;
 	}

@@ -21,6 +21,11 @@ int erp_fail(struct erp *e, const char *fmt, ...)
 	return -1;
 }
 
+void erp_failed_at(struct erp *e, const struct erp_thread *t, uint64_t k)
+{
+	e->failed_at = (struct event_end_failure){t->rec_tid, k};
+}
+
 int erp_count_stop(struct erp *e)
 {
 	e->stops++;

@@ -537,6 +537,7 @@ int erp_syscall(struct erp *e, struct erp_thread *t, const struct trace_syscall 
 	if (why) {
 		char name[96];
 		syscall_label(s->nr, NULL, name, sizeof name);
+		erp_failed_at(e, t, s->pos);
 		return erp_fail(e, "%s at event %llu of thread %d cannot be replayed yet: %s",
 				name, (unsigned long long)s->pos, (int)t->rec_tid, why);
 	}

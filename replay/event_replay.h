@@ -262,6 +262,9 @@ struct erp {
 	enum { SKIP_BOLD, SKIP_CAREFUL, SKIP_NONE } skip_level;
 	uint64_t skip_from;
 	bool skip_missed;
+	/* The syscall the replay cannot reproduce (erp_failed_at), for a
+	 * replay that ends there instead (event_cut.h). */
+	struct event_end_failure failed_at;
 	char why[512];
 };
 
@@ -274,6 +277,10 @@ struct erp_thread *erp_thread_live(struct erp *e, pid_t tid);
 /* The SIGFRAME recorded for signal event k of rec_tid, or NULL. */
 const struct trace_sigframe *erp_sigframe(const struct erp *e, pid_t rec_tid, uint64_t k);
 int erp_fail(struct erp *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The failure about to be told (erp_fail) is t's syscall event k, which
+ * it stands at the entry of as recorded, and which the replay cannot
+ * reproduce. Kept in failed_at. */
+void erp_failed_at(struct erp *e, const struct erp_thread *t, uint64_t k);
 /* A ptrace stop was taken: counted; -1 (with why) when the owner asked the
  * replay to stop, else 0. */
 int erp_count_stop(struct erp *e);

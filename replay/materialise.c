@@ -429,6 +429,8 @@ static int make(const struct trace_data *ev, size_t from, const struct trace_sta
 		st->cut_short = rc == 0 && !all_done(&e) && ev->complete;
 		st->ns = erp_now_ns() - t0;
 		st->resumed_at = e.resumed_at;
+		if (rc < 0)
+			st->failed_at = e.failed_at;
 	}
 	if (rc == 0 && copies)
 		copies->start = erp_take_start_copy(&e);

@@ -18,9 +18,23 @@
 
 struct event_end;
 
+/* Where a replay stopped because it cannot reproduce a recorded syscall
+ * (syscall_table.h: SysV shared memory, io_uring, AIO, userfaultfd...):
+ * thread tid (as recorded) stood at the entry of its syscall `event`, as
+ * the recording has it (its number and arguments checked). tid 0: the
+ * replay failed otherwise (it diverged: the state before may differ from
+ * the recording's already, somewhere no event shows; the program did not
+ * start). */
+struct event_end_failure {
+	pid_t tid;
+	uint64_t event;
+};
+
 /* Re-execute td (an event recording, borrowed) to its end. NULL with err
- * when it cannot be (the replay diverged, the program cannot start). */
-struct event_end *event_end_open(const struct trace_data *td, char *err, size_t errlen);
+ * when it cannot be (the replay diverged, the program cannot start), and
+ * where it failed in *at (may be NULL). */
+struct event_end *event_end_open(const struct trace_data *td, struct event_end_failure *at,
+				 char *err, size_t errlen);
 void event_end_close(struct event_end *ee);
 
 /* A copy of this replay parked on its way to the end (one thread only:

@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "ptrev/event_end.h"
 #include "ptrev/trace_file.h"
 
 struct materialise_stats {
@@ -29,6 +30,9 @@ struct materialise_stats {
 	bool cut_short;         /* the thread order ended before the program
 	                           did (a recorder stopped early): the history
 	                           ends there */
+	/* A failure at a syscall no replay can reproduce: where
+	 * (event_cut.h makes the recording that ends there). */
+	struct event_end_failure failed_at;
 };
 
 /* How far a materialisation has gone, for another thread to read while it

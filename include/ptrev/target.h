@@ -249,8 +249,12 @@ struct target *target_history_new(struct timeline *tl, const struct trace_data *
 				  char *err, size_t errlen);
 /* An event recording whose history is not made yet (materialise.h): the
  * program at the end of the recording, every thread with full state; the
- * history is made when first needed. ev is borrowed. NULL with err. */
-struct target *target_history_new_event(const struct trace_data *ev, char *err, size_t errlen);
+ * history is made when first needed. ev is borrowed. saved (a recording
+ * read from a file): one whose replay meets a syscall no replay can
+ * reproduce is served up to that syscall's entry (event_cut.h), the user
+ * told at the first move. NULL with err. */
+struct target *target_history_new_event(const struct trace_data *ev, bool saved, char *err,
+					size_t errlen);
 
 struct target_record_opts {
 	const char *path;       /* -o FILE, or NULL: in memory only */

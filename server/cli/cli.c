@@ -524,7 +524,7 @@ static int cmd_replay(int argc, char **argv)
 	if (materialise_needed(&td)) {
 		/* The end first (quick: native); the history when gdb first
 		 * needs it. */
-		srv.target = target_history_new_event(&td, err, sizeof err);
+		srv.target = target_history_new_event(&td, true, err, sizeof err);
 		for (size_t i = 0; i < td.nthreads; i++)
 			nthreads += !td.threads[i].exited;
 	} else {

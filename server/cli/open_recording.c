@@ -7,12 +7,32 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ptrev/event_cut.h"
 #include "ptrev/materialise.h"
 
 void cli_say_torn(const char *path, const struct trace_data *td)
 {
 	if (td->torn[0])
 		fprintf(stderr, "ptrev: %s: %s; using the records before it\n", path, td->torn);
+}
+
+/* The history of td up to the syscall no replay can reproduce that its
+ * making stopped at (st->failed_at; err says which): td cut there
+ * (event_cut.h), as `ptrev replay` serves it. 0, or -1 with err. */
+static int made_up_to(const char *path, const struct trace_data *td,
+		      struct materialise_stats *st, struct trace_data *made, char *err,
+		      size_t errlen)
+{
+	struct trace_data cut;
+	char why[256];
+	if (event_cut(td, st->failed_at.tid, st->failed_at.event, &cut, why, sizeof why) < 0)
+		return -1; /* err still says why the whole one failed */
+	fprintf(stderr, "ptrev: %s: its history ends where thread %d enters its syscall event "
+		"%llu (%s); the recording goes on after it, out of reach\n", path,
+		(int)st->failed_at.tid, (unsigned long long)st->failed_at.event, err);
+	int rc = materialise_to_memory(&cut, made, st, NULL, err, errlen);
+	event_cut_free(&cut);
+	return rc;
 }
 
 int cli_open_recording(const char *path, struct trace_data *td, char *err, size_t errlen)
@@ -26,7 +46,10 @@ int cli_open_recording(const char *path, struct trace_data *td, char *err, size_
 	struct materialise_stats st;
 	fprintf(stderr, "ptrev: %s is an event recording: making its history (re-executing it "
 		"block by block)...\n", path);
-	if (materialise_to_memory(td, &made, &st, NULL, err, errlen) != 0) {
+	int rc = materialise_to_memory(td, &made, &st, NULL, err, errlen);
+	if (rc != 0 && st.failed_at.tid)
+		rc = made_up_to(path, td, &st, &made, err, errlen);
+	if (rc != 0) {
 		char why[512];
 		snprintf(why, sizeof why, "cannot make its history: %s", err);
 		snprintf(err, errlen, "%s", why);

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "ptrev/event_cut.h"
 #include "ptrev/materialise.h"
 #include "ptrev/materialise_job.h"
 #include "ptrev/ptrace_handover.h"
@@ -30,13 +31,47 @@ static bool background_wanted(void)
 	return !v || strcmp(v, "0") != 0;
 }
 
-int history_event_open(struct history_event *he, const struct trace_data *ev, char *err,
-		       size_t errlen)
+/* ev's replay stopped at thread at->tid's syscall event at->event, which
+ * no replay can reproduce: serve ev cut there (everything before it, with
+ * full state) rather than nothing. he->end set, or -1 with why. */
+static int open_cut(struct history_event *he, const struct trace_data *ev,
+		    const struct event_end_failure *at, char *why, size_t whylen)
+{
+	char err[256];
+	if (event_cut(ev, at->tid, at->event, &he->cut, err, sizeof err) < 0) {
+		fprintf(stderr, "ptrev: cannot end the replay before that syscall: %s\n", err);
+		return -1;
+	}
+	he->cut_ok = true;
+	he->ev = &he->cut;
+	snprintf(he->cut_note, sizeof he->cut_note, "this replay ends where thread %d enters "
+		 "its syscall event %llu, which no replay can reproduce (%.400s); the recording "
+		 "goes on after it, out of reach. Everything before has full state.",
+		 (int)at->tid, (unsigned long long)at->event, why);
+	fprintf(stderr, "ptrev: %s\n", he->cut_note);
+	he->end = event_end_open(he->ev, NULL, why, whylen);
+	return he->end ? 0 : -1;
+}
+
+bool history_event_take_note(struct history_event *he, char *out, size_t outlen)
+{
+	if (!he->cut_ok || he->cut_told)
+		return false;
+	he->cut_told = true;
+	snprintf(out, outlen, "%s", he->cut_note);
+	return true;
+}
+
+int history_event_open(struct history_event *he, const struct trace_data *ev, bool may_cut,
+		       char *err, size_t errlen)
 {
 	memset(he, 0, sizeof *he);
 	he->ev = ev;
 	char why[768];
-	he->end = event_end_open(ev, why, sizeof why);
+	struct event_end_failure at;
+	he->end = event_end_open(ev, &at, why, sizeof why);
+	if (!he->end && may_cut && at.tid)
+		open_cut(he, ev, &at, why, sizeof why);
 	if (!he->end) {
 		/* The inner reason may say that earlier positions keep their
 		 * state: not in this replay, which must show the end first. */
@@ -47,6 +82,7 @@ int history_event_open(struct history_event *he, const struct trace_data *ev, ch
 	}
 	/* The thread that ended the recording: the one a fatal signal killed,
 	 * else the one that ran last. */
+	ev = he->ev;
 	for (size_t i = ev->nsignals; i-- > 0 && !he->last;)
 		if (ev->signals[i].handler_ip == 0)
 			he->last = ev->signals[i].tid;
@@ -78,6 +114,9 @@ void history_event_close(struct history_event *he)
 	he->tail_ok = false;
 	ptrace_park_kill(he->tail_start_copy);
 	he->tail_start_copy = 0;
+	if (he->cut_ok)
+		event_cut_free(&he->cut);
+	he->cut_ok = false;
 }
 
 /* Wait for job j, saying how far it is after 2 s and then every 10 s: a

@@ -61,7 +61,7 @@ static struct target *past(struct event_recording_target *r)
 	if (r->past || !r->engine)
 		return r->past;
 	if (event_engine_present(r->engine, err, sizeof r->past_err) < 0 ||
-	    !(r->past = target_history_new_event(event_engine_data(r->engine), err,
+	    !(r->past = target_history_new_event(event_engine_data(r->engine), false, err,
 						 sizeof r->past_err)))
 		fprintf(stderr, "ptrev: no history of the recording here: %s\n", err);
 	else

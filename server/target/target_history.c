@@ -749,7 +749,11 @@ static void history_set_alive(struct target *t, bool (*alive)(void *ctx), void *
 static bool history_move_note(struct target *t, struct strbuf *out)
 {
 	struct history_target *h = hist(t);
-	char note[512];
+	char note[640];
+	if (h->ev && history_event_take_note(h->ev, note, sizeof note)) {
+		strbuf_puts(out, note);
+		return true;
+	}
 	if (!h->tl || !timeline_take_move_note(h->tl, note, sizeof note))
 		return false;
 	strbuf_puts(out, note);
@@ -860,7 +864,8 @@ struct target *target_history_new(struct timeline *tl, const struct trace_data *
 	return &h->base;
 }
 
-struct target *target_history_new_event(const struct trace_data *ev, char *err, size_t errlen)
+struct target *target_history_new_event(const struct trace_data *ev, bool saved, char *err,
+					size_t errlen)
 {
 	const char *pid = trace_meta(ev, "pid");
 	struct history_target *h = calloc(1, sizeof *h);
@@ -871,7 +876,7 @@ struct target *target_history_new_event(const struct trace_data *ev, char *err, 
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	if (history_event_open(he, ev, err, errlen) < 0) {
+	if (history_event_open(he, ev, saved, err, errlen) < 0) {
 		history_event_close(he);
 		free(he);
 		free(h);
@@ -879,7 +884,7 @@ struct target *target_history_new_event(const struct trace_data *ev, char *err, 
 	}
 	h->base.ops = &history_ops;
 	h->ev = he;
-	h->td = ev;
+	h->td = he->ev; /* the recording, or its cut */
 	h->pid = pid ? (pid_t)atoi(pid) : he->last;
 	h->initial = he->last;
 	return &h->base;

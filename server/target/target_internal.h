@@ -119,13 +119,26 @@ struct history_event {
 	size_t tail_last;
 	struct trace_data tail_view;
 	pid_t last;                  /* the thread that ended it */
+	/* A saved recording whose replay must stop at a syscall it cannot
+	 * reproduce is served cut there (event_cut.h): ev is the cut, of the
+	 * recording given to history_event_open; cut_note says so to gdb's
+	 * user once (history_event_take_note). */
+	struct trace_data cut;
+	bool cut_ok, cut_told;
+	char cut_note[640];
 	/* Its history being made in the background from the start (NULL:
 	 * not, PTREV_BACKGROUND_HISTORY=0, or taken). */
 	struct materialise_job *job;
 };
-/* The state at the end (a native re-execution). 0, or -1 with err. */
-int history_event_open(struct history_event *he, const struct trace_data *ev, char *err,
-		       size_t errlen);
+/* The state at the end (a native re-execution). With may_cut (a saved
+ * recording, not a live session's past, which must reach the present),
+ * a recording whose replay meets a syscall it cannot reproduce ends at
+ * that syscall's entry instead. 0, or -1 with err. */
+int history_event_open(struct history_event *he, const struct trace_data *ev, bool may_cut,
+		       char *err, size_t errlen);
+/* What gdb's user is to hear once about this history (it ends before the
+ * recording does): true with it in out. */
+bool history_event_take_note(struct history_event *he, char *out, size_t outlen);
 void history_event_close(struct history_event *he);
 /* The timeline over its history, at its end: the whole history (made
  * now, or the background's waited for), or, unless whole, the history of

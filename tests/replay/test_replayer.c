@@ -1090,7 +1090,7 @@ static void end_copies_case(const char *ptrev, const char *dir, const char *work
 		return;
 	snprintf(prog, sizeof prog, "%s/tail_work", dir);
 	uint64_t base = load_base(&td, "tail_work");
-	struct event_end *ee = base ? event_end_open(&td, err, sizeof err) : NULL;
+	struct event_end *ee = base ? event_end_open(&td, NULL, err, sizeof err) : NULL;
 	CHECK(ee, "tail_work's end replayed (base %#llx): %s", (unsigned long long)base,
 	      ee ? "" : err);
 	if (!ee) {

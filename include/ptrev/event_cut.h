@@ -1,0 +1,30 @@
+/* An event recording cut short where its replay must stop: at the entry of
+ * a recorded syscall that no replay can reproduce (SysV shared memory,
+ * io_uring, AIO, userfaultfd: syscall_table.h), so that everything before
+ * it can still be debugged with full state instead of nothing. The cut
+ * recording reads as if its recorder had been killed there (no END): the
+ * thread that made the syscall stands at its entry, which the log does
+ * not hold, and every other thread where its last run of the recorded
+ * order before that ended (at the entry of the syscall that ended the
+ * run, likewise not held, or at its STATE point). Positions keep their
+ * numbers: a cut recording is the original's prefix. */
+#ifndef PTREV_EVENT_CUT_H
+#define PTREV_EVENT_CUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ptrev/trace_file.h"
+
+/* *out is td cut at the entry of thread tid's syscall event `event`. Its
+ * event, mapping, thread and order arrays are its own; everything else
+ * (META, code, file copies, the recorded bytes) is td's, which must
+ * outlive it: free it with event_cut_free, never trace_data_free. 0, or
+ * -1 with err (td has no such syscall, or its thread order does not hold
+ * it). */
+int event_cut(const struct trace_data *td, pid_t tid, uint64_t event, struct trace_data *out,
+	      char *err, size_t errlen);
+void event_cut_free(struct trace_data *out);
+
+#endif

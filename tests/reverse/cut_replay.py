@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""An event recording whose replay meets a syscall no replay can reproduce
+(shmat: SysV shared memory) is served up to that syscall's entry, with
+full state, instead of not at all (issue 12: a syscall the table cannot
+describe never costs all state of the recording). Before, `ptrev replay`
+refused the whole recording and gdb saw `Remote communication error`.
+
+shm_late: a worker adds to `total` and blocks in read; main then calls
+shmat. The oracle is the live run under gdb, stopped at shmat's entry by
+`catch syscall shmat` (and, for the reverse-continue, at the worker's last
+call of add_round): registers, backtraces and variables must be the
+same at the replay's end and where the replay goes back to. The user is
+told where the replay ends on ptrev's stderr and in gdb's console at the
+first move (over TCP, where ptrev's stderr is not gdb's). `ptrev decode`
+makes the history up to there.
+
+usage: cut_replay.py PTREV PROGRAM_DIR WORK_DIR
+"""
+import os
+import re
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'pylib'))
+from ptrev_checks import check, finish, free_port, full_state_count, gdb_batch, record  # noqa: E402
+
+NOTE = 'this replay ends where thread'
+# Registers a live stop and the replay must agree on: not rdi (shmat's
+# segment id, the kernel's choice in each run), eflags and r11 (flags of
+# arithmetic on it), rax (-ENOSYS at a live syscall-entry stop), k0-k7
+# (AVX-512 masks: whatever the run's libc left there).
+SAME = ['rip', 'rsp', 'rbp', 'rbx', 'rcx', 'rdx', 'rsi', 'r8', 'r9', 'r10', 'r12', 'r13',
+        'r14', 'r15', 'cs', 'ss', 'fs_base']
+
+
+def registers(text):
+    """The first `info registers` in text: name -> value."""
+    regs = {}
+    for m in re.finditer(r'^(\w+)\s+(0x[0-9a-f]+)\s', text, re.M):
+        regs.setdefault(m.group(1), m.group(2))
+    return regs
+
+
+def same_registers(a, b):
+    ra, rb = registers(a), registers(b)
+    diff = [r for r in SAME if ra.get(r) != rb.get(r)]
+    return not diff and len(ra) > 20, diff
+
+
+def frames(text):
+    """Backtrace lines, the segment id left out (its value is the run's)."""
+    return [re.sub(r'(shmid|id)=\d+', r'\1=N', line)
+            for line in text.splitlines() if re.match(r'#\d+ ', line)]
+
+
+def values(text):
+    return re.findall(r'^\$\d+ = (.*)$', text, re.M)
+
+
+def section(text, begin, end):
+    """text from the echo of command `begin` up to that of `end`."""
+    i = text.find('+' + begin)
+    j = text.find('+' + end, i + 1) if i >= 0 else -1
+    return text[i:j] if i >= 0 and j >= 0 else ''
+
+
+def live(prog, env, stop):
+    return gdb_batch(prog, ['set startup-with-shell off', 'unset environment LINES',
+                            'unset environment COLUMNS'] + stop +
+                     ['run', 'info registers', 'bt', 'print total', 'thread 2', 'bt',
+                      'kill'], env=env, timeout=120)
+
+
+def main():
+    ptrev, progdir, work = sys.argv[1:4]
+    os.makedirs(work, exist_ok=True)
+    prog = os.path.abspath(os.path.join(progdir, 'shm_late'))
+    trace = os.path.join(work, 'shm_late.ptrev')
+    # One environment for the recording and the live runs: the stack's
+    # addresses depend on it.
+    env = {k: v for k, v in os.environ.items() if k not in ('LINES', 'COLUMNS')}
+    r = record(ptrev, 'event', trace, [prog], env=env)
+    check(r.returncode == 0 and 'total=15 seen=16' in r.stdout,
+          'shm_late recorded (%s)' % r.stdout.strip())
+
+    at_shmat = live(prog, env, ['catch syscall shmat'])
+    at_work = live(prog, env, ['break add_round if i == 5'])
+    check('Catchpoint 1 (call to syscall shmat)' in at_shmat and 'worker' in at_work,
+          'the live oracle stopped at shmat\'s entry and at the worker\'s last round')
+
+    # The replay, over gdb's pipe.
+    rep = gdb_batch(prog, [
+        'target remote | %s replay --stdio %s' % (ptrev, trace),
+        'info registers', 'bt', 'print total', 'thread 2', 'bt', 'monitor why',
+        'thread 1', 'reverse-finish', 'bt', 'print total', 'monitor why',
+        'break add_round', 'reverse-continue', 'info registers', 'bt', 'print i',
+        'print total', 'monitor why', 'delete', 'continue', 'bt', 'print total'], timeout=300)
+    check('Remote communication error' not in rep and NOTE in rep,
+          'the replay opens, and says where it ends')
+    end = section(rep, 'info registers', 'reverse-finish')
+    ok, diff = same_registers(at_shmat, end)
+    check(ok, 'at the end (shmat\'s entry) the live run\'s registers (differing: %s)' % diff)
+    check(frames(section(at_shmat, 'bt', 'print total')) == frames(section(end, 'bt', 'print')),
+          'main\'s backtrace as live: %s' % frames(section(end, 'bt', 'print')))
+    check(values(end)[:1] == values(at_shmat)[:1] == ['15'], 'total as live: %s' % values(end))
+    check('worker (arg=' in section(end, 'thread 2', 'monitor why'),
+          'the worker\'s backtrace reaches worker()')
+    # gdb writes monitor's output to stderr: counted, not placed.
+    check(full_state_count(rep) == 3, 'full state at the end, after the reverse-finish and at '
+          'the reverse-continue\'s stop')
+    back = section(rep, 'reverse-finish', 'break ')
+    check('attach_segment (id=' in back and values(back) == ['15'],
+          'reverse-finish out of shmat: in attach_segment')
+    hit = section(rep, 'reverse-continue', 'delete')
+    ok, diff = same_registers(at_work, hit)
+    check(ok, 'reverse-continue to the worker\'s last round: the live run\'s registers '
+          '(differing: %s)' % diff)
+    check(values(hit) == ['5', '10'] and values(section(at_work, 'print total', 'thread 2'))
+          == ['10'], 'there i and total as live: %s' % values(hit))
+    check(frames(hit) == frames(section(at_work, 'bt', 'print total')),
+          'and the worker\'s backtrace: %s' % frames(hit))
+    fwd = rep[rep.rfind('+continue'):]
+    check('No more reverse-execution history' in fwd and 'shmat (' in fwd and
+          values(fwd) == ['15'], 'continue runs forward to the end again')
+
+    # Over TCP: the note reaches gdb's console, not only ptrev's stderr.
+    port = free_port()
+    err_path = os.path.join(work, 'replay.err')
+    with open(err_path, 'w') as err:
+        srv = subprocess.Popen([ptrev, 'replay', '--listen', '127.0.0.1:%d' % port, trace],
+                               stdout=subprocess.DEVNULL, stderr=err)
+    try:
+        tcp = ''
+        for _ in range(50):
+            tcp = gdb_batch(prog, ['target remote 127.0.0.1:%d' % port, 'reverse-stepi',
+                                   'monitor why', 'reverse-stepi'], timeout=300)
+            if 'Connection refused' not in tcp:
+                break
+            subprocess.run(['sleep', '0.2'])
+    finally:
+        srv.wait(timeout=60)
+    check(tcp.count(NOTE) == 1 and 'shmat' in tcp,
+          'over TCP gdb\'s console says once where the replay ends')
+    check(NOTE in open(err_path).read(), '...and so does ptrev\'s stderr')
+
+    d = subprocess.run([ptrev, 'decode', trace], capture_output=True, text=True, timeout=300)
+    check(d.returncode == 0 and 'its history ends where thread' in d.stderr and
+          d.stdout.count('\n') > 10000,
+          'ptrev decode makes the history up to shmat (%d lines): %s' %
+          (d.stdout.count('\n'), d.stderr.strip()[-300:]))
+    return finish()
+
+
+if __name__ == '__main__':
+    sys.exit(main())
