@@ -311,8 +311,37 @@ uint64_t erp_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-int erp_run_for(struct erp *e, struct erp_thread *t, uint64_t ns, int guard, uint64_t guard_ns,
-		int *st)
+/* The timer's signal reaches a thread only where the thread does not
+ * block it, and threads that block every signal are common (xz's workers,
+ * thread pools): there it stayed pending, a timed run went on to the
+ * tracer's much later stop, past the point it was to stop short of, and
+ * the search fell back to a trap at every pass (minutes: hot_loop
+ * blocked). For as long as the timer may signal, t's mask lets its signal
+ * through (PTRACE_SETSIGMASK); the tracer suppresses it at its delivery
+ * stop, so the program never sees it, and its own mask is back before it
+ * runs anything else: every caller restores it at the run's stop, before
+ * a syscall there is emulated or run. *saved: the mask to restore; false
+ * when nothing was changed. */
+static bool timer_let_through(struct erp_thread *t, uint64_t *saved)
+{
+	uint64_t bit = 1ull << (CPU_TIMER_SIGNAL - 1), mask;
+	if (ptrace(PTRACE_GETSIGMASK, t->tid, (void *)sizeof mask, saved) < 0 || !(*saved & bit))
+		return false;
+	mask = *saved & ~bit;
+	return ptrace(PTRACE_SETSIGMASK, t->tid, (void *)sizeof mask, &mask) == 0;
+}
+
+static int timer_mask_back(struct erp *e, struct erp_thread *t, bool changed, uint64_t saved)
+{
+	if (!changed || t->gone || e->exited ||
+	    ptrace(PTRACE_SETSIGMASK, t->tid, (void *)sizeof saved, &saved) == 0 || errno == ESRCH)
+		return 0;
+	return erp_fail(e, "thread %d: cannot restore its signal mask: %s", (int)t->rec_tid,
+			strerror(errno));
+}
+
+static int run_for(struct erp *e, struct erp_thread *t, uint64_t ns, int guard, uint64_t guard_ns,
+		   int *st)
 {
 	bool timed = guard >= 0 && guard_ns && cpu_timer_arm(guard, guard_ns) == 0;
 	uint64_t start = erp_now_ns();
@@ -364,6 +393,17 @@ int erp_run_for(struct erp *e, struct erp_thread *t, uint64_t ns, int guard, uin
 	return rc;
 }
 
+int erp_run_for(struct erp *e, struct erp_thread *t, uint64_t ns, int guard, uint64_t guard_ns,
+		int *st)
+{
+	uint64_t saved = 0;
+	bool changed = guard >= 0 && timer_let_through(t, &saved);
+	int rc = run_for(e, t, ns, guard, guard_ns, st);
+	if (timer_mask_back(e, t, changed, saved) < 0)
+		return -1;
+	return rc;
+}
+
 uint64_t erp_backstop_ns(uint64_t cpu_ns)
 {
 	return 8 * cpu_ns + 50000000;
@@ -394,7 +434,10 @@ int erp_timed_end(struct erp *e, struct erp_thread *t, struct erp_timed *tm, boo
 	tm->guard = -1;
 	if (!going_on || guard < 0 || !cpu_timer_pending(t->tid, CPU_TIMER_SIGNAL))
 		return 0;
-	if (erp_resume(e, t, PTRACE_CONT, 0, &ws) < 0)
+	uint64_t saved = 0;
+	bool changed = timer_let_through(t, &saved);
+	int rc = erp_resume(e, t, PTRACE_CONT, 0, &ws);
+	if (timer_mask_back(e, t, changed, saved) < 0 || rc < 0)
 		return -1;
 	if (!erp_timer_stop(t, guard, ws))
 		return erp_fail(e, "thread %d: its CPU-time timer's signal did not come",
