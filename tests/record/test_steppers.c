@@ -143,7 +143,18 @@ static int record(struct rec *r, const char *stepper, const char *prog, const ch
 	r->stepper = stepper;
 	snprintf(file, sizeof file, "%s/%s%s-%s.ptrev", workdir, base, arg ? "-arg" : "", stepper);
 	snprintf(errf, sizeof errf, "%s.record.err", file);
-	r->status = run(rec_argv, stepper, NULL, errf);
+	/* This VM now and then loses a debug register's hit; the recorder
+	 * says so and stops (bstep_run). That is the machine, not the
+	 * stepper: recorded again, at most twice. */
+	for (int attempt = 0; attempt < 3; attempt++) {
+		r->status = run(rec_argv, stepper, NULL, errf);
+		char *said = slurp(errf);
+		bool lost = said && strstr(said, "did not stop it");
+		free(said);
+		if (!lost)
+			break;
+		printf("%s: the VM lost a debug register's hit; recording again\n", stepper);
+	}
 	if (trace_read_file(file, &r->td, err, sizeof err) < 0) {
 		CHECK(0, "%s: cannot read %s: %s", stepper, file, err);
 		return -1;

@@ -3,7 +3,8 @@
  * by a debug register (left armed, RF set, re-armed elsewhere); a fault
  * before the address (told apart, int3 lifted); single steps over an armed
  * register, kept for a near instruction, disarmed (and RF cleared) for one
- * that saves EFLAGS; the thread's end during a run. Inferior:
+ * that saves EFLAGS; a register run never hit stopped at the next syscall;
+ * the thread's end during a run. Inferior:
  * tests/programs/blk_prog, whose labels nm gives. */
 #include "ptrev/block_step.h"
 #include "ptrev/debugregs.h"
@@ -189,6 +190,16 @@ int main(void)
 	      (unsigned long long)peek_dr(pid, 7), (unsigned long long)r.eflags);
 	ptrace(PTRACE_GETREGS, pid, NULL, &back);
 	CHECK(!(back.eflags & BSTEP_EFLAGS_RF), "RF cleared in the thread");
+
+	/* A register's run that its hit never ends (a VM that loses one; here
+	 * an address never executed) goes no further than the thread's next
+	 * syscall: stopped at its entry, not run on to the program's exit. */
+	CHECK(run_to(b, pid, never, BSTEP_HW, 1, &st, &r) == 0 && WIFSTOPPED(st) &&
+	      WSTOPSIG(st) == SIGTRAP && r.orig_rax != (unsigned long long)-1 &&
+	      r.rax == (unsigned long long)-ENOSYS,
+	      "a lost hit stops at the next syscall's entry: status %#x orig_rax %lld",
+	      st, (long long)r.orig_rax);
+	bstep_disarm(b, pid, 0);
 
 	/* The end of the thread during a run. */
 	CHECK(run_to(b, pid, never, BSTEP_INT3, -1, &st, &r) == 0 && WIFEXITED(st) &&
