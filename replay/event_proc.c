@@ -311,30 +311,16 @@ uint64_t erp_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* The timer's signal reaches a thread only where the thread does not
- * block it, and threads that block every signal are common (xz's workers,
- * thread pools): there it stayed pending, a timed run went on to the
- * tracer's much later stop, past the point it was to stop short of, and
- * the search fell back to a trap at every pass (minutes: hot_loop
- * blocked). For as long as the timer may signal, t's mask lets its signal
- * through (PTRACE_SETSIGMASK); the tracer suppresses it at its delivery
- * stop, so the program never sees it, and its own mask is back before it
- * runs anything else: every caller restores it at the run's stop, before
- * a syscall there is emulated or run. *saved: the mask to restore; false
- * when nothing was changed. */
-static bool timer_let_through(struct erp_thread *t, uint64_t *saved)
-{
-	uint64_t bit = 1ull << (CPU_TIMER_SIGNAL - 1), mask;
-	if (ptrace(PTRACE_GETSIGMASK, t->tid, (void *)sizeof mask, saved) < 0 || !(*saved & bit))
-		return false;
-	mask = *saved & ~bit;
-	return ptrace(PTRACE_SETSIGMASK, t->tid, (void *)sizeof mask, &mask) == 0;
-}
-
+/* Threads that block every signal get the timer's all the same
+ * (cpu_timer_let_through): before, it stayed pending, a timed run went on
+ * to the tracer's much later stop, past the point it was to stop short
+ * of, and the search counted every pass (minutes: hot_loop blocked). The
+ * mask is back at the run's stop, before a syscall there is emulated or
+ * run. */
 static int timer_mask_back(struct erp *e, struct erp_thread *t, bool changed, uint64_t saved)
 {
-	if (!changed || t->gone || e->exited ||
-	    ptrace(PTRACE_SETSIGMASK, t->tid, (void *)sizeof saved, &saved) == 0 || errno == ESRCH)
+	if (!changed || t->gone || e->exited || cpu_timer_mask_back(t->tid, saved) == 0 ||
+	    errno == ESRCH)
 		return 0;
 	return erp_fail(e, "thread %d: cannot restore its signal mask: %s", (int)t->rec_tid,
 			strerror(errno));
@@ -397,7 +383,7 @@ int erp_run_for(struct erp *e, struct erp_thread *t, uint64_t ns, int guard, uin
 		int *st)
 {
 	uint64_t saved = 0;
-	bool changed = guard >= 0 && timer_let_through(t, &saved);
+	bool changed = guard >= 0 && cpu_timer_let_through(t->tid, &saved);
 	int rc = run_for(e, t, ns, guard, guard_ns, st);
 	if (timer_mask_back(e, t, changed, saved) < 0)
 		return -1;
@@ -435,7 +421,7 @@ int erp_timed_end(struct erp *e, struct erp_thread *t, struct erp_timed *tm, boo
 	if (!going_on || guard < 0 || !cpu_timer_pending(t->tid, CPU_TIMER_SIGNAL))
 		return 0;
 	uint64_t saved = 0;
-	bool changed = timer_let_through(t, &saved);
+	bool changed = cpu_timer_let_through(t->tid, &saved);
 	int rc = erp_resume(e, t, PTRACE_CONT, 0, &ws);
 	if (timer_mask_back(e, t, changed, saved) < 0 || rc < 0)
 		return -1;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -87,6 +88,20 @@ static bool has(const char *line, const char *key, int sig)
 	size_t n = strlen(key);
 	return strncmp(line, key, n) == 0 && sscanf(line + n, "%llx", &mask) == 1 &&
 	       (mask >> (sig - 1)) & 1;
+}
+
+bool cpu_timer_let_through(pid_t tid, uint64_t *saved)
+{
+	uint64_t bit = 1ull << (CPU_TIMER_SIGNAL - 1), mask;
+	if (ptrace(PTRACE_GETSIGMASK, tid, (void *)sizeof mask, saved) < 0 || !(*saved & bit))
+		return false;
+	mask = *saved & ~bit;
+	return ptrace(PTRACE_SETSIGMASK, tid, (void *)sizeof mask, &mask) == 0;
+}
+
+int cpu_timer_mask_back(pid_t tid, uint64_t saved)
+{
+	return ptrace(PTRACE_SETSIGMASK, tid, (void *)sizeof saved, &saved) < 0 ? -1 : 0;
 }
 
 bool cpu_timer_pending(pid_t tid, int sig)

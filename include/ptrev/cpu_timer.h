@@ -48,4 +48,15 @@ uint64_t cpu_clock_read(int fd);
 /* Is signal sig pending at thread tid (its own or its process's)? */
 bool cpu_timer_pending(pid_t tid, int sig);
 
+/* The signal reaches a thread only where the thread does not block it,
+ * and threads that block every signal are common (xz's workers, thread
+ * pools): there it stays pending and the thread runs on. For as long as
+ * the timer may signal, traced thread tid (stopped) lets it through
+ * (PTRACE_SETSIGMASK): true when its mask was changed, *saved the mask
+ * to put back with cpu_timer_mask_back at its next stop, before it runs
+ * anything of its own (a syscall there would see the changed mask). */
+bool cpu_timer_let_through(pid_t tid, uint64_t *saved);
+/* 0, or -1 (errno; ESRCH: the thread is gone). */
+int cpu_timer_mask_back(pid_t tid, uint64_t saved);
+
 #endif

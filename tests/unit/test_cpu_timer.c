@@ -4,7 +4,11 @@
  * descriptor it stops it again; a signal the child has pending is seen
  * (cpu_timer_pending) and one it has not is not. The CPU clock
  * (cpu_clock_open) counts the child's computing (two timer periods of it
- * at least) and not the time it is stopped. Skipped (77) where the
+ * at least) and not the time it is stopped. A child that blocks every
+ * signal gets the timer's stop where the tracer lets it through
+ * (cpu_timer_let_through), its own mask back afterwards; not let
+ * through, the signal stays pending and it runs on to its end. Skipped
+ * (77) where the
  * kernel gives no task-clock event (a container's seccomp,
  * perf_event_paranoid). */
 #include <errno.h>
@@ -20,6 +24,41 @@
 #include "../check.h"
 
 static volatile unsigned long counter;
+
+/* A traced child that blocks every signal and computes for a while. */
+static void blocked_signals(void)
+{
+	pid_t c = fork();
+	if (c == 0) {
+		sigset_t all;
+		sigfillset(&all);
+		sigprocmask(SIG_SETMASK, &all, NULL);
+		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+		raise(SIGSTOP);
+		for (unsigned long i = 0; i < 400000000ul; i++)
+			counter++;
+		_exit(3);
+	}
+	int st, fd = -1;
+	uint64_t saved = 0, now = 0;
+	CHECK(waitpid(c, &st, 0) == c && WIFSTOPPED(st), "the blocking child stops");
+	CHECK((fd = cpu_timer_open(c)) >= 0);
+	CHECK(cpu_timer_arm(fd, 1000000) == 0);
+	CHECK(cpu_timer_let_through(c, &saved) && (saved & (1ull << (CPU_TIMER_SIGNAL - 1))),
+	      "its mask changed (it blocked the signal: %#llx)", (unsigned long long)saved);
+	CHECK(ptrace(PTRACE_CONT, c, NULL, NULL) == 0);
+	CHECK(waitpid(c, &st, 0) == c && WIFSTOPPED(st) && WSTOPSIG(st) == CPU_TIMER_SIGNAL,
+	      "let through, the timer stops it (status %#x)", st);
+	CHECK(cpu_timer_mask_back(c, saved) == 0 &&
+	      ptrace(PTRACE_GETSIGMASK, c, (void *)sizeof now, &now) == 0 && now == saved,
+	      "its own mask back (%#llx)", (unsigned long long)now);
+	/* Not let through: pending, never taken; the child computes on. */
+	CHECK(cpu_timer_arm(fd, 1000000) == 0);
+	CHECK(ptrace(PTRACE_CONT, c, NULL, NULL) == 0);
+	CHECK(waitpid(c, &st, 0) == c && WIFEXITED(st) && WEXITSTATUS(st) == 3,
+	      "not let through, it runs to its end (status %#x)", st);
+	cpu_timer_close(fd);
+}
 
 int main(void)
 {
@@ -74,5 +113,6 @@ int main(void)
 	cpu_timer_close(fd);
 	kill(c, SIGKILL);
 	waitpid(c, &st, 0);
+	blocked_signals();
 	return failures != 0;
 }
