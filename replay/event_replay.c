@@ -289,15 +289,17 @@ static int all_of_one_thread(struct erp *e)
 /* The replay process: the program launched, or the copy e->resume
  * adopted, its one thread standing where it had done its events before
  * resume.next (as it stood there in the replay that parked it: the
- * stretches are deterministic). A copy that cannot be adopted is gone:
- * the program is launched instead. */
+ * stretches are deterministic). A copy that cannot serve (more threads, a
+ * tail from a run, a copy past the tail's start or the recording's end)
+ * or cannot be adopted is gone: the program is launched instead. */
 static int launch_or_resume(struct erp *e)
 {
 	struct erp_copy c = e->resume;
 	e->resume = (struct erp_copy){0};
 	if (!c.pid)
 		return erp_launch(e);
-	if (e->nthreads != 1 || c.next > e->threads[0].nev) {
+	if (e->nthreads != 1 || e->tail_run || c.next > e->threads[0].nev ||
+	    (e->tail_from && c.next > e->tail_from)) {
 		ptrace_park_kill(c.pid);
 		return erp_launch(e);
 	}
@@ -468,14 +470,9 @@ int erp_replay_tail(struct erp *e, const struct trace_data *td, const struct erp
 		    size_t from, const struct trace_state *point, size_t run,
 		    const atomic_bool *stop, bool keep_start, struct erp_copy resume)
 {
-	if (run) {
-		ptrace_park_kill(resume.pid);
-		return replay_as(e, td, obs, &(struct erp){.tail_run = run, .stop = stop});
-	}
-	if (resume.next > from) {
-		ptrace_park_kill(resume.pid);
-		resume = (struct erp_copy){0};
-	}
+	if (run)
+		return replay_as(e, td, obs, &(struct erp){.tail_run = run, .stop = stop,
+							   .resume = resume});
 	return replay_as(e, td, obs,
 			 &(struct erp){.tail_obs = obs, .tail_from = from, .tail_point = point,
 				       .stop = stop, .keep_start = keep_start, .resume = resume});
@@ -495,10 +492,6 @@ int erp_replay_until(struct erp *e, const struct trace_data *td, size_t from,
 int erp_replay_until_from(struct erp *e, const struct trace_data *td, size_t from,
 			  const struct trace_state *point, struct erp_copy resume)
 {
-	if (resume.next > from) {
-		ptrace_park_kill(resume.pid);
-		resume = (struct erp_copy){0};
-	}
 	return replay_as(e, td, NULL,
 			 &(struct erp){.hold_at_tail = true, .tail_from = from,
 				       .tail_point = point, .resume = resume});
@@ -514,12 +507,8 @@ int erp_replay_until_searching(struct erp *e, const struct trace_data *td, size_
 			       const struct event_search_point *points, size_t n,
 			       const struct event_give_up *give_up, struct erp_copy resume)
 {
-	struct erp how = {.hold_at_tail = true, .nsearch = n, .give_up = give_up};
-	if (run || resume.next > from) {
-		ptrace_park_kill(resume.pid);
-		resume = (struct erp_copy){0};
-	}
-	how.resume = resume;
+	struct erp how = {.hold_at_tail = true, .nsearch = n, .give_up = give_up,
+			  .resume = resume};
 	if (run) {
 		how.tail_run = run;
 	} else {
