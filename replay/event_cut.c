@@ -100,23 +100,27 @@ static int keep_from_order(struct cut *c, pid_t tid, uint64_t event, size_t *cut
 		return -1;
 	}
 	*cut_run = i;
+	/* Each thread's last run before run i says where it stands. */
 	for (size_t r = 0; r < i; r++) {
 		struct kept *k = kept_of(c, td->sched[r].tid);
 		if (!k)
 			return -1;
 		k->n = td->sched[r].pos + td->sched[r].count;
-		k->ended = false;
-		const struct trace_syscall *s = syscall_at(td, k->tid, k->n - 1);
-		if (s && s->nr == SYS_exit)
-			k->ended = true;
-		else if (s && k->tid != tid)
+	}
+	struct kept *cut = kept_of(c, tid);
+	if (!cut)
+		return -1;
+	cut->n = event;
+	/* ...and what its last event was: one look at the syscalls per
+	 * thread, not per run (a recording has hundreds of thousands). */
+	for (size_t j = 0; j < c->nk; j++) {
+		struct kept *k = &c->k[j];
+		const struct trace_syscall *s =
+			k == cut || !k->n ? NULL : syscall_at(td, k->tid, k->n - 1);
+		k->ended = s && s->nr == SYS_exit;
+		if (s && !k->ended)
 			k->n--;
 	}
-	struct kept *k = kept_of(c, tid);
-	if (!k)
-		return -1;
-	k->n = event;
-	k->ended = false;
 	return 0;
 }
 
