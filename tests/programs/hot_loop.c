@@ -6,28 +6,17 @@
  * per thread; argv[2], where given: the loop is the inner one of two, of
  * that many iterations, and the outer loop's counter is a global (no
  * register or stack word tells which outer pass the thread is in: what
- * the replay's prediction of passes cannot see, replay/event_skip.c);
- * argv[3] "blocked": both threads block every signal while they loop, as
- * xz's workers and many thread pools do (a replay's CPU-time timer must
- * stop them all the same). */
+ * the replay's prediction of passes cannot see, replay/event_skip.c). */
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 static unsigned long n, inner, result[2];
-static int blocked;
 static volatile unsigned long outer[2];
 
 static void *loop(void *arg)
 {
 	unsigned long me = (unsigned long)arg, x = me;
-	if (blocked) {
-		sigset_t all;
-		sigfillset(&all);
-		pthread_sigmask(SIG_SETMASK, &all, NULL);
-	}
 	if (inner) {
 		for (outer[me] = 0; outer[me] < n / inner; outer[me]++)
 			/* The shift's count is in cl: rcx, where the outer
@@ -47,7 +36,6 @@ int main(int argc, char **argv)
 	pthread_t t;
 	n = argc > 1 ? strtoul(argv[1], NULL, 10) : 1000;
 	inner = argc > 2 ? strtoul(argv[2], NULL, 10) : 0;
-	blocked = argc > 3 && strcmp(argv[3], "blocked") == 0;
 	pthread_create(&t, NULL, loop, (void *)1ul);
 	loop((void *)0ul);
 	pthread_join(t, NULL);

@@ -15,9 +15,6 @@ time slice until the recording holds a point:
   - with PTREV_STATE_SKIP=0 (every pass counted, as before) the search
     takes minutes, and ptrev's line naming the thread, the point and the
     passes so far comes within a minute.
-The same with both threads blocking every signal (as xz's workers do):
-full state and the result, no run past a point and no timer signal lost
-(the timer reaching such threads: test_cpu_timer).
 hot_loop with its loop nested in one whose counter is a global (nothing
 the replay reads says which outer pass it is in), replayed with passes
 let go from 4,096 ahead (PTREV_STATE_SKIP=4096; by default 65,536, where
@@ -140,25 +137,6 @@ def main():
         check('not reached yet' not in out and 'counting every pass' not in out,
               'no pass-by-pass search (%r)' % out[-1500:])
         counted_slowly(ptrev, prog, trace)
-
-    # Threads that block every signal (xz's workers do): the replay's
-    # CPU-time timer, whose signal stayed pending there, must stop them
-    # all the same. Before, every timed run went on to the tracer's late
-    # stop, past the point, and the search counted every pass (3 min).
-    blocked = os.path.join(work, 'blocked.ptrev')
-    points, printed = record_with_point(ptrev, blocked, [prog, '3000000', '0', 'blocked'], '1')
-    check(points > 0, 'threads that block every signal: a recording with a STATE point (%d)'
-          % points)
-    if points:
-        out = open_replay(ptrev, prog, blocked)
-        full_state(out, printed, 'blocked signals')
-        # The timer's signal reaching such threads is test_cpu_timer's to
-        # prove; here the replay must be right and never run past a
-        # point. A count pass by pass for part of a stretch is allowed:
-        # beside another test in CI one stretch was (event_skip.c counts
-        # on after runs that barely moved the thread).
-        check('replaying again' not in out and 'did not come' not in out,
-              'blocked signals: no run past a point, no lost timer signal (%r)' % out[-1500:])
 
     # The nested loop: the model names the wrong outer pass. A point in
     # the first outer pass is found right away; record again until one
