@@ -35,6 +35,29 @@ static bool schedule_covers(const struct timeline *tl, size_t *nsched)
 	return ok;
 }
 
+static const struct trace_syscall *final_syscall(const struct timeline *tl,
+						 const struct tl_thread *t);
+
+/* Where a saved recording's global order ends. A program that ended in
+ * exit_group stands on that syscall instruction, as a one-thread history
+ * does (tl_thread_to_end) and as gdb's record full stops before it: past
+ * it, the thread would stand inside the syscall, which shows the same PC
+ * (the state there is the syscall's entry), and reverse-stepi's first
+ * step from the end would not move. Elsewhere (a live recording's
+ * present, a killed program): past the last instruction. */
+static uint64_t global_end(const struct timeline *tl)
+{
+	uint64_t total = sched_map_total(tl->sched), pos;
+	pid_t last;
+	if (!tl->saved || total == 0 || !sched_map_at(tl->sched, total - 1, &last, &pos))
+		return total;
+	const struct tl_thread *t = tl_thread(tl, last);
+	if (!t || t->end_ip_known || pos + 1 != tl_count(t))
+		return total;
+	const struct trace_syscall *sc = final_syscall(tl, t);
+	return sc && sc->nr == SYS_exit_group ? total - 1 : total;
+}
+
 static void feed(struct timeline *tl, const struct trace_sched_run *r)
 {
 	if (sched_map_add(tl->sched, r) != 0) {
@@ -86,12 +109,12 @@ void tl_order_sync(struct timeline *tl, bool was_at_end)
 	bool newly = covers && !tl->global;
 	tl->global = covers;
 	if (covers)
-		tl_set_global(tl, newly || was_at_end ? sched_map_total(tl->sched) : tl->gpos);
+		tl_set_global(tl, newly || was_at_end ? global_end(tl) : tl->gpos);
 }
 
 bool tl_order_at_end(const struct timeline *tl)
 {
-	return tl->global && tl->gpos >= sched_map_total(tl->sched);
+	return tl->global && tl->gpos >= global_end(tl);
 }
 
 void tl_set_global(struct timeline *tl, uint64_t g)
@@ -156,7 +179,7 @@ struct tl_thread *tl_to_end(struct timeline *tl)
 		uint64_t total = sched_map_total(tl->sched);
 		pid_t last = 0;
 		uint64_t pos;
-		tl_set_global(tl, total);
+		tl_set_global(tl, global_end(tl));
 		if (!report && total && sched_map_at(tl->sched, total - 1, &last, &pos))
 			report = tl_thread(tl, last);
 		return report ? report : &tl->threads[0];

