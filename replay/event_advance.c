@@ -113,8 +113,12 @@ static int diverged(struct erp *e, struct erp_thread *t, const char *want, const
 static int to_stop(struct erp *e, struct erp_thread *t, const struct trace_state *st,
 		   struct erp_stop *out)
 {
-	if (stepping(e))
+	if (stepping(e)) {
+		bool to_state = st || (t->next < t->nev && t->ev[t->next].kind == ERP_STATE);
+		if (!to_state && e->obs->before_stretch && e->obs->before_stretch(e, t) < 0)
+			return -1;
 		return erp_step_to_stop(e, t, st, out);
+	}
 	if (!t->clock_open) {
 		t->clock = cpu_clock_open(t->tid);
 		t->clock_open = true;

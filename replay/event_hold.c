@@ -15,6 +15,8 @@ struct event_hold {
 	uint64_t done;  /* instructions completed, all threads */
 	bool due;       /* done == want: hold before the next one */
 	bool held;
+	struct event_hold_anchor anchor; /* pc 0: none */
+	bool anchored;  /* the thread ran natively to it */
 };
 
 /* The stepper runs a block and the branch after it (at most
@@ -66,6 +68,24 @@ static int on_ready(struct erp *e, struct erp_thread *t)
 	return -1; /* unwinds the replay, its process left as it stands */
 }
 
+/* The anchor's thread about to step the stretch that holds the anchor
+ * (it stands at the stretch's first instruction: done says so, as only
+ * that thread runs in it): natively to the anchor instead. */
+static int on_before_stretch(struct erp *e, struct erp_thread *t)
+{
+	struct event_hold *h = (struct event_hold *)e;
+	const struct event_hold_anchor *a = &h->anchor;
+	if (!a->pc || h->anchored || t->rec_tid != a->tid || h->done != a->start)
+		return 0;
+	h->anchored = true;
+	if (erp_run_passes(e, t, a->pc, a->passes) < 0)
+		return -1;
+	h->done = a->at;
+	near(h);
+	h->due = h->done == h->want;
+	return 0;
+}
+
 static const struct erp_observer hold_observer = {
 	.start = on_start,
 	.insn = on_insn,
@@ -74,6 +94,7 @@ static const struct erp_observer hold_observer = {
 	.end = erp_obs_ignore_ip,
 	.run = erp_obs_ignore_run,
 	.ready = on_ready,
+	.before_stretch = on_before_stretch,
 };
 
 /* How many runs of ev's order can run natively before gpos, and how many
@@ -107,8 +128,9 @@ size_t event_hold_native_prefix(const struct trace_data *ev, const struct trace_
 	return n;
 }
 
-struct event_hold *event_hold_at(const struct trace_data *ev, const struct trace_data *made,
-				 uint64_t gpos, char *why, size_t whylen)
+static struct event_hold *hold_at(const struct trace_data *ev, const struct trace_data *made,
+				  uint64_t gpos, const struct event_hold_anchor *anchor, char *why,
+				  size_t whylen)
 {
 	struct event_hold *h = calloc(1, sizeof *h);
 	if (!h) {
@@ -121,6 +143,8 @@ struct event_hold *event_hold_at(const struct trace_data *ev, const struct trace
 	size_t native = event_hold_native_prefix(ev, made, first, gpos, &h->done);
 	h->want = gpos;
 	h->due = gpos == h->done;
+	if (anchor)
+		h->anchor = *anchor;
 	int rc = erp_replay_from(&h->e, ev, &hold_observer, native, first);
 	if (!h->held) {
 		snprintf(why, whylen, "%s", rc < 0 ? h->e.why
@@ -128,7 +152,25 @@ struct event_hold *event_hold_at(const struct trace_data *ev, const struct trace
 		event_hold_free(h);
 		return NULL;
 	}
+	if (anchor && getenv("PTREV_HOLD_ANCHOR_SAY"))
+		fprintf(stderr, "ptrev: global instruction %llu: %s\n",
+			(unsigned long long)gpos,
+			h->anchored ? "reached natively to its anchor" : "its anchor not used");
 	return h;
+}
+
+struct event_hold *event_hold_at(const struct trace_data *ev, const struct trace_data *made,
+				 uint64_t gpos, const struct event_hold_anchor *anchor, char *why,
+				 size_t whylen)
+{
+	struct event_hold *h = hold_at(ev, made, gpos, anchor, why, whylen);
+	if (h || !anchor)
+		return h;
+	/* The count was not for the run the replay made (it met something
+	 * on the way): the same by stepping, as without an anchor. */
+	fprintf(stderr, "ptrev: global instruction %llu not reached natively (%s): stepping "
+		"there\n", (unsigned long long)gpos, why);
+	return hold_at(ev, made, gpos, NULL, why, whylen);
 }
 
 void event_hold_free(struct event_hold *h)

@@ -15,7 +15,8 @@
  * (nothing is kept between positions): natively (near the program's own
  * speed between its events) up to a few runs of the recorded order before
  * the position, stepped from there (some 200,000 instructions a second
- * here). Which run holds the position comes from the history's own thread
+ * here), but for the run that holds the position, where the thread runs
+ * natively to an anchor the history chose (below) and steps the rest. Which run holds the position comes from the history's own thread
  * order (made: SCHED runs counted in instructions, one per run of the
  * event order that ran any), matched to the event order by thread. A thread held at the entry of a syscall (its run
  * ended there; the syscall completes when it runs next) is shown as it
@@ -32,11 +33,29 @@
 
 struct event_hold;
 
+/* A place inside the run that holds a position, reached natively: the
+ * thread (recorded tid) runs alone from global instruction start (the
+ * first of a stretch of it with no event inside, up to the position) to
+ * global instruction at, where it stands on its passes-th pass of pc
+ * counted from start (timeline_anchor.c chooses it from the history).
+ * Stepped from there. Without one, a hold steps the whole run, and the two
+ * before it, from their start: a run can be tens of millions of
+ * instructions, minutes at the stepper's rate. */
+struct event_hold_anchor {
+	pid_t tid;
+	uint64_t pc, passes;
+	uint64_t start, at;
+};
+
 /* Re-execute the event recording ev (borrowed) and hold it before global
- * instruction gpos of the history made, made from it. NULL with why when
- * the replay failed or ended first. */
+ * instruction gpos of the history made, made from it; through anchor when
+ * given (NULL: none), and again without it where the replay met something
+ * on the way there (said on stderr). NULL with why when the replay failed
+ * or ended first. PTREV_HOLD_ANCHOR_SAY (tests): whether the anchor was
+ * used is said on stderr. */
 struct event_hold *event_hold_at(const struct trace_data *ev, const struct trace_data *made,
-				 uint64_t gpos, char *why, size_t whylen);
+				 uint64_t gpos, const struct event_hold_anchor *anchor, char *why,
+				 size_t whylen);
 void event_hold_free(struct event_hold *h);
 
 /* How many runs of ev's order can run natively before gpos (runs from

@@ -152,6 +152,11 @@ struct erp_observer {
 	 * one, or to finish the syscall it stands in); every event before it,
 	 * a signal's delivery too, is done. */
 	int (*ready)(struct erp *e, struct erp_thread *t);
+	/* Optional: t is about to be stepped on to its next event, which is
+	 * not a STATE point (a syscall, an rdtsc, a fault): the observer may
+	 * first run it natively part of the way (erp_run_passes), for what
+	 * it tells nothing of. */
+	int (*before_stretch)(struct erp *e, struct erp_thread *t);
 	void *ctx;
 };
 /* Callbacks for an observer that needs only some of what a stepped run
@@ -406,6 +411,14 @@ int erp_step_to_stop(struct erp *e, struct erp_thread *t, const struct trace_sta
  * the passes let go). */
 int erp_skip_passes(struct erp *e, struct erp_thread *t, const struct trace_state *st,
 		    struct user_regs_struct *regs);
+
+/* ---- event_anchor.c ---- */
+/* Run t natively to its n-th pass of the instruction at pc, the place it
+ * stands counted when it stands there (n >= 1; 0 does nothing), with
+ * nothing else on the way: a syscall's entry, a signal or an rdtsc first
+ * is a failure (why set), and so is a pc that cannot be counted to (a
+ * REP string instruction, a call into the kernel). 0, or -1. */
+int erp_run_passes(struct erp *e, struct erp_thread *t, uint64_t pc, uint64_t n);
 
 /* ---- event_advance.c ---- */
 /* Is t where the STATE record st says (state_digest.h)? 1, 0, or -1. */

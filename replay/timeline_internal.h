@@ -1,6 +1,7 @@
 /* Shared by the timeline's files (include/ptrev/timeline.h), bottom up:
  *   timeline_threads.c  the recorded threads: their histories and positions
  *   timeline_order.c    the global order across threads (SCHED runs)
+ *   timeline_anchor.c   where a held replay gets to natively
  *   timeline_state.c    the state at the current position (the replayer)
  *   timeline.c          opening, growing and closing a timeline
  *   timeline_search.c   moving: steps and searches in both directions */
@@ -90,6 +91,13 @@ uint64_t tl_count(const struct tl_thread *t);
 bool tl_thread_in_past(const struct tl_thread *t);
 /* The PC at t's position from its own history (false: unknown there). */
 bool tl_thread_pc(const struct tl_thread *t, uint64_t *pc);
+
+/* ---- timeline_anchor.c ---- */
+struct event_hold_anchor;
+/* Where a replay held at global position gpos gets to natively: true with
+ * *a (event_hold.h), false when stepping from the run's start costs
+ * little or nothing can be counted to. */
+bool tl_hold_anchor(struct timeline *tl, uint64_t gpos, struct event_hold_anchor *a);
 
 /* ---- timeline_order.c ---- */
 /* Take the schedule runs added since the last call (was_at_end: the

@@ -114,7 +114,18 @@ static bool full_state_held(struct timeline *tl)
 		return tl->hold_state == 1;
 	event_hold_free(tl->hold);
 	tl->hold_gpos = tl->gpos;
-	tl->hold = event_hold_at(tl->events, tl->td, tl->gpos, why, sizeof why);
+	struct event_hold_anchor anchor;
+	bool anchored = tl_hold_anchor(tl, tl->gpos, &anchor);
+	tl->hold = event_hold_at(tl->events, tl->td, tl->gpos, anchored ? &anchor : NULL, why,
+				 sizeof why);
+	if (tl->hold && anchored && !hold_agrees(tl, why, sizeof why)) {
+		/* Not where the history says by way of the anchor: stepped
+		 * there instead, as without one. */
+		fprintf(stderr, "ptrev: global instruction %llu reached natively is not the "
+			"history's (%s): stepping there\n", (unsigned long long)tl->gpos, why);
+		event_hold_free(tl->hold);
+		tl->hold = event_hold_at(tl->events, tl->td, tl->gpos, NULL, why, sizeof why);
+	}
 	if (tl->hold && hold_agrees(tl, why, sizeof why)) {
 		tl->hold_state = 1;
 		return true;

@@ -18,6 +18,12 @@ thread's creation (clone3, syscall 435, is not in its table), and recording
 from after it, gdb 13 loops on IGNORE events at the first futex wait and
 never returns, with the other thread resumed outside the recording.
 
+With PTREV_HOLD_ANCHOR_MIN=0 and PTREV_HOLD_ANCHOR_SAY set (the test
+thread_diff_anchor), every state comes from a replay that ran natively to
+a place inside the run holding the position, counted from the history,
+and stepped from there (replay/timeline_anchor.c): the same states, and
+ptrev's lines saying the anchors were reached.
+
 usage: thread_diff.py PTREV PROGRAM WORK_DIR
 """
 import os
@@ -139,6 +145,13 @@ def main():
     check('<unavailable>' not in out, 'no register is unavailable at the end')
     if '<unavailable>' in out or len(got) != len(moves):
         print(out[-3000:])
+    if os.environ.get('PTREV_HOLD_ANCHOR_SAY'):
+        # Run with every held position reached through an anchor
+        # (PTREV_HOLD_ANCHOR_MIN=0): the states above came that way.
+        n = out.count('reached natively to its anchor')
+        check(n >= TURNS and 'not reached natively' not in out and
+              "is not the history's" not in out,
+              'the held replays ran natively to their anchors (%d times), none failed' % n)
     return finish()
 
 
