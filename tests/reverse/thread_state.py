@@ -20,6 +20,11 @@ sched_yield, as the handler's frame saved it) with full state. An
 sw recording of the same
 program still shows the PC only in the past, and says why.
 
+With PTREV_HOLD_ANCHOR_MIN=0 and PTREV_HOLD_ANCHOR_SAY set (the test
+thread_state_anchor), every held state comes through an anchor counted
+from the history (replay/timeline_anchor.c): the same checks, and ptrev's
+lines saying the anchors were reached.
+
 usage: thread_state.py PTREV PROGRAM_DIR WORK_DIR
 """
 import os
@@ -145,6 +150,14 @@ def main():
           cnt is not None and int(cnt.group(1)) == 1,
           'event: continue from the first bump stops at the second with counter 1 (%s)'
           % (cnt.group(1) if cnt else fwd[-300:]))
+    if os.environ.get('PTREV_HOLD_ANCHOR_SAY'):
+        # thread_state_anchor: every held state above came through an
+        # anchor (PTREV_HOLD_ANCHOR_MIN=0), none failed or disagreed.
+        m = out.count('reached natively to its anchor')
+        check(m > 0 and 'not reached natively' not in out and
+              "is not the history's" not in out,
+              'event: the held replays ran natively to their anchors (%d times), none failed'
+              % m)
 
     crashed(ptrev, progdir, work)
 
