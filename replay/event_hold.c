@@ -128,9 +128,9 @@ size_t event_hold_native_prefix(const struct trace_data *ev, const struct trace_
 	return n;
 }
 
-static struct event_hold *hold_at(const struct trace_data *ev, const struct trace_data *made,
-				  uint64_t gpos, const struct event_hold_anchor *anchor, char *why,
-				  size_t whylen)
+struct event_hold *event_hold_at(const struct trace_data *ev, const struct trace_data *made,
+				 uint64_t gpos, const struct event_hold_anchor *anchor, char *why,
+				 size_t whylen)
 {
 	struct event_hold *h = calloc(1, sizeof *h);
 	if (!h) {
@@ -157,20 +157,6 @@ static struct event_hold *hold_at(const struct trace_data *ev, const struct trac
 			(unsigned long long)gpos,
 			h->anchored ? "reached natively to its anchor" : "its anchor not used");
 	return h;
-}
-
-struct event_hold *event_hold_at(const struct trace_data *ev, const struct trace_data *made,
-				 uint64_t gpos, const struct event_hold_anchor *anchor, char *why,
-				 size_t whylen)
-{
-	struct event_hold *h = hold_at(ev, made, gpos, anchor, why, whylen);
-	if (h || !anchor)
-		return h;
-	/* The count was not for the run the replay made (it met something
-	 * on the way): the same by stepping, as without an anchor. */
-	fprintf(stderr, "ptrev: global instruction %llu not reached natively (%s): stepping "
-		"there\n", (unsigned long long)gpos, why);
-	return hold_at(ev, made, gpos, NULL, why, whylen);
 }
 
 void event_hold_free(struct event_hold *h)

@@ -16,7 +16,8 @@
  * speed between its events) up to a few runs of the recorded order before
  * the position, stepped from there (some 200,000 instructions a second
  * here), but for the run that holds the position, where the thread runs
- * natively to an anchor the history chose (below) and steps the rest. Which run holds the position comes from the history's own thread
+ * natively to an anchor the history chose (below) and steps the rest.
+ * Which run holds the position comes from the history's own thread
  * order (made: SCHED runs counted in instructions, one per run of the
  * event order that ran any), matched to the event order by thread. A thread held at the entry of a syscall (its run
  * ended there; the syscall completes when it runs next) is shown as it
@@ -49,10 +50,10 @@ struct event_hold_anchor {
 
 /* Re-execute the event recording ev (borrowed) and hold it before global
  * instruction gpos of the history made, made from it; through anchor when
- * given (NULL: none), and again without it where the replay met something
- * on the way there (said on stderr). NULL with why when the replay failed
- * or ended first. PTREV_HOLD_ANCHOR_SAY (tests): whether the anchor was
- * used is said on stderr. */
+ * given (NULL: none). NULL with why when the replay failed (through an
+ * anchor: met something on the way there) or ended first.
+ * PTREV_HOLD_ANCHOR_SAY (tests): whether the anchor was used is said on
+ * stderr. */
 struct event_hold *event_hold_at(const struct trace_data *ev, const struct trace_data *made,
 				 uint64_t gpos, const struct event_hold_anchor *anchor, char *why,
 				 size_t whylen);

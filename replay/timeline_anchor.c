@@ -42,10 +42,20 @@ struct pc_counts {
 	size_t cap, used;
 };
 
+/* pc's slot in keys (cap a power of two): its own, or the empty one
+ * where it goes. */
+static size_t slot_of(const uint64_t *keys, size_t cap, uint64_t pc)
+{
+	size_t j = (pc * 0x9e3779b97f4a7c15ull) >> 20 & (cap - 1);
+	while (keys[j] && keys[j] != pc)
+		j = (j + 1) & (cap - 1);
+	return j;
+}
+
 static uint64_t *count_of(struct pc_counts *c, uint64_t pc)
 {
 	if (2 * (c->used + 1) > c->cap) {
-		struct pc_counts g = {.cap = c->cap ? 2 * c->cap : 4096};
+		struct pc_counts g = {.cap = c->cap ? 2 * c->cap : 4096, .used = c->used};
 		g.pc = calloc(g.cap, sizeof *g.pc);
 		g.n = calloc(g.cap, sizeof *g.n);
 		if (!g.pc || !g.n) {
@@ -55,20 +65,15 @@ static uint64_t *count_of(struct pc_counts *c, uint64_t pc)
 		}
 		for (size_t i = 0; i < c->cap; i++)
 			if (c->pc[i]) {
-				size_t j = (c->pc[i] * 0x9e3779b97f4a7c15ull) >> 20 & (g.cap - 1);
-				while (g.pc[j])
-					j = (j + 1) & (g.cap - 1);
+				size_t j = slot_of(g.pc, g.cap, c->pc[i]);
 				g.pc[j] = c->pc[i];
 				g.n[j] = c->n[i];
 			}
-		g.used = c->used;
 		free(c->pc);
 		free(c->n);
 		*c = g;
 	}
-	size_t j = (pc * 0x9e3779b97f4a7c15ull) >> 20 & (c->cap - 1);
-	while (c->pc[j] && c->pc[j] != pc)
-		j = (j + 1) & (c->cap - 1);
+	size_t j = slot_of(c->pc, c->cap, pc);
 	if (!c->pc[j]) {
 		c->pc[j] = pc;
 		c->used++;

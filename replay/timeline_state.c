@@ -118,11 +118,12 @@ static bool full_state_held(struct timeline *tl)
 	bool anchored = tl_hold_anchor(tl, tl->gpos, &anchor);
 	tl->hold = event_hold_at(tl->events, tl->td, tl->gpos, anchored ? &anchor : NULL, why,
 				 sizeof why);
-	if (tl->hold && anchored && !hold_agrees(tl, why, sizeof why)) {
-		/* Not where the history says by way of the anchor: stepped
-		 * there instead, as without one. */
-		fprintf(stderr, "ptrev: global instruction %llu reached natively is not the "
-			"history's (%s): stepping there\n", (unsigned long long)tl->gpos, why);
+	if (anchored && !(tl->hold && hold_agrees(tl, why, sizeof why))) {
+		/* Through the anchor the replay met something on the way, or
+		 * stands elsewhere than the history says: stepped there
+		 * instead, as without one. */
+		fprintf(stderr, "ptrev: global instruction %llu not reached natively (%s): "
+			"stepping there\n", (unsigned long long)tl->gpos, why);
 		event_hold_free(tl->hold);
 		tl->hold = event_hold_at(tl->events, tl->td, tl->gpos, NULL, why, sizeof why);
 	}
