@@ -203,6 +203,32 @@ size_t event_end_tail_back(const struct event_end *ee, size_t end, uint64_t budg
 	return k > 1 ? k : 0;
 }
 
+size_t event_end_piece_back(const struct event_end *ee, size_t end, uint64_t budget_ns)
+{
+	if (ee->e.nthreads != 1 || end == 0 || end > ee->e.threads[0].nev)
+		return end ? end - 1 : 0;
+	const struct erp_thread *t = &ee->e.threads[0];
+	size_t k = end - 1; /* the last stretch, whatever it costs */
+	uint64_t ran = ran_ns(t, k);
+	while (k > 1 && ran + ran_ns(t, k - 1) <= budget_ns)
+		ran += ran_ns(t, --k);
+	return k;
+}
+
+size_t event_end_head_to(const struct event_end *ee, uint64_t budget_ns)
+{
+	if (ee->e.nthreads != 1)
+		return SIZE_MAX;
+	const struct erp_thread *t = &ee->e.threads[0];
+	if (t->nev < 2)
+		return SIZE_MAX;
+	size_t k = 0; /* the first stretch, whatever it costs */
+	uint64_t ran = ran_ns(t, 0);
+	while (k + 2 < t->nev && ran + ran_ns(t, k + 1) <= budget_ns)
+		ran += ran_ns(t, ++k);
+	return k + 2 < t->nev ? k : SIZE_MAX;
+}
+
 /* Is leaving out that much of a stretch worth a point? A point costs one
  * more native replay of the recording up to the stretch (at most what the
  * replay to the end took), single steps on to a cold PC and the traps of

@@ -97,6 +97,8 @@ bool erp_search_hit(struct erp *e, struct erp_thread *t, int st, bool stepped)
 	e->search_hits++;
 	e->search_last = t->next;
 	e->search_last_run = e->cur_run;
+	if (e->search_from && t->next >= e->search_from && !e->search_first)
+		e->search_first = t->next;
 	if (dr6 & 0x4001) { /* BS (a single step's end) or B0 */
 		inf_dr_write(t->tid, 6, dr6 & ~0xeull);
 		return false;
@@ -243,7 +245,11 @@ static int wait_stop_by(struct erp *e, struct erp_thread *t, int req, int *st, u
 		}
 		if (erp_count_stop(e) < 0 || given_up(e) < 0)
 			return -1;
-		if (!erp_search_hit(e, t, *st, req == PTRACE_SINGLESTEP))
+		bool passed = erp_search_hit(e, t, *st, req == PTRACE_SINGLESTEP);
+		if (e->search_first)
+			return erp_fail(e, "the first hit searched for came before event %zu",
+					e->search_first);
+		if (!passed)
 			break;
 		if (ptrace(req, t->tid, NULL, NULL) < 0)
 			return erp_fail(e, "replay thread %d: %s", (int)t->tid, strerror(errno));

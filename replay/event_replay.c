@@ -524,6 +524,21 @@ int erp_replay_until_searching(struct erp *e, const struct trace_data *td, size_
 	return replay_as(e, td, NULL, &how);
 }
 
+int erp_replay_searching_from(struct erp *e, const struct trace_data *td, size_t from,
+			      const struct event_search_point *points, size_t n,
+			      const struct event_give_up *give_up, struct erp_copy resume)
+{
+	struct erp how = {.nsearch = n, .give_up = give_up, .resume = resume,
+			  .search_from = from};
+	if (n == 0 || n > EVENT_SEARCH_MAX || from == 0) {
+		*e = how;
+		e->memfd = -1;
+		return erp_fail(e, "a search for 1 to %d points after an event", EVENT_SEARCH_MAX);
+	}
+	memcpy(how.search, points, n * sizeof *points);
+	return replay_as(e, td, NULL, &how);
+}
+
 void erp_release(struct erp *e, pid_t *pid, int *memfd)
 {
 	*pid = e->pid;

@@ -256,6 +256,11 @@ struct erp {
 	uint64_t search_dr7;     /* DR7's bits for them */
 	uint64_t search_hits;
 	size_t search_last, search_last_run;
+	/* A search forwards (event_end_search_on): the first hit in a
+	 * stretch before an event numbered search_from or later (its
+	 * thread's next; 0: none searched for) ends the replay (a failure,
+	 * search_first set to that event: what the search asked for). */
+	size_t search_from, search_first;
 	size_t cur_run;          /* the run of the recorded order replayed */
 	bool exited;          /* the replay process is gone */
 	/* How boldly passes of a hot loop are let go uncounted
@@ -506,6 +511,13 @@ int erp_replay_until_searching(struct erp *e, const struct trace_data *td, size_
 			       const struct trace_state *point, size_t run,
 			       const struct event_search_point *points, size_t n,
 			       const struct event_give_up *give_up, struct erp_copy resume);
+/* A one-thread recording's replay natively to its end (from the copy
+ * resume), with points as erp_replay_until_searching arms them, that ends
+ * at the first hit after the thread's event from - 1 (search_first); one
+ * that gets to the end met none there. */
+int erp_replay_searching_from(struct erp *e, const struct trace_data *td, size_t from,
+			      const struct event_search_point *points, size_t n,
+			      const struct event_give_up *give_up, struct erp_copy resume);
 
 /* ---- event_split.c ---- */
 /* e is held after the one thread's event tail_from - 1 (erp_replay_until

@@ -4,11 +4,13 @@
  * it, and only the stretch that holds that hit (and what follows) needs
  * stepping. The stretches are deterministic, so a native replay with
  * hardware breakpoints meets the same hits as the recorded run did, in
- * the same stretches; counting needs no instruction counter, only which
- * event the thread is to meet next when a hit comes. A hit is passed at
- * once (the kernel sets RF on an instruction breakpoint's trap, so the
- * instruction runs when the thread is resumed; a data breakpoint traps
- * after its instruction): one ptrace stop a hit. A multi-threaded
+ * the same stretches (so do the hits after a piece's end, for a
+ * continue past it: event_end_search_on); counting needs no instruction
+ * counter, only which event the thread is to meet next when a hit comes.
+ * A hit is passed at once (the kernel sets RF on an instruction
+ * breakpoint's trap, so the instruction runs when the thread is resumed;
+ * a data breakpoint traps after its instruction): one ptrace stop a
+ * hit. A multi-threaded
  * recording's replay runs its threads one at a time in the recorded
  * order, so a hit comes in the run being replayed; each new thread gets
  * the registers at its clone. */
@@ -85,4 +87,26 @@ int event_end_tail_search_run(const struct trace_data *td, size_t run,
 	}
 	return search(td, 0, NULL, run, points, n, hit_run, give_up, (struct erp_copy){0}, err,
 		      errlen);
+}
+
+int event_end_search_on(struct event_end *ee, const struct trace_data *td, size_t from,
+			const struct event_search_point *points, size_t n, size_t *stretch,
+			const struct event_give_up *give_up, char *err, size_t errlen)
+{
+	/* From the copy nearest before, which the end's replay made on its
+	 * way; the replay ends at the first hit after event from - 1. */
+	size_t next = 0;
+	pid_t c = from ? event_end_take_copy(ee, from, &next) : 0;
+	struct erp e;
+	int rc = erp_replay_searching_from(&e, td, from, points, n, give_up,
+					   (struct erp_copy){.pid = c, .next = next});
+	if (rc < 0 && e.search_first) {
+		*stretch = e.search_first;
+		rc = 1;
+	} else if (rc < 0) {
+		snprintf(err, errlen, "%s", e.why);
+		rc = e.gave_up ? -2 : -1;
+	}
+	erp_free(&e);
+	return rc;
 }

@@ -78,6 +78,17 @@ size_t event_end_tail_runs_of(const struct event_end *ee, size_t n);
 /* The same walking back from before event end (a tail that ends there:
  * materialise_cut). */
 size_t event_end_tail_back(const struct event_end *ee, size_t end, uint64_t budget_ns);
+/* The same for a piece that may stop short of the budget: the last
+ * stretch (before event end - 1) and as many before it as fit in
+ * budget_ns, none that would take it past (a stretch of a long
+ * computation next to short ones: growing a piece is no reason to step
+ * it). */
+size_t event_end_piece_back(const struct event_end *ee, size_t end, uint64_t budget_ns);
+/* The same from the program's start: the event a piece that begins there
+ * ends at (materialise_cut): the first stretch and as many after it as
+ * fit in budget_ns; its last event, or SIZE_MAX where that would be (about)
+ * all of it (one thread only). */
+size_t event_end_head_to(const struct event_end *ee, uint64_t budget_ns);
 /* The program's own native run time in the stretches before events
  * from .. end - 1 (the same estimate). */
 uint64_t event_end_tail_ns(const struct event_end *ee, size_t from, size_t end);
@@ -162,5 +173,13 @@ int event_end_tail_search_near(struct event_end *ee, const struct trace_data *td
 int event_end_tail_search_run(const struct trace_data *td, size_t run,
 			      const struct event_search_point *points, size_t n, size_t *hit_run,
 			      const struct event_give_up *give_up, char *err, size_t errlen);
+/* Going on forwards past a piece's end with a continue: where the first
+ * hit after event from - 1 comes (from > 0), the same way, the replay
+ * (from ee's copy nearest before) going no further than that hit: 1 with
+ * *stretch the event number k such that it came after event k - 1 and
+ * before event k, 0 when none came before the recording's end, -1, -2. */
+int event_end_search_on(struct event_end *ee, const struct trace_data *td, size_t from,
+			const struct event_search_point *points, size_t n, size_t *stretch,
+			const struct event_give_up *give_up, char *err, size_t errlen);
 
 #endif

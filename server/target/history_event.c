@@ -476,8 +476,7 @@ int history_event_search_back(struct history_event *he, const struct stop_set *s
 	if (rc < 0)
 		fprintf(stderr, "ptrev: cannot look for the breakpoint hit natively (%s)\n", err);
 	else if (rc == 0)
-		fprintf(stderr, "ptrev: no breakpoint or watchpoint hit before the history made: the "
-			"rest of the way back takes the whole history\n");
+		fprintf(stderr, "ptrev: no breakpoint or watchpoint hit before the history made\n");
 	return rc;
 }
 
@@ -520,7 +519,7 @@ size_t history_event_piece_from(struct history_event *he, size_t k)
 	const struct trace_state *point;
 	size_t cur = tail_start(he, &point);
 	uint64_t held = event_end_tail_ns(he->end, cur, he->tail_last + 1);
-	size_t grown = event_end_tail_back(he->end, k + 1, 2 * held);
+	size_t grown = event_end_piece_back(he->end, k + 1, 2 * held);
 	return grown && grown < k ? grown : k;
 }
 
@@ -560,8 +559,10 @@ static struct timeline *widen(struct history_event *he, size_t from, size_t run,
 	struct trace_data made, view = {0};
 	struct materialise_stats st;
 	bool cut = last != HISTORY_TO_END;
-	/* Not at a signal, nor right after one (event_end_clear_of_signals). */
-	if (!run && (from = event_end_clear_of_signals(he->end, from)) == 0) {
+	/* Not at a signal, nor right after one (event_end_clear_of_signals);
+	 * a piece may begin at the program's start (history_event_head). */
+	if (!run && !(cut && from == 0) &&
+	    (from = event_end_clear_of_signals(he->end, from)) == 0) {
 		snprintf(err, errlen, "it would begin at the program's start, before a signal");
 		return NULL;
 	}
@@ -610,10 +611,76 @@ struct timeline *history_event_widen(struct history_event *he, size_t from, size
 	return widen(he, from, 0, last, why, old, err, errlen);
 }
 
+struct timeline *history_event_head(struct history_event *he, struct timeline *old, char *err,
+				    size_t errlen)
+{
+	/* Four times a first tail's run, as history_event_wider says why. */
+	size_t last = he->end ? event_end_head_to(he->end, 4 * he->tail_budget_ns) : SIZE_MAX;
+	if (last == SIZE_MAX) {
+		err[0] = 0; /* nothing to say: the whole history is as short */
+		return NULL;
+	}
+	return widen(he, 0, 0, last, "going back to the program's start", old, err, errlen);
+}
+
+bool history_event_at_start(const struct history_event *he)
+{
+	return he->tail_ok && !he->made_ok && history_event_tail_from(he) == 0 &&
+	       history_event_tail_run(he) == 0;
+}
+
 struct timeline *history_event_widen_run(struct history_event *he, size_t run, const char *why,
 					 struct timeline *old, char *err, size_t errlen)
 {
 	return widen(he, 0, run, HISTORY_TO_END, why, old, err, errlen);
+}
+
+int history_event_search_on(struct history_event *he, const struct stop_set *stops, size_t *at)
+{
+	struct event_search_point pts[EVENT_SEARCH_MAX];
+	size_t n = 0, from = he->tail_last + 1, count = materialise_event_count(he->ev);
+	char err[512];
+	int rc = 0;
+	*at = 0;
+	if (!history_event_cut(he) || !he->end)
+		return -1;
+	for (size_t i = 0; i < stops->n; i++)
+		if (add_points(pts, &n, &stops->v[i]) < 0)
+			return -1; /* more than the debug registers hold */
+	if (n) {
+		fprintf(stderr, "ptrev: looking for the next breakpoint hit after the history made (a "
+			"native replay)...\n");
+		struct event_give_up give_up = {he->alive, he->alive_ctx};
+		rc = event_end_search_on(he->end, he->ev, from, pts, n, at, &give_up, err,
+					 sizeof err);
+	}
+	if (rc == -2) {
+		he->interrupted = true;
+		return -1;
+	}
+	if (rc < 0) {
+		fprintf(stderr, "ptrev: cannot look for the breakpoint hit natively (%s)\n", err);
+		return -1;
+	}
+	/* A recorded signal on the way stops gdb's move first: the tail
+	 * from the piece's start holds it (history_event_widen). */
+	if (event_end_last_signal(he->end, from, rc ? *at : count))
+		return -1;
+	return rc;
+}
+
+struct timeline *history_event_on(struct history_event *he, size_t at, struct timeline *old,
+				  char *err, size_t errlen)
+{
+	if (at)
+		return widen(he, at, 0, at, "going on to the next breakpoint hit (found natively)",
+			     old, err, errlen);
+	/* No hit: the recording's last stretches, as the first tail's. */
+	size_t from = he->end ? event_end_tail_from(he->end, he->tail_budget_ns) : 0;
+	if (from <= he->tail_last)
+		from = he->tail_last + 1;
+	return widen(he, from, 0, HISTORY_TO_END, "going on to the end (no breakpoint hit before "
+		     "it, found natively)", old, err, errlen);
 }
 
 struct timeline *history_event_make(struct history_event *he, bool whole, char *err,

@@ -5,6 +5,8 @@
  * uses one for the past of the recording it is making. */
 #include "target_internal.h"
 
+#include "ptrev/materialise.h"
+
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -76,13 +78,19 @@ static bool piece_to_tail(struct history_target *h, pid_t tid)
 	struct timeline_where w;
 	tid = timeline_thread_or_first(h->tl, tid);
 	timeline_where(h->tl, tid, &w);
-	struct timeline *tl = history_event_widen(h->ev, history_event_tail_from(h->ev),
-						  HISTORY_TO_END, "going on past the history made",
-						  h->tl, err, sizeof err);
+	/* A piece from the program's start: its tail to the end is the
+	 * whole history (the background's, where it is making it). */
+	bool whole = history_event_at_start(h->ev);
+	struct timeline *tl = whole ? history_event_make(h->ev, true, err, sizeof err)
+				    : history_event_widen(h->ev, history_event_tail_from(h->ev),
+							  HISTORY_TO_END, "going on past the history "
+							  "made", h->tl, err, sizeof err);
 	if (!tl) {
 		fprintf(stderr, "ptrev: cannot make the history on to the recording's end: %s\n", err);
 		return false;
 	}
+	if (whole)
+		timeline_close(h->tl);
 	h->tl = tl;
 	h->td = history_event_data(h->ev);
 	timeline_move_to(tl, tid, w.pos);
@@ -131,6 +139,8 @@ static bool whole_history_at(struct history_target *h, pid_t tid, bool at_start)
 		return true;
 	if (!at_start && history_event_cut(h->ev) && !piece_to_tail(h, tid))
 		return false;
+	if (!history_event_tail_only(h->ev))
+		return true; /* the piece began at the program's start */
 	tid = timeline_thread_or_first(h->tl, tid);
 	struct from_end fe = where_from_end(h->tl, tid);
 	struct timeline *tl = history_event_make(h->ev, true, err, sizeof err);
@@ -224,6 +234,8 @@ static bool further_back(struct history_target *h, pid_t tid, const struct stop_
 {
 	char err[512];
 	struct history_event *he = h->ev;
+	if (history_event_at_start(he))
+		return false; /* this history's start is the program's */
 	if (history_event_tail_run(he))
 		return further_back_run(h, tid, stops);
 	size_t from = 0, cur = history_event_tail_from(he);
@@ -243,6 +255,21 @@ static bool further_back(struct history_target *h, pid_t tid, const struct stop_
 		if (he->interrupted)
 			return false; /* gdb's Ctrl-C: no other way back either */
 		fprintf(stderr, "ptrev: cannot make the history of the hit's stretch (%s)\n", err);
+	}
+	if (found == 0 && bps && !history_event_whole_ready(he)) {
+		/* No hit before: on to the program's start, where only the
+		 * first stretches need stepping (its history's positions count
+		 * from there, as the whole one's do). */
+		struct timeline *tl = history_event_head(he, h->tl, err, sizeof err);
+		if (tl) {
+			take_history(h, tid, tl, NULL);
+			return true;
+		}
+		if (he->interrupted)
+			return false;
+		if (err[0]) /* none: the whole history is about as short */
+			fprintf(stderr, "ptrev: cannot make the history of the program's start alone "
+				"(%s)\n", err);
 	}
 	if (found == 0 && bps)
 		return whole_history_at(h, tid, true); /* no hit before: the program's start */
@@ -277,6 +304,69 @@ static bool further_back(struct history_target *h, pid_t tid, const struct stop_
 	}
 	take_history(h, tid, tl, &fe);
 	return true;
+}
+
+/* tid stands at the end of a piece of the history, going on forwards
+ * with breakpoints only (a continue): the piece (or last stretches) that
+ * holds the next hit, found natively, tid at its start; false when that
+ * cannot be (said on stderr; the tail from the piece's start will do). */
+static bool further_on(struct history_target *h, pid_t tid, const struct stop_set *stops)
+{
+	char err[512];
+	size_t at;
+	int found = history_event_search_on(h->ev, stops, &at);
+	if (found < 0)
+		return false;
+	struct timeline *tl = history_event_on(h->ev, found ? at : 0, h->tl, err, sizeof err);
+	if (!tl) {
+		if (!h->ev->interrupted)
+			fprintf(stderr, "ptrev: cannot make the history of the next hit's stretch "
+				"(%s)\n", err);
+		return false;
+	}
+	take_history(h, tid, tl, NULL);
+	timeline_move_to(tl, timeline_thread_or_first(tl, tid), 0);
+	return true;
+}
+
+/* A step past a piece's end: the same piece one stretch longer, tid
+ * where it stood (both count from the piece's start); false where that
+ * is not for a piece to do (the whole history ready, the recording's
+ * last stretch next, a failure: said on stderr). */
+static bool piece_on(struct history_target *h, pid_t tid)
+{
+	char err[512];
+	struct history_event *he = h->ev;
+	size_t next = he->tail_last + 1;
+	if (history_event_whole_ready(he) || next + 1 >= materialise_event_count(he->ev))
+		return false;
+	struct timeline_where w;
+	tid = timeline_thread_or_first(h->tl, tid);
+	timeline_where(h->tl, tid, &w);
+	struct timeline *tl = history_event_widen(he, history_event_tail_from(he), next,
+						  "going on past the history made, a stretch",
+						  h->tl, err, sizeof err);
+	if (!tl) {
+		if (!he->interrupted)
+			fprintf(stderr, "ptrev: cannot make the history of the next stretch (%s)\n",
+				err);
+		return false;
+	}
+	take_history(h, tid, tl, NULL);
+	timeline_move_to(tl, tid, w.pos);
+	return true;
+}
+
+/* Does tid stand on one of stops' breakpoints? */
+static bool at_breakpoint(struct history_target *h, pid_t tid, const struct stop_set *stops)
+{
+	uint64_t pc;
+	if (!timeline_pc(h->tl, tid, &pc))
+		return false;
+	for (size_t i = 0; i < stops->n; i++)
+		if (stops->v[i].type <= 1 && stops->v[i].addr == pc)
+			return true;
+	return false;
 }
 
 /* Is tid's state the end state of an event recording (before its history
@@ -504,14 +594,37 @@ static int history_resume(struct target *t, const struct target_resume *r)
 			rc = 0;
 		else
 			rc = timeline_forward(alive(h), tid, all, step, stops, &ts);
-		/* The end of a piece of the history is not the recording's: go
-		 * on in the tail from its start to the end (a move that ends
-		 * there, after the piece's last instruction, too: the piece
-		 * does not know what that instruction, a syscall, did). */
+		/* The end of a piece of the history is not the recording's:
+		 * a continue goes on in the piece of the next hit, a step in
+		 * the piece a stretch longer, anything else in the tail from
+		 * its start to the end (a move that ends there, after the
+		 * piece's last instruction, too: the piece does not know what
+		 * that instruction, a syscall, did). */
 		bool again = rc == 1 || (rc == 0 && ts.kind == TIMELINE_END);
-		if (h->ev && history_event_cut(h->ev) && (again || timeline_at_end(h->tl, tid)) &&
-		    piece_to_tail(h, tid) && again)
+		bool cut = h->ev && history_event_cut(h->ev) && !h->ev->interrupted;
+		if (cut && again && !step && stops && breakpoints_only(stops) &&
+		    !history_event_whole_ready(h->ev) && further_on(h, tid, stops)) {
+			/* A continue found natively where it goes next: only
+			 * that stretch is stepped. A piece that ends where the
+			 * hit is (where gdb stopped while it was recorded) ends
+			 * with the breakpoint's instruction still to run; at the
+			 * recording's end (a live one's present), the end of
+			 * the history, as going on in the whole one says. */
 			rc = timeline_forward(alive(h), tid, all, step, stops, &ts);
+			if (rc == 0 && ts.kind == TIMELINE_END && history_event_cut(h->ev) &&
+			    h->ev->tail_last + 1 < materialise_event_count(h->ev->ev) &&
+			    at_breakpoint(h, ts.tid, stops))
+				ts.kind = TIMELINE_BREAKPOINT;
+		} else if (h->ev && h->ev->interrupted) {
+			/* gdb's Ctrl-C during the search: the move ends here. */
+		} else if (cut && step && (again || timeline_at_end(h->tl, tid)) &&
+			   piece_on(h, tid)) {
+			if (again)
+				rc = timeline_forward(alive(h), tid, all, step, stops, &ts);
+		} else if (cut && (again || timeline_at_end(h->tl, tid)) && piece_to_tail(h, tid) &&
+			   again) {
+			rc = timeline_forward(alive(h), tid, all, step, stops, &ts);
+		}
 	}
 	/* A move that had to make more history, stopped by gdb. */
 	if ((rc == 0 && (ts.kind == TIMELINE_BEGIN || ts.kind == TIMELINE_END)) || rc == 1) {

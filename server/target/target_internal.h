@@ -188,6 +188,29 @@ bool history_event_cut(const struct history_event *he);
 struct timeline *history_event_widen(struct history_event *he, size_t from, size_t last,
 				     const char *why, struct timeline *old, char *err,
 				     size_t errlen);
+/* The history of the stretches from the program's start that hold about
+ * four times a first tail's native run (one thread: a piece, ending at an
+ * event; going on past it makes the whole history), made as
+ * history_event_widen makes one: where a reverse-continue found no hit
+ * before, only that is stepped. NULL with err, or with err empty where
+ * the whole history is about as short (or has more than one thread). */
+struct timeline *history_event_head(struct history_event *he, struct timeline *old, char *err,
+				    size_t errlen);
+/* Going on forwards past a piece's end with breakpoints only (a
+ * continue): 1 with *at the event k whose stretch holds the next hit
+ * (found natively from ee's copies: event_end_search_on), 0 when none
+ * comes before the recording's end, -1 when that is not for this search
+ * to say (a recorded signal on the way, watchpoints, more points than
+ * the debug registers hold, the search failed: said on stderr; gdb's
+ * Ctrl-C: interrupted). Then history_event_on makes the piece of that
+ * stretch alone (at 0: the recording's last stretches), at its end, as
+ * history_event_widen does: no hit lies between, so only it is stepped. */
+int history_event_search_on(struct history_event *he, const struct stop_set *stops, size_t *at);
+struct timeline *history_event_on(struct history_event *he, size_t at, struct timeline *old,
+				  char *err, size_t errlen);
+/* Does the history made (a piece) begin at the program's start? Then
+ * going back ends there; going on past its end needs the whole one. */
+bool history_event_at_start(const struct history_event *he);
 /* A multi-threaded recording's tail: the run of its order where the one
  * made begins (0: none made, or not such a tail); where one that holds
  * four times its native run time begins, at least a run more (0: the

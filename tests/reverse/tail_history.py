@@ -10,7 +10,10 @@ begins with the stretch of the last breakpoint hit before (found by a
 native replay with hardware breakpoints and watchpoints,
 replay/event_search.c); for
 steps, a tail about four times as long; instruction numbers (`monitor
-when`) take the whole history.
+when`) take the whole history. With no hit before, a reverse-continue
+makes the history of the program's first stretches only; a continue past
+a piece's end finds the next hit's stretch natively too, and a step
+there makes the piece a stretch longer.
 
 The oracle is the same session on the whole history made at the first
 move (PTREV_TAIL_HISTORY=0 PTREV_BACKGROUND_HISTORY=0): every register,
@@ -87,6 +90,33 @@ continue
 print round
 continue
 info registers rip
+'''
+
+# Back to the program's start with no breakpoint on the way (the
+# history of its first stretches only), forwards from there to round 0's
+# hit and round 1's (each stretch found natively, a piece of its own),
+# back to round 0's, and single steps on past that piece's end.
+START_SESSION = '''delete
+reverse-continue
+info registers
+stepi 3
+info registers rip rsp
+reverse-stepi 2
+info registers rip rsp
+break round_done
+continue
+print round
+bt
+continue
+print round
+reverse-continue
+print round
+info registers
+stepi 60
+info registers rip rsp
+bt
+continue
+print round
 '''
 
 # Back to main from the end, and a look around there.
@@ -240,17 +270,42 @@ def main():
     lines = re.findall(r'^ptrev: .*', ptail, re.M)
     check(len([ln for ln in lines if ln.startswith('ptrev: going back to the last breakpoint '
                                                    'hit')]) == 2
-          and any(ln.startswith('ptrev: going on past the history made: made the history of '
-                                'the last') for ln in lines)
+          and any(ln.startswith('ptrev: going on to the next breakpoint hit (found natively): '
+                                'made the history of events') for ln in lines)
           and not any(ln.startswith('ptrev: making the history of this') for ln in lines),
-          'two reverse-continues past the tail make a piece each; going forwards past the '
-          'piece\'s end makes the tail from its start (%s)' % lines)
+          'two reverse-continues past the tail make a piece each; a continue past the '
+          'piece\'s end finds the next hit\'s stretch natively, a piece too (%s)' % lines)
     hits = sum(ln.startswith('Breakpoint 1, round_done') for ln in state(ptail))
     check(state(pwhole) == state(ptail) and hits == 6,
           'through pieces and out of them, every hit, register and backtrace as on the whole '
           'history\n' + '\n'.join('%s | %s' % (a, b) for a, b in
                                    zip(state(pwhole), state(ptail)) if a != b)[:3000]
           + '\n(%d and %d lines, %d hits)' % (len(state(pwhole)), len(state(ptail)), hits))
+
+    # The program's start: no hit before, so only its first stretches are
+    # made; forwards, each hit's stretch found natively (sessions without
+    # pieces made the whole history for both).
+    owhole = gdb(ptrev, trace, prog, START_SESSION,
+                 {'PTREV_TAIL_HISTORY': '0', 'PTREV_BACKGROUND_HISTORY': '0'})
+    otail = gdb(ptrev, trace, prog, START_SESSION,
+                {'PTREV_TAIL_EVENTS': '1', 'PTREV_TAIL_US': '1', 'PTREV_BACKGROUND_HISTORY': '0'})
+    lines = re.findall(r'^ptrev: .*', otail, re.M)
+    check(any(re.match(r'ptrev: going back to the program\'s start: made the history of '
+                       r'events 0 to \d+ only: ', ln) for ln in lines)
+          and len([ln for ln in lines if ln.startswith(
+              'ptrev: going on to the next breakpoint hit (found natively): made the history '
+              'of events')]) >= 2
+          and not any(ln.startswith('ptrev: making the history of this') for ln in lines),
+          'a reverse-continue with no hit before makes the history of the program\'s first '
+          'stretches only; continues from there find each hit\'s stretch natively (%s)'
+          % lines)
+    orounds = re.findall(r'^\$\d+ = (\d+)$', owhole, re.M)
+    check(orounds == ['0', '1', '0', '1'] and 'No more reverse-execution history.' in owhole
+          and state(owhole) == state(otail),
+          'at the program\'s start and on to rounds 0 and 1 and back, every register, hit '
+          'and backtrace as on the whole history (%s)\n' % orounds
+          + '\n'.join('%s | %s' % (a, b) for a, b in zip(state(owhole), state(otail))
+                      if a != b)[:3000])
 
     # A watchpoint: total is written by every round's round_done; the
     # second reverse-continue goes past a one-event tail's start.

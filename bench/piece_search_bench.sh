@@ -1,0 +1,73 @@
+#!/bin/bash
+# Going back to a program's start and forwards again through an event
+# recording whose whole history is long: perl summing N squares (one
+# stretch of some 380 instructions a square, no syscall in it) and
+# writing the sum to a file and "done" to stdout. In gdb: break write,
+# reverse-continue to each write and on to the program's start (no hit
+# before it), then continue to each write again, each move timed, beside
+# the program's own native run in the same script (ratios against it,
+# absolute figures beside). Histories are made only when a move needs
+# them (PTREV_BACKGROUND_HISTORY=0): what each move costs by itself. With
+# BASE_PTREV the same moves on the same recording by that build too (an
+# earlier one), in turn with this one.
+#
+#   bench/piece_search_bench.sh PTREV [N] [BASE_PTREV]
+set -euo pipefail
+
+ptrev=${1:?usage: piece_search_bench.sh PTREV [N] [BASE_PTREV]}
+n=${2:-200000}
+base=${3:-}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+script="my \$s = 0; for my \$i (1..$n) { \$s += \$i * \$i } open(F, '>', '$tmp/sum.txt');
+print F \"\$s\\n\"; close F; print \"done\\n\""
+
+native() { # best of 3, seconds
+	local best=
+	for _ in 1 2 3; do
+		local t0 t1
+		t0=$(date +%s.%N)
+		perl -e "$script" >/dev/null
+		t1=$(date +%s.%N)
+		best=$(awk -v a="$t0" -v b="$t1" -v c="$best" \
+			'BEGIN { d = b - a; print (c == "" || d < c) ? d : c }')
+	done
+	echo "$best"
+}
+
+moves() { # PTREV: one line per move, its name and seconds
+	cat >"$tmp/m.gdb" <<GDB
+set pagination off
+python
+import time
+def timed(what, cmd):
+    t0 = time.time()
+    gdb.execute(cmd, to_string=True)
+    print('T %s %.3f' % (what, time.time() - t0))
+timed('open', 'target remote | $1 replay --stdio $tmp/perl.ptrev')
+gdb.execute('break write', to_string=True)
+for what in ('reverse-continue-1', 'reverse-continue-2', 'reverse-continue-3',
+             'continue-1', 'continue-2'):
+    timed(what, what.split('-')[0] if what.startswith('continue') else 'reverse-continue')
+end
+GDB
+	PTREV_BACKGROUND_HISTORY=0 gdb -nx -batch -x "$tmp/m.gdb" "$(command -v perl)" \
+		>"$tmp/gdb.out" 2>&1 || true
+	awk '$1 == "T" { print $2, $3 }' "$tmp/gdb.out"
+	grep -E '^(Python Exception|Error|ptrev: cannot)' "$tmp/gdb.out" >&2 || true
+}
+
+"$ptrev" record -o "$tmp/perl.ptrev" -- perl -e "$script" >/dev/null 2>&1
+nat=$(native)
+printf 'perl summing %d squares: native %.4f s\n' "$n" "$nat"
+moves "$ptrev" >"$tmp/new"
+if [ -n "$base" ]; then
+	moves "$base" >"$tmp/base"
+else
+	: >"$tmp/base"
+fi
+printf '%-20s %12s %14s %12s %14s\n' move 'this (s)' 'x native' 'base (s)' 'this/base'
+awk -v nat="$nat" 'NR == FNR { b[$1] = $2; next }
+	{ printf "%-20s %12.3f %14.0f", $1, $2, $2 / nat
+	  if ($1 in b) printf " %12.3f %14.3f", b[$1], (b[$1] > 0 ? $2 / b[$1] : 0)
+	  printf "\n" }' "$tmp/base" "$tmp/new"
