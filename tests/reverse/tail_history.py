@@ -95,7 +95,8 @@ info registers rip
 # Back to the program's start with no breakpoint on the way (the
 # history of its first stretches only), forwards from there to round 0's
 # hit and round 1's (each stretch found natively, a piece of its own),
-# back to round 0's, and single steps on past that piece's end.
+# back to round 0's, on to round 2's write and single steps on past the
+# end of its piece (which ends at the write's syscall).
 START_SESSION = '''delete
 reverse-continue
 info registers
@@ -117,6 +118,13 @@ info registers rip rsp
 bt
 continue
 print round
+delete
+break write
+continue
+info registers rip
+stepi 30
+info registers
+bt
 '''
 
 # Back to main from the end, and a look around there.
@@ -295,9 +303,12 @@ def main():
           and len([ln for ln in lines if ln.startswith(
               'ptrev: going on to the next breakpoint hit (found natively): made the history '
               'of events')]) >= 2
+          and any(ln.startswith('ptrev: going on past the history made, a stretch: made the '
+                                'history of events') for ln in lines)
           and not any(ln.startswith('ptrev: making the history of this') for ln in lines),
           'a reverse-continue with no hit before makes the history of the program\'s first '
-          'stretches only; continues from there find each hit\'s stretch natively (%s)'
+          'stretches only; continues from there find each hit\'s stretch natively; steps '
+          'past a piece\'s end make it a stretch longer (%s)'
           % lines)
     orounds = re.findall(r'^\$\d+ = (\d+)$', owhole, re.M)
     check(orounds == ['0', '1', '0', '1'] and 'No more reverse-execution history.' in owhole
