@@ -215,6 +215,32 @@ size_t event_end_piece_back(const struct event_end *ee, size_t end, uint64_t bud
 	return k;
 }
 
+size_t event_end_piece_on(const struct event_end *ee, size_t last, uint64_t budget_ns)
+{
+	if (ee->e.nthreads != 1)
+		return SIZE_MAX;
+	const struct erp_thread *t = &ee->e.threads[0];
+	size_t k = last + 1; /* the next stretch, whatever it costs */
+	if (k + 1 >= t->nev)
+		return SIZE_MAX;
+	uint64_t ran = ran_ns(t, k);
+	while (k + 2 < t->nev && ran + ran_ns(t, k + 1) <= budget_ns)
+		ran += ran_ns(t, ++k);
+	return k;
+}
+
+size_t event_end_head_run(const struct event_end *ee, uint64_t budget_ns)
+{
+	const struct trace_data *td = ee->e.td;
+	if (ee->e.nthreads < 2 || !td || td->nsched < 3)
+		return SIZE_MAX;
+	size_t i = 0; /* the first run, whatever it costs */
+	uint64_t ran = run_ns(ee, 0);
+	while (i + 2 < td->nsched && ran + run_ns(ee, i + 1) <= budget_ns)
+		ran += run_ns(ee, ++i);
+	return i + 2 < td->nsched ? i : SIZE_MAX;
+}
+
 size_t event_end_head_to(const struct event_end *ee, uint64_t budget_ns)
 {
 	if (ee->e.nthreads != 1)

@@ -84,6 +84,16 @@ size_t event_end_tail_back(const struct event_end *ee, size_t end, uint64_t budg
  * computation next to short ones: growing a piece is no reason to step
  * it). */
 size_t event_end_piece_back(const struct event_end *ee, size_t end, uint64_t budget_ns);
+/* The same on from a piece's last event `last` (going forwards past its
+ * end): the event a longer piece ends at, the next stretch and as many
+ * after it as fit in budget_ns; SIZE_MAX where the recording's last
+ * stretch would be in it (one thread only). */
+size_t event_end_piece_on(const struct event_end *ee, size_t last, uint64_t budget_ns);
+/* A multi-threaded recording's: the last run of its recorded order that
+ * a history from the program's start holds, the first run and as many
+ * after it as fit in budget_ns; SIZE_MAX where that would be (about) all
+ * of it, or the recording has one thread. */
+size_t event_end_head_run(const struct event_end *ee, uint64_t budget_ns);
 /* The same from the program's start: the event a piece that begins there
  * ends at (materialise_cut): the first stretch and as many after it as
  * fit in budget_ns; its last event, or SIZE_MAX where that would be (about)

@@ -117,6 +117,9 @@ void history_event_close(struct history_event *he)
 	if (he->cut_ok)
 		event_cut_free(&he->cut);
 	he->cut_ok = false;
+	if (he->head_ok)
+		event_cut_free(&he->head);
+	he->head_ok = false;
 }
 
 /* Wait for job j, saying how far it is after 2 s and then every 10 s: a
@@ -551,6 +554,12 @@ size_t history_event_wider_run(struct history_event *he)
 	return run < cur ? run : cur - 1;
 }
 
+static struct timeline *take_made(struct history_event *he, struct trace_data *made,
+				  const struct materialise_stats *stp, pid_t copy,
+				  const struct trace_data *cutview, size_t from, size_t run,
+				  size_t last, const char *why, struct timeline *old, char *err,
+				  size_t errlen);
+
 /* The tail from event from (whole stretches), or from run `run` of a
  * multi-threaded recording's order, to event last or the end. */
 static struct timeline *widen(struct history_event *he, size_t from, size_t run, size_t last,
@@ -574,18 +583,38 @@ static struct timeline *widen(struct history_event *he, size_t from, size_t run,
 	if (tail_data(he, cut ? &view : he->ev, from, NULL, run, &made, &st, &copy, err,
 		      errlen) < 0)
 		return NULL;
+	return take_made(he, &made, &st, copy, cut ? &view : NULL, from, run, last, why, old,
+			 err, errlen);
+}
+
+/* The history made by widen (or history_event_head), from event from or
+ * run `run` of view (NULL: the recording, to its end), to event last:
+ * the tail now, the timeline over it at its end, old closed. */
+static struct timeline *take_made(struct history_event *he, struct trace_data *made,
+				  const struct materialise_stats *stp, pid_t copy,
+				  const struct trace_data *cutview, size_t from, size_t run,
+				  size_t last, const char *why, struct timeline *old, char *err,
+				  size_t errlen)
+{
+	struct materialise_stats st = *stp;
+	struct trace_data view = cutview ? *cutview : (struct trace_data){0};
+	bool cut = cutview != NULL;
 	timeline_close(old);
 	ptrace_park_kill(he->tail_start_copy); /* the old tail's, if never used */
 	he->tail_start_copy = 0;
 	trace_data_free(&he->tail);
-	he->tail = made;
+	he->tail = *made;
 	he->tail_view = view;
 	he->tail_cut = cut;
 	he->tail_last = last;
 	he->tail_split = false;
 	he->tail_events = materialise_tail_events(cut ? &view : he->ev, from, run);
 	he->tail_seconds = (double)st.ns / 1e9;
-	if (cut)
+	if (cutview == &he->head)
+		fprintf(stderr, "ptrev: %s: made the history of runs 0 to %zu of the thread order "
+			"only: %llu instructions in %.1f s\n", why, last,
+			(unsigned long long)st.instructions, he->tail_seconds);
+	else if (cut)
 		fprintf(stderr, "ptrev: %s: made the history of events %zu to %zu only: %llu "
 			"instructions in %.1f s\n", why, from, last,
 			(unsigned long long)st.instructions, he->tail_seconds);
@@ -611,9 +640,70 @@ struct timeline *history_event_widen(struct history_event *he, size_t from, size
 	return widen(he, from, 0, last, why, old, err, errlen);
 }
 
+/* Has ev one thread (its THREAD records all its)? */
+static bool one_thread(const struct trace_data *ev)
+{
+	for (size_t i = 1; i < ev->nthreads; i++)
+		if (ev->threads[i].tid != ev->threads[0].tid)
+			return false;
+	return true;
+}
+
+/* history_event_head for a multi-threaded recording: the recording cut
+ * where the first runs of its order end (at the entry of the syscall
+ * that ends one: event_cut.h), its whole history. */
+static struct timeline *head_threads(struct history_event *he, size_t min_run,
+				     struct timeline *old, char *err, size_t errlen)
+{
+	const struct trace_data *ev = he->ev;
+	size_t run = event_end_head_run(he->end, 4 * he->tail_budget_ns);
+	/* Two runs at least: a history of one run has no order of its
+	 * threads to follow (timeline_order.c), a thread made in it none. */
+	if (run < min_run)
+		run = min_run;
+	if (run < 1)
+		run = 1;
+	struct trace_data cut, made;
+	struct materialise_stats st;
+	pid_t copy = 0;
+	char why[256];
+	bool made_ok = false;
+	err[0] = 0;
+	if (he->head_ok)
+		return NULL; /* one is made already: this history began there */
+	/* A cut leaves out the syscall each thread's last run before it
+	 * ended at: one whose clone a later run of the cut needs fails at
+	 * once (the thread runs before it was created), and the end of a
+	 * later run will do. */
+	for (int tries = 0; run != SIZE_MAX && run + 2 < ev->nsched && tries < 6 && !made_ok;
+	     run++) {
+		/* A thread whose only event the syscall was would have a run
+		 * and no events. */
+		const struct trace_sched_run *r = &ev->sched[run];
+		if (!r->count || r->pos + r->count - 1 == 0 ||
+		    event_cut(ev, r->tid, r->pos + r->count - 1, &cut, why, sizeof why) < 0)
+			continue;
+		tries++;
+		made_ok = tail_data(he, &cut, 0, NULL, 0, &made, &st, &copy, err, errlen) == 0;
+		if (!made_ok) {
+			event_cut_free(&cut);
+			if (he->interrupted)
+				return NULL;
+		}
+	}
+	if (!made_ok)
+		return NULL; /* err says why, or empty: no run ends at a syscall */
+	he->head = cut;
+	he->head_ok = true;
+	return take_made(he, &made, &st, copy, &he->head, 0, 0, run - 1,
+			 "going back to the program's start", old, err, errlen);
+}
+
 struct timeline *history_event_head(struct history_event *he, struct timeline *old, char *err,
 				    size_t errlen)
 {
+	if (!one_thread(he->ev))
+		return head_threads(he, 0, old, err, errlen);
 	/* Four times a first tail's run, as history_event_wider says why. */
 	size_t last = he->end ? event_end_head_to(he->end, 4 * he->tail_budget_ns) : SIZE_MAX;
 	if (last == SIZE_MAX) {
@@ -621,6 +711,34 @@ struct timeline *history_event_head(struct history_event *he, struct timeline *o
 		return NULL;
 	}
 	return widen(he, 0, 0, last, "going back to the program's start", old, err, errlen);
+}
+
+size_t history_event_piece_to(struct history_event *he)
+{
+	if (!history_event_cut(he) || !he->end || history_event_whole_ready(he))
+		return 0;
+	/* Four times the native run of the piece there is: going on step
+	 * by step, or to a hit the debug registers cannot search for, steps
+	 * it again each time, a third of the total at most. */
+	const struct trace_state *point;
+	uint64_t held = event_end_tail_ns(he->end, tail_start(he, &point), he->tail_last + 1);
+	size_t last = event_end_piece_on(he->end, he->tail_last,
+					 4 * (held > he->tail_budget_ns ? held : he->tail_budget_ns));
+	return last == SIZE_MAX ? 0 : last;
+}
+
+struct timeline *history_event_head_to_run(struct history_event *he, size_t run,
+					   struct timeline *old, char *err, size_t errlen)
+{
+	err[0] = 0;
+	if (!he->end || one_thread(he->ev))
+		return NULL;
+	/* Stepping the runs before it and it against those from it on. */
+	uint64_t from_it = event_end_runs_ns(he->end, run);
+	uint64_t after = event_end_runs_ns(he->end, run + 1);
+	if (event_end_runs_ns(he->end, 0) - after >= from_it)
+		return NULL;
+	return head_threads(he, run, old, err, errlen);
 }
 
 bool history_event_at_start(const struct history_event *he)
@@ -642,8 +760,8 @@ int history_event_search_on(struct history_event *he, const struct stop_set *sto
 	char err[512];
 	int rc = 0;
 	*at = 0;
-	if (!history_event_cut(he) || !he->end)
-		return -1;
+	if (!history_event_cut(he) || !he->end || !one_thread(he->ev))
+		return -1; /* a multi-threaded piece begins at the start: the whole */
 	for (size_t i = 0; i < stops->n; i++)
 		if (add_points(pts, &n, &stops->v[i]) < 0)
 			return -1; /* more than the debug registers hold */

@@ -195,14 +195,34 @@ static bool further_back_run(struct history_target *h, pid_t tid, const struct s
 	char err[512];
 	size_t run = history_event_wider_run(h->ev), hit = 0;
 	const char *why = "going back past the history made";
+	int found = -1;
 	tid = timeline_thread_or_first(h->tl, tid);
-	if (stops && run && !history_event_whole_ready(h->ev) &&
-	    history_event_search_back(h->ev, stops, &hit) > 0 && hit < run) {
+	if (stops && run && !history_event_whole_ready(h->ev))
+		found = history_event_search_back(h->ev, stops, &hit);
+	if (found > 0 && hit < run) {
 		run = hit;
 		why = "going back to the last breakpoint or watchpoint hit or signal (found natively)";
 	}
 	if (h->ev->interrupted)
 		return false; /* gdb's Ctrl-C during the search */
+	if (found >= 0 && breakpoints_only(stops)) {
+		/* No hit (nor recorded signal) before: on to the program's
+		 * start, in the history of its first runs only; one near the
+		 * start: in the history from there to its run's end (none
+		 * comes between there and here). */
+		struct timeline *tl =
+			found == 0 ? history_event_head(h->ev, h->tl, err, sizeof err)
+				   : history_event_head_to_run(h->ev, hit, h->tl, err, sizeof err);
+		if (tl) {
+			take_history(h, tid, tl, NULL);
+			return true;
+		}
+		if (h->ev->interrupted)
+			return false;
+		if (err[0])
+			fprintf(stderr, "ptrev: cannot make the history of the program's start alone "
+				"(%s)\n", err);
+	}
 	if (run == 0 || history_event_whole_ready(h->ev))
 		return whole_history(h, tid);
 	struct from_end fe = where_from_end(h->tl, tid);
@@ -329,22 +349,23 @@ static bool further_on(struct history_target *h, pid_t tid, const struct stop_se
 	return true;
 }
 
-/* A step past a piece's end: the same piece one stretch longer, tid
+/* Past a piece's end but for a continue the debug registers search for:
+ * the same piece about four times as long (history_event_piece_to), tid
  * where it stood (both count from the piece's start); false where that
  * is not for a piece to do (the whole history ready, the recording's
- * last stretch next, a failure: said on stderr). */
+ * last stretch reached, a failure: said on stderr). */
 static bool piece_on(struct history_target *h, pid_t tid)
 {
 	char err[512];
 	struct history_event *he = h->ev;
-	size_t next = he->tail_last + 1;
-	if (history_event_whole_ready(he) || next + 1 >= materialise_event_count(he->ev))
+	size_t next = history_event_piece_to(he);
+	if (next == 0)
 		return false;
 	struct timeline_where w;
 	tid = timeline_thread_or_first(h->tl, tid);
 	timeline_where(h->tl, tid, &w);
 	struct timeline *tl = history_event_widen(he, history_event_tail_from(he), next,
-						  "going on past the history made, a stretch",
+						  "going on past the history made, a longer piece",
 						  h->tl, err, sizeof err);
 	if (!tl) {
 		if (!he->interrupted)
@@ -595,35 +616,44 @@ static int history_resume(struct target *t, const struct target_resume *r)
 		else
 			rc = timeline_forward(alive(h), tid, all, step, stops, &ts);
 		/* The end of a piece of the history is not the recording's:
-		 * a continue goes on in the piece of the next hit, a step in
-		 * the piece a stretch longer, anything else in the tail from
-		 * its start to the end (a move that ends there, after the
-		 * piece's last instruction, too: the piece does not know what
-		 * that instruction, a syscall, did). */
-		bool again = rc == 1 || (rc == 0 && ts.kind == TIMELINE_END);
-		bool cut = h->ev && history_event_cut(h->ev) && !h->ev->interrupted;
-		if (cut && again && !step && stops && breakpoints_only(stops) &&
-		    !history_event_whole_ready(h->ev) && further_on(h, tid, stops)) {
-			/* A continue found natively where it goes next: only
-			 * that stretch is stepped. A piece that ends where the
-			 * hit is (where gdb stopped while it was recorded) ends
-			 * with the breakpoint's instruction still to run; at the
-			 * recording's end (a live one's present), the end of
-			 * the history, as going on in the whole one says. */
-			rc = timeline_forward(alive(h), tid, all, step, stops, &ts);
-			if (rc == 0 && ts.kind == TIMELINE_END && history_event_cut(h->ev) &&
-			    h->ev->tail_last + 1 < materialise_event_count(h->ev->ev) &&
-			    at_breakpoint(h, ts.tid, stops))
-				ts.kind = TIMELINE_BREAKPOINT;
-		} else if (h->ev && h->ev->interrupted) {
-			/* gdb's Ctrl-C during the search: the move ends here. */
-		} else if (cut && step && (again || timeline_at_end(h->tl, tid)) &&
-			   piece_on(h, tid)) {
-			if (again)
+		 * a continue goes on in the piece of the next hit, found
+		 * natively; anything else in the piece made about four times
+		 * as long, again as long as it ends there; where no piece will
+		 * do, in the tail from its start to the end. A move that ends
+		 * there, after the piece's last instruction, goes on too: the
+		 * piece does not know what that instruction, a syscall, did. */
+		for (;;) {
+			bool again = rc == 1 || (rc == 0 && ts.kind == TIMELINE_END);
+			if (!h->ev || !history_event_cut(h->ev) || h->ev->interrupted ||
+			    !(again || timeline_at_end(h->tl, tid)))
+				break;
+			if (again && !step && stops && breakpoints_only(stops) &&
+			    !history_event_whole_ready(h->ev) && further_on(h, tid, stops)) {
+				/* A piece that ends where the hit is (where gdb
+				 * stopped while it was recorded) ends with the
+				 * breakpoint's instruction still to run; at the
+				 * recording's end (a live one's present), the end of
+				 * the history, as in the whole one. */
 				rc = timeline_forward(alive(h), tid, all, step, stops, &ts);
-		} else if (cut && (again || timeline_at_end(h->tl, tid)) && piece_to_tail(h, tid) &&
-			   again) {
-			rc = timeline_forward(alive(h), tid, all, step, stops, &ts);
+				if (rc == 0 && ts.kind == TIMELINE_END && history_event_cut(h->ev) &&
+				    h->ev->tail_last + 1 < materialise_event_count(h->ev->ev) &&
+				    at_breakpoint(h, ts.tid, stops)) {
+					ts.kind = TIMELINE_BREAKPOINT;
+					break;
+				}
+				continue;
+			}
+			if (h->ev->interrupted)
+				break; /* gdb's Ctrl-C during the search: the move ends */
+			if (piece_on(h, tid)) {
+				if (!again)
+					break;
+				rc = timeline_forward(alive(h), tid, all, step, stops, &ts);
+				continue;
+			}
+			if (piece_to_tail(h, tid) && again)
+				rc = timeline_forward(alive(h), tid, all, step, stops, &ts);
+			break;
 		}
 	}
 	/* A move that had to make more history, stopped by gdb. */

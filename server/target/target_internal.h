@@ -125,6 +125,11 @@ struct history_event {
 	 * user once (history_event_take_note). */
 	struct trace_data cut;
 	bool cut_ok, cut_told;
+	/* A multi-threaded recording cut after the first runs of its order
+	 * (event_cut.h), which the history of the program's start is made
+	 * from (history_event_head); kept while it may be tail_view. */
+	struct trace_data head;
+	bool head_ok;
 	char cut_note[640];
 	/* Its history being made in the background from the start (NULL:
 	 * not, PTREV_BACKGROUND_HISTORY=0, or taken). */
@@ -208,6 +213,20 @@ struct timeline *history_event_head(struct history_event *he, struct timeline *o
 int history_event_search_on(struct history_event *he, const struct stop_set *stops, size_t *at);
 struct timeline *history_event_on(struct history_event *he, size_t at, struct timeline *old,
 				  char *err, size_t errlen);
+/* Going on forwards past a piece's end otherwise (a step, more points
+ * than the debug registers hold, watchpoints): the event a piece from the
+ * same start ends at that holds about four times as much, at least a
+ * stretch more; 0 where that is not for a piece (no piece, the whole
+ * history ready, the recording's last stretch reached: its tail to the
+ * end). */
+size_t history_event_piece_to(struct history_event *he);
+/* A multi-threaded recording's hit (found natively) in run `run` of its
+ * order: the history from the program's start to the end of that run (or
+ * the first one after it that ends at a syscall), where stepping that is
+ * cheaper than the tail from the run to the recording's end (the runs'
+ * native times); NULL otherwise (err empty) or with err. */
+struct timeline *history_event_head_to_run(struct history_event *he, size_t run,
+					   struct timeline *old, char *err, size_t errlen);
 /* Does the history made (a piece) begin at the program's start? Then
  * going back ends there; going on past its end needs the whole one. */
 bool history_event_at_start(const struct history_event *he);

@@ -13,7 +13,7 @@ steps, a tail about four times as long; instruction numbers (`monitor
 when`) take the whole history. With no hit before, a reverse-continue
 makes the history of the program's first stretches only; a continue past
 a piece's end finds the next hit's stretch natively too, and a step
-there makes the piece a stretch longer.
+there makes the piece longer.
 
 The oracle is the same session on the whole history made at the first
 move (PTREV_TAIL_HISTORY=0 PTREV_BACKGROUND_HISTORY=0): every register,
@@ -95,8 +95,9 @@ info registers rip
 # Back to the program's start with no breakpoint on the way (the
 # history of its first stretches only), forwards from there to round 0's
 # hit and round 1's (each stretch found natively, a piece of its own),
-# back to round 0's, on to round 2's write and single steps on past the
-# end of its piece (which ends at the write's syscall).
+# back to round 0's, on to round 2's write, single steps on past the end
+# of its piece (which ends at the write's syscall) out of write, and over
+# the lines after it.
 START_SESSION = '''delete
 reverse-continue
 info registers
@@ -125,6 +126,12 @@ info registers rip
 stepi 30
 info registers
 bt
+next
+next
+next
+next
+info registers rip
+print round
 '''
 
 # Back to main from the end, and a look around there.
@@ -303,15 +310,15 @@ def main():
           and len([ln for ln in lines if ln.startswith(
               'ptrev: going on to the next breakpoint hit (found natively): made the history '
               'of events')]) >= 2
-          and any(ln.startswith('ptrev: going on past the history made, a stretch: made the '
-                                'history of events') for ln in lines)
+          and any(ln.startswith('ptrev: going on past the history made, a longer piece: made '
+                                'the history of events') for ln in lines)
           and not any(ln.startswith('ptrev: making the history of this') for ln in lines),
           'a reverse-continue with no hit before makes the history of the program\'s first '
           'stretches only; continues from there find each hit\'s stretch natively; steps '
-          'past a piece\'s end make it a stretch longer (%s)'
+          'past a piece\'s end make it longer (%s)'
           % lines)
     orounds = re.findall(r'^\$\d+ = (\d+)$', owhole, re.M)
-    check(orounds == ['0', '1', '0', '1'] and 'No more reverse-execution history.' in owhole
+    check(orounds == ['0', '1', '0', '1', '3'] and 'No more reverse-execution history.' in owhole
           and state(owhole) == state(otail),
           'at the program\'s start and on to rounds 0 and 1 and back, every register, hit '
           'and backtrace as on the whole history (%s)\n' % orounds

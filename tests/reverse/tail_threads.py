@@ -28,7 +28,9 @@ re-execution stopped before that syscall's instruction undelivered, and
 showed nothing: the history places the thread in the handler there).
 thread_late: a reverse-continue from the end to a breakpoint hit two
 thirds of the way through finds the run of the hit natively (every
-thread's debug registers armed) and makes the history from there only.
+thread's debug registers armed) and makes the history from there only;
+one back to the program's start (no hit of the user's before) makes the
+history of the first runs only, from the recording cut there.
 pigz -p 2 (where installed): the first
 reverse-stepi from the end makes a tail, not the whole history, and
 shows full state there.
@@ -241,6 +243,52 @@ continue
 print total
 '''
 
+# From the end back to the program's start (no hit of a breakpoint of
+# the user's before; gdb's own in the dynamic loader, in the first run),
+# a look and steps there, then on to late_mark.
+THREAD_START = '''delete
+reverse-continue
+info threads
+thread apply all bt
+info registers
+stepi 4
+info registers rip rsp
+break late_mark
+continue
+info threads
+print late_value
+thread apply all bt
+'''
+
+
+def to_start(ptrev, work, progdir):
+    """A reverse-continue with no hit before (but gdb's own in the first
+    run) makes the history of the program's first runs only, from a
+    recording cut there (event_cut.h), not the whole history; on from
+    there, the whole history, at the same place."""
+    prog = os.path.join(progdir, 'thread_late')
+    trace = os.path.join(work, 'thread_late.ptrev')
+    whole = gdb(ptrev, trace, prog, THREAD_START,
+                {'PTREV_TAIL_HISTORY': '0', 'PTREV_BACKGROUND_HISTORY': '0'})
+    good = ('No more reverse-execution history.' in whole and
+            'hit Breakpoint 1, late_mark (round=80' in whole and not unavailable(whole))
+    check(good, 'thread_late: the oracle goes back to the program\'s start and on to '
+          'late_mark in round 80 with full state' + ('' if good else '\n' + whole[-2000:]))
+    out = gdb(ptrev, trace, prog, THREAD_START,
+              {'PTREV_TAIL_RUNS': '1', 'PTREV_BACKGROUND_HISTORY': '0'})
+    lines = ptrev_lines(out)
+    head = [ln for ln in lines if re.match(r"ptrev: going back to the program's start: made "
+                                           r"the history of runs 0 to \d+ of the thread order "
+                                           r"only: ", ln)]
+    start_at = out.find('No more reverse-execution history.')
+    whole_at = out.find('ptrev: making the history of this event recording')
+    check(len(head) == 1 and 0 <= start_at < whole_at,
+          'thread_late: the reverse-continue to the program\'s start makes the history of its '
+          'first runs only; the continue from there the whole history (%s)' % lines)
+    check(same_state(whole, out),
+          'thread_late, to the program\'s start and on: every thread\'s registers, backtrace '
+          'and variables as on the whole history\n%s' % differences(whole, out))
+
 
 def found_natively(ptrev, work, progdir):
     """Going back past a multi-threaded tail's start with a
@@ -342,6 +390,7 @@ def main():
     check(whole.count('received signal SIGUSR1') == 3 and full_state_count(whole) == 3,
           'sig_worker: at the signal\'s delivery and a step either side, full state')
     found_natively(ptrev, work, progdir)
+    to_start(ptrev, work, progdir)
     pigz(ptrev, work)
     return finish()
 
