@@ -11,12 +11,17 @@
 # BASE_PTREV the same moves on the same recording by that build too (an
 # earlier one), in turn with this one.
 #
-#   bench/piece_search_bench.sh PTREV [N] [BASE_PTREV]
+# Then pigz -p 2 of KB kilobytes (where installed; a multi-threaded
+# recording, whose history has no pieces but the program's start):
+# reverse-continue from the end to the program's start, timed the same way.
+#
+#   bench/piece_search_bench.sh PTREV [N] [BASE_PTREV] [KB]
 set -euo pipefail
 
 ptrev=${1:?usage: piece_search_bench.sh PTREV [N] [BASE_PTREV]}
 n=${2:-200000}
 base=${3:-}
+kb=${4:-512}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 script="my \$s = 0; for my \$i (1..$n) { \$s += \$i * \$i } open(F, '>', '$tmp/sum.txt');
@@ -71,3 +76,33 @@ awk -v nat="$nat" 'NR == FNR { b[$1] = $2; next }
 	{ printf "%-20s %12.3f %14.0f", $1, $2, $2 / nat
 	  if ($1 in b) printf " %12.3f %14.3f", b[$1], (b[$1] > 0 ? $2 / b[$1] : 0)
 	  printf "\n" }' "$tmp/base" "$tmp/new"
+
+# The same for pigz: one move, back to the start from the end.
+pigz=$(command -v pigz || true)
+[ -n "$pigz" ] || { echo 'pigz: not installed'; exit 0; }
+head -c $((kb * 1024)) /dev/urandom | base64 >"$tmp/in.txt"
+"$ptrev" record -o "$tmp/pigz.ptrev" -- "$pigz" -p 2 -c "$tmp/in.txt" >/dev/null 2>&1
+t0=$(date +%s.%N)
+"$pigz" -p 2 -c "$tmp/in.txt" >/dev/null
+pnat=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
+pmove() { # PTREV: seconds of the reverse-continue to the start
+	cat >"$tmp/p.gdb" <<GDB
+set pagination off
+python
+import time
+gdb.execute('target remote | $1 replay --stdio $tmp/pigz.ptrev', to_string=True)
+t0 = time.time()
+gdb.execute('reverse-continue', to_string=True)
+print('T reverse-continue %.3f' % (time.time() - t0))
+end
+GDB
+	PTREV_BACKGROUND_HISTORY=0 gdb -nx -batch -x "$tmp/p.gdb" "$pigz" 2>&1 |
+		awk '$1 == "T" { print $3 }'
+}
+pnew=$(pmove "$ptrev")
+pbase=$([ -n "$base" ] && pmove "$base" || echo)
+printf 'pigz -p 2 of %d KB: native %.4f s; reverse-continue to the start: %s s (x%.0f native)' \
+	"$kb" "$pnat" "$pnew" "$(awk -v a="$pnew" -v b="$pnat" 'BEGIN { print a / b }')"
+[ -n "$pbase" ] && printf ', base %s s (this/base %.3f)' "$pbase" \
+	"$(awk -v a="$pnew" -v b="$pbase" 'BEGIN { print a / b }')"
+printf '\n'
