@@ -93,7 +93,12 @@ static bool piece_to_tail(struct history_target *h, pid_t tid)
 		timeline_close(h->tl);
 	h->tl = tl;
 	h->td = history_event_data(h->ev);
-	timeline_move_to(tl, tid, w.pos);
+	/* With threads in one order, the whole program's place: a thread's
+	 * own position stands still while others run. */
+	if (w.global && whole)
+		timeline_move_global(tl, w.gpos);
+	else
+		timeline_move_to(tl, tid, w.pos);
 	return true;
 }
 
