@@ -245,7 +245,8 @@ print total
 
 # From the end back to the program's start (no hit of a breakpoint of
 # the user's before; gdb's own in the dynamic loader, in the first run),
-# a look and steps there, then on to late_mark.
+# a look and steps there, then on to the worker's first two rounds (the
+# second past that history's end) and to late_mark.
 THREAD_START = '''delete
 reverse-continue
 info threads
@@ -254,6 +255,13 @@ info registers
 stepi 4
 info registers rip rsp
 break late_mark
+break compute
+continue
+info threads
+continue
+info threads
+thread apply all bt
+delete 2
 continue
 info threads
 print late_value
