@@ -215,26 +215,15 @@ size_t event_end_piece_back(const struct event_end *ee, size_t end, uint64_t bud
 	return k;
 }
 
-/* The costs fit_on adds up: the one thread's stretch before its event k,
- * run k of the recorded order. */
-static uint64_t stretch_cost(const struct event_end *ee, size_t k)
+/* The one thread's stretches from the one before its event k (taken
+ * whatever it costs) on, while the next, before limit, fits in budget_ns
+ * with those taken: the last taken. */
+static size_t fit_on(const struct event_end *ee, size_t k, size_t limit, uint64_t budget_ns)
 {
-	return ran_ns(&ee->e.threads[0], k);
-}
-
-static uint64_t run_cost(const struct event_end *ee, size_t k)
-{
-	return run_ns(ee, k);
-}
-
-/* From k (taken whatever it costs) on, while the next, before limit,
- * fits in budget_ns with those taken: the last taken. */
-static size_t fit_on(const struct event_end *ee, uint64_t (*cost)(const struct event_end *, size_t),
-		     size_t k, size_t limit, uint64_t budget_ns)
-{
-	uint64_t ran = cost(ee, k);
-	while (k + 1 < limit && ran + cost(ee, k + 1) <= budget_ns)
-		ran += cost(ee, ++k);
+	const struct erp_thread *t = &ee->e.threads[0];
+	uint64_t ran = ran_ns(t, k);
+	while (k + 1 < limit && ran + ran_ns(t, k + 1) <= budget_ns)
+		ran += ran_ns(t, ++k);
 	return k;
 }
 
@@ -242,23 +231,14 @@ size_t event_end_piece_on(const struct event_end *ee, size_t last, uint64_t budg
 {
 	if (ee->e.nthreads != 1 || last + 2 >= ee->e.threads[0].nev)
 		return SIZE_MAX;
-	return fit_on(ee, stretch_cost, last + 1, ee->e.threads[0].nev - 1, budget_ns);
-}
-
-size_t event_end_head_run(const struct event_end *ee, uint64_t budget_ns)
-{
-	const struct trace_data *td = ee->e.td;
-	if (ee->e.nthreads < 2 || !td || td->nsched < 3)
-		return SIZE_MAX;
-	size_t i = fit_on(ee, run_cost, 0, td->nsched - 1, budget_ns);
-	return i + 2 < td->nsched ? i : SIZE_MAX;
+	return fit_on(ee, last + 1, ee->e.threads[0].nev - 1, budget_ns);
 }
 
 size_t event_end_head_to(const struct event_end *ee, uint64_t budget_ns)
 {
 	if (ee->e.nthreads != 1 || ee->e.threads[0].nev < 2)
 		return SIZE_MAX;
-	size_t k = fit_on(ee, stretch_cost, 0, ee->e.threads[0].nev - 1, budget_ns);
+	size_t k = fit_on(ee, 0, ee->e.threads[0].nev - 1, budget_ns);
 	return k + 2 < ee->e.threads[0].nev ? k : SIZE_MAX;
 }
 

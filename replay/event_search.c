@@ -22,12 +22,13 @@
 #include "event_replay.h"
 
 /* The search to where the tail from event from (point) begins, or to
- * the start of run `run`: 1 with *last the event or run of the last hit,
- * 0, -1. */
+ * the start of run `run`: 1 with *last the event or run of the last hit
+ * (and *event, where not NULL, its thread's event it came before), 0,
+ * -1. */
 static int search(const struct trace_data *td, size_t from, const struct trace_state *point,
 		  size_t run, const struct event_search_point *points, size_t n, size_t *last,
-		  const struct event_give_up *give_up, struct erp_copy resume, char *err,
-		  size_t errlen)
+		  size_t *event, const struct event_give_up *give_up, struct erp_copy resume,
+		  char *err, size_t errlen)
 {
 	struct erp e;
 	int rc = erp_replay_until_searching(&e, td, from, point, run, points, n, give_up, resume);
@@ -35,6 +36,8 @@ static int search(const struct trace_data *td, size_t from, const struct trace_s
 		snprintf(err, errlen, "%s", e.why);
 	else if (e.search_hits)
 		*last = run ? e.search_last_run : e.search_last;
+	if (rc >= 0 && e.search_hits && event)
+		*event = e.search_last;
 	rc = rc < 0 ? (e.gave_up ? -2 : -1) : e.search_hits ? 1 : 0;
 	erp_free(&e);
 	return rc;
@@ -45,8 +48,8 @@ int event_end_tail_search(const struct trace_data *td, size_t from,
 			  const struct event_search_point *points, size_t n, size_t *stretch,
 			  const struct event_give_up *give_up, char *err, size_t errlen)
 {
-	return search(td, from, point, 0, points, n, stretch, give_up, (struct erp_copy){0}, err,
-		      errlen);
+	return search(td, from, point, 0, points, n, stretch, NULL, give_up, (struct erp_copy){0},
+		      err, errlen);
 }
 
 int event_end_tail_search_near(struct event_end *ee, const struct trace_data *td, size_t from,
@@ -64,7 +67,7 @@ int event_end_tail_search_near(struct event_end *ee, const struct trace_data *td
 		pid_t c = event_end_take_copy(ee, pt ? upto : upto - 1, &next);
 		if (!c)
 			break;
-		int rc = search(td, upto, pt, 0, points, n, stretch, give_up,
+		int rc = search(td, upto, pt, 0, points, n, stretch, NULL, give_up,
 				(struct erp_copy){.pid = c, .next = next}, err, errlen);
 		if (rc != 0)
 			return rc;
@@ -73,20 +76,21 @@ int event_end_tail_search_near(struct event_end *ee, const struct trace_data *td
 	}
 	if (upto == 0)
 		return 0;
-	return search(td, upto, pt, 0, points, n, stretch, give_up, (struct erp_copy){0}, err,
-		      errlen);
+	return search(td, upto, pt, 0, points, n, stretch, NULL, give_up, (struct erp_copy){0},
+		      err, errlen);
 }
 
 int event_end_tail_search_run(const struct trace_data *td, size_t run,
 			      const struct event_search_point *points, size_t n, size_t *hit_run,
-			      const struct event_give_up *give_up, char *err, size_t errlen)
+			      size_t *hit_event, const struct event_give_up *give_up, char *err,
+			      size_t errlen)
 {
 	if (run == 0) {
 		snprintf(err, errlen, "no run before the program's first");
 		return -1;
 	}
-	return search(td, 0, NULL, run, points, n, hit_run, give_up, (struct erp_copy){0}, err,
-		      errlen);
+	return search(td, 0, NULL, run, points, n, hit_run, hit_event, give_up,
+		      (struct erp_copy){0}, err, errlen);
 }
 
 int event_end_search_on(struct event_end *ee, const struct trace_data *td, size_t from,

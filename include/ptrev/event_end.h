@@ -89,11 +89,6 @@ size_t event_end_piece_back(const struct event_end *ee, size_t end, uint64_t bud
  * after it as fit in budget_ns; SIZE_MAX where the recording's last
  * stretch would be in it (one thread only). */
 size_t event_end_piece_on(const struct event_end *ee, size_t last, uint64_t budget_ns);
-/* A multi-threaded recording's: the last run of its recorded order that
- * a history from the program's start holds, the first run and as many
- * after it as fit in budget_ns; SIZE_MAX where that would be (about) all
- * of it, or the recording has one thread. */
-size_t event_end_head_run(const struct event_end *ee, uint64_t budget_ns);
 /* The same from the program's start: the event a piece that begins there
  * ends at (materialise_cut): the first stretch and as many after it as
  * fit in budget_ns; its last event, or SIZE_MAX where that would be (about)
@@ -179,10 +174,12 @@ int event_end_tail_search_near(struct event_end *ee, const struct trace_data *td
 			       const struct event_give_up *give_up, char *err, size_t errlen);
 /* The same for any recording (one with several threads too), to the
  * start of run `run` (> 0) of its recorded order: 1 with *hit_run the run
- * the last hit came in (so a tail from that run holds it), 0, -1, -2. */
+ * the last hit came in (so a tail from that run holds it) and *hit_event
+ * the event of that run's thread it came before, 0, -1, -2. */
 int event_end_tail_search_run(const struct trace_data *td, size_t run,
 			      const struct event_search_point *points, size_t n, size_t *hit_run,
-			      const struct event_give_up *give_up, char *err, size_t errlen);
+			      size_t *hit_event, const struct event_give_up *give_up, char *err,
+			      size_t errlen);
 /* Going on forwards past a piece's end with a continue: where the first
  * hit after event from - 1 comes (from > 0), the same way, the replay
  * (from ee's copy nearest before) going no further than that hit: 1 with

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 
 #include "ptrev/event_cut.h"
@@ -435,6 +436,7 @@ static int stop_at_signal_run(struct history_event *he, size_t run, int rc, size
 	fprintf(stderr, "ptrev: going back to the signal recorded in run %zu of the thread order "
 		"first\n", sig - 1);
 	*from = sig > 1 ? sig - 2 : 0;
+	he->hit_event = SIZE_MAX; /* no breakpoint's: no history of the start holds it */
 	return 1;
 }
 
@@ -451,13 +453,14 @@ int history_event_search_back(struct history_event *he, const struct stop_set *s
 	for (size_t i = 0; i < stops->n; i++)
 		if (add_points(pts, &n, &stops->v[i]) < 0)
 			return -1; /* more than the debug registers hold */
+	he->hit_event = 0;
 	if (n == 0) /* nothing to stop at but signals: on to the program's start */
 		return run ? stop_at_signal_run(he, run, 0, from) : stop_at_signal(he, cur, 0, from);
 	fprintf(stderr, "ptrev: looking for the last breakpoint or watchpoint hit before the "
 		"history made (a native replay)...\n");
 	struct event_give_up give_up = {he->alive, he->alive_ctx};
-	int rc = run ? event_end_tail_search_run(he->ev, run, pts, n, from, &give_up, err,
-						 sizeof err)
+	int rc = run ? event_end_tail_search_run(he->ev, run, pts, n, from, &he->hit_event,
+						 &give_up, err, sizeof err)
 		     : he->end ? event_end_tail_search_near(he->end, he->ev, cur, point, pts, n, from,
 							    &give_up, err, sizeof err)
 				: event_end_tail_search(he->ev, cur, point, pts, n, from, &give_up, err,
@@ -611,9 +614,8 @@ static struct timeline *take_made(struct history_event *he, struct trace_data *m
 	he->tail_events = materialise_tail_events(cut ? &view : he->ev, from, run);
 	he->tail_seconds = (double)st.ns / 1e9;
 	if (cutview == &he->head)
-		fprintf(stderr, "ptrev: %s: made the history of runs 0 to %zu of the thread order "
-			"only: %llu instructions in %.1f s\n", why, last,
-			(unsigned long long)st.instructions, he->tail_seconds);
+		fprintf(stderr, "ptrev: %s: made the history of its first thread only, until it "
+			"makes another: %llu instructions in %.1f s\n", why, (unsigned long long)st.instructions, he->tail_seconds);
 	else if (cut)
 		fprintf(stderr, "ptrev: %s: made the history of events %zu to %zu only: %llu "
 			"instructions in %.1f s\n", why, from, last,
@@ -649,53 +651,54 @@ static bool one_thread(const struct trace_data *ev)
 	return true;
 }
 
-/* history_event_head for a multi-threaded recording: the recording cut
- * where the first runs of its order end (at the entry of the syscall
- * that ends one: event_cut.h), its whole history. */
-static struct timeline *head_threads(struct history_event *he, size_t min_run,
+/* The first syscall of run r of ev's order that makes a thread or a
+ * process (a clone), or its last event. */
+static uint64_t first_clone(const struct trace_data *ev, const struct trace_sched_run *r)
+{
+	uint64_t end = r->pos + r->count - 1, k = end;
+	for (size_t i = 0; i < ev->nsyscalls; i++) {
+		const struct trace_syscall *sc = &ev->syscalls[i];
+		if (sc->tid == r->tid && sc->pos >= r->pos && sc->pos < k &&
+		    (sc->nr == SYS_clone || sc->nr == SYS_clone3 || sc->nr == SYS_fork ||
+		     sc->nr == SYS_vfork))
+			k = sc->pos;
+	}
+	return k;
+}
+
+/* history_event_head for a multi-threaded recording: the one thread the
+ * program starts with, up to the entry of its first clone (or the end of
+ * the first run of the order), the recording cut there (event_cut.h).
+ * Only that thread lives there, and stands at the cut where the history
+ * ends, so every position shows what the whole history shows; a cut
+ * where later runs end would leave out the syscall each other thread's
+ * last run ended at (one blocked in it shown before its syscall
+ * instruction, not inside it; a clone's child missing). hit_event (0:
+ * none): only where that holds the stretch before the thread's event
+ * hit_event (a hit found there). */
+static struct timeline *head_threads(struct history_event *he, size_t hit_event,
 				     struct timeline *old, char *err, size_t errlen)
 {
 	const struct trace_data *ev = he->ev;
-	size_t run = event_end_head_run(he->end, 4 * he->tail_budget_ns);
-	/* Two runs at least: a history of one run has no order of its
-	 * threads to follow (timeline_order.c), a thread made in it none. */
-	if (run < min_run)
-		run = min_run;
-	if (run < 1)
-		run = 1;
+	const struct trace_sched_run *r = &ev->sched[0];
 	struct trace_data cut, made;
 	struct materialise_stats st;
 	pid_t copy = 0;
 	char why[256];
-	bool made_ok = false;
 	err[0] = 0;
-	if (he->head_ok)
-		return NULL; /* one is made already: this history began there */
-	/* A cut leaves out the syscall each thread's last run before it
-	 * ended at: one whose clone a later run of the cut needs fails at
-	 * once (the thread runs before it was created), and the end of a
-	 * later run will do. */
-	for (int tries = 0; run != SIZE_MAX && run + 2 < ev->nsched && tries < 6 && !made_ok;
-	     run++) {
-		/* A thread whose only event the syscall was would have a run
-		 * and no events. */
-		const struct trace_sched_run *r = &ev->sched[run];
-		if (!r->count || r->pos + r->count - 1 == 0 ||
-		    event_cut(ev, r->tid, r->pos + r->count - 1, &cut, why, sizeof why) < 0)
-			continue;
-		tries++;
-		made_ok = tail_data(he, &cut, 0, NULL, 0, &made, &st, &copy, err, errlen) == 0;
-		if (!made_ok) {
-			event_cut_free(&cut);
-			if (he->interrupted)
-				return NULL;
-		}
+	if (he->head_ok || ev->nsched < 2 || r->count < 2)
+		return NULL; /* no such run: the whole history is as short */
+	uint64_t at = first_clone(ev, r);
+	if (at == 0 || at < hit_event ||
+	    event_cut(ev, r->tid, at, &cut, why, sizeof why) < 0)
+		return NULL;
+	if (tail_data(he, &cut, 0, NULL, 0, &made, &st, &copy, err, errlen) < 0) {
+		event_cut_free(&cut);
+		return NULL;
 	}
-	if (!made_ok)
-		return NULL; /* err says why, or empty: no run ends at a syscall */
 	he->head = cut;
 	he->head_ok = true;
-	return take_made(he, &made, &st, copy, &he->head, 0, 0, run - 1,
+	return take_made(he, &made, &st, copy, &he->head, 0, 0, 0,
 			 "going back to the program's start", old, err, errlen);
 }
 
@@ -713,32 +716,39 @@ struct timeline *history_event_head(struct history_event *he, struct timeline *o
 	return widen(he, 0, 0, last, "going back to the program's start", old, err, errlen);
 }
 
-size_t history_event_piece_to(struct history_event *he)
+struct timeline *history_event_longer(struct history_event *he, struct timeline *old,
+				      char *err, size_t errlen)
 {
+	err[0] = 0;
 	if (!history_event_cut(he) || !he->end || history_event_whole_ready(he))
-		return 0;
+		return NULL;
 	/* Four times the native run of the piece there is: going on step
 	 * by step, or to a hit the debug registers cannot search for, steps
 	 * it again each time, a third of the total at most. */
 	const struct trace_state *point;
+	const char *why = "going on past the history made, a longer piece";
+	/* Not a multi-threaded history of the program's first runs: a
+	 * thread blocked in a syscall when its cut comes shows there before
+	 * its syscall instruction, the whole history inside the syscall. At
+	 * the start that is far off; a longer one would bring it nearer to
+	 * where the user goes on to. */
+	if (!one_thread(he->ev))
+		return NULL;
 	uint64_t held = event_end_tail_ns(he->end, tail_start(he, &point), he->tail_last + 1);
 	size_t last = event_end_piece_on(he->end, he->tail_last,
 					 4 * (held > he->tail_budget_ns ? held : he->tail_budget_ns));
-	return last == SIZE_MAX ? 0 : last;
+	if (last == SIZE_MAX)
+		return NULL;
+	return widen(he, tail_start(he, &point), 0, last, why, old, err, errlen);
 }
 
 struct timeline *history_event_head_to_run(struct history_event *he, size_t run,
 					   struct timeline *old, char *err, size_t errlen)
 {
 	err[0] = 0;
-	if (!he->end || one_thread(he->ev))
+	if (!he->end || one_thread(he->ev) || run != 0)
 		return NULL;
-	/* Stepping the runs before it and it against those from it on. */
-	uint64_t from_it = event_end_runs_ns(he->end, run);
-	uint64_t after = event_end_runs_ns(he->end, run + 1);
-	if (event_end_runs_ns(he->end, 0) - after >= from_it)
-		return NULL;
-	return head_threads(he, run, old, err, errlen);
+	return head_threads(he, he->hit_event, old, err, errlen);
 }
 
 bool history_event_at_start(const struct history_event *he)

@@ -355,31 +355,29 @@ static bool further_on(struct history_target *h, pid_t tid, const struct stop_se
 }
 
 /* Past a piece's end but for a continue the debug registers search for:
- * the same piece about four times as long (history_event_piece_to), tid
- * where it stood (both count from the piece's start); false where that
- * is not for a piece to do (the whole history ready, the recording's
- * last stretch reached, a failure: said on stderr). */
+ * the same piece about four times as long (history_event_longer), tid
+ * where it stood (both count from the piece's start; with threads in one
+ * order, the whole program's place); false where that is not for a piece
+ * to do (the whole history ready, the recording's last stretch reached, a
+ * failure: said on stderr). */
 static bool piece_on(struct history_target *h, pid_t tid)
 {
 	char err[512];
 	struct history_event *he = h->ev;
-	size_t next = history_event_piece_to(he);
-	if (next == 0)
-		return false;
 	struct timeline_where w;
 	tid = timeline_thread_or_first(h->tl, tid);
 	timeline_where(h->tl, tid, &w);
-	struct timeline *tl = history_event_widen(he, history_event_tail_from(he), next,
-						  "going on past the history made, a longer piece",
-						  h->tl, err, sizeof err);
+	struct timeline *tl = history_event_longer(he, h->tl, err, sizeof err);
 	if (!tl) {
-		if (!he->interrupted)
-			fprintf(stderr, "ptrev: cannot make the history of the next stretch (%s)\n",
-				err);
+		if (err[0] && !he->interrupted)
+			fprintf(stderr, "ptrev: cannot make a longer piece of the history (%s)\n", err);
 		return false;
 	}
 	take_history(h, tid, tl, NULL);
-	timeline_move_to(tl, tid, w.pos);
+	if (w.global)
+		timeline_move_global(tl, w.gpos);
+	else
+		timeline_move_to(tl, tid, w.pos);
 	return true;
 }
 

@@ -117,6 +117,9 @@ struct history_event {
 	 * recording cut there (materialise_cut). */
 	bool tail_cut;
 	size_t tail_last;
+	/* The last search's hit (history_event_search_back, by runs): the
+	 * event of its run's thread it came before. */
+	size_t hit_event;
 	struct trace_data tail_view;
 	pid_t last;                  /* the thread that ended it */
 	/* A saved recording whose replay must stop at a syscall it cannot
@@ -214,12 +217,13 @@ int history_event_search_on(struct history_event *he, const struct stop_set *sto
 struct timeline *history_event_on(struct history_event *he, size_t at, struct timeline *old,
 				  char *err, size_t errlen);
 /* Going on forwards past a piece's end otherwise (a step, more points
- * than the debug registers hold, watchpoints): the event a piece from the
- * same start ends at that holds about four times as much, at least a
- * stretch more; 0 where that is not for a piece (no piece, the whole
- * history ready, the recording's last stretch reached: its tail to the
- * end). */
-size_t history_event_piece_to(struct history_event *he);
+ * than the debug registers hold, watchpoints): the piece from the same
+ * start made about four times as long, at least a stretch (or run) more,
+ * as history_event_widen makes one; NULL where that is not for a piece
+ * (err empty: no piece, the whole history ready, the recording's last
+ * stretch reached: its tail to the end) or with err. */
+struct timeline *history_event_longer(struct history_event *he, struct timeline *old,
+				      char *err, size_t errlen);
 /* A multi-threaded recording's hit (found natively) in run `run` of its
  * order: the history from the program's start to the end of that run (or
  * the first one after it that ends at a syscall), where stepping that is

@@ -966,10 +966,10 @@ static void tail_search_run_case(const char *ptrev, const char *dir, const char 
 		trace_data_free(&td);
 		return;
 	}
-	int rc_a = event_end_tail_search_run(&td, last, &pa, 1, &ra, NULL, err, sizeof err);
-	int rc_b = event_end_tail_search_run(&td, last, &pb, 1, &rb, NULL, err, sizeof err);
-	int rc_s = event_end_tail_search_run(&td, last, &ps, 1, &rs, NULL, err, sizeof err);
-	int rc_w = event_end_tail_search_run(&td, last, &pw, 1, &rw, NULL, err, sizeof err);
+	int rc_a = event_end_tail_search_run(&td, last, &pa, 1, &ra, NULL, NULL, err, sizeof err);
+	int rc_b = event_end_tail_search_run(&td, last, &pb, 1, &rb, NULL, NULL, err, sizeof err);
+	int rc_s = event_end_tail_search_run(&td, last, &ps, 1, &rs, NULL, NULL, err, sizeof err);
+	int rc_w = event_end_tail_search_run(&td, last, &pw, 1, &rw, NULL, NULL, err, sizeof err);
 	CHECK(rc_a == 1 && rc_b == 1 && rc_s == 1 && rc_w == 1 && ra < last && rb < last &&
 	      rs < last && rw < last, "each worker's hits found before the last run: %d %d %d %d, "
 	      "runs %zu %zu %zu %zu of %zu %s", rc_a, rc_b, rc_s, rc_w, ra, rb, rs, rw, td.nsched,
@@ -986,19 +986,19 @@ static void tail_search_run_case(const char *ptrev, const char *dir, const char 
 	      (int)td.sched[rw].tid, (int)td.threads[0].tid);
 	/* Up to the run of bump_s's one call: none before it; one run later,
 	 * that run. */
-	int rc = event_end_tail_search_run(&td, rs, &ps, 1, &r, NULL, err, sizeof err);
+	int rc = event_end_tail_search_run(&td, rs, &ps, 1, &r, NULL, NULL, err, sizeof err);
 	CHECK(rc == 0, "no bump_s before the run of its one call: %d %s", rc, rc < 0 ? err : "");
 	r = 0;
-	rc = event_end_tail_search_run(&td, rs + 1, &ps, 1, &r, NULL, err, sizeof err);
+	rc = event_end_tail_search_run(&td, rs + 1, &ps, 1, &r, NULL, NULL, err, sizeof err);
 	CHECK(rc == 1 && r == rs, "bump_s before the run after its call: %d, run %zu (want %zu)",
 	      rc, r, rs);
 	/* Two points: the later of their last hits. */
 	struct event_search_point two[2] = {pw, ps};
-	rc = event_end_tail_search_run(&td, last, two, 2, &r, NULL, err, sizeof err);
+	rc = event_end_tail_search_run(&td, last, two, 2, &r, NULL, NULL, err, sizeof err);
 	CHECK(rc == 1 && r == (rs > rw ? rs : rw), "worker_a or bump_s: %d, run %zu", rc, r);
-	rc = event_end_tail_search_run(&td, last, &never, 1, &r, NULL, err, sizeof err);
+	rc = event_end_tail_search_run(&td, last, &never, 1, &r, NULL, NULL, err, sizeof err);
 	CHECK(rc == 0, "an address never executed: %d %s", rc, rc < 0 ? err : "");
-	rc = event_end_tail_search_run(&td, 0, &ps, 1, &r, NULL, err, sizeof err);
+	rc = event_end_tail_search_run(&td, 0, &ps, 1, &r, NULL, NULL, err, sizeof err);
 	CHECK(rc < 0, "no run before the first: %d", rc);
 	trace_data_free(&td);
 }

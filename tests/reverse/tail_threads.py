@@ -30,7 +30,7 @@ thread_late: a reverse-continue from the end to a breakpoint hit two
 thirds of the way through finds the run of the hit natively (every
 thread's debug registers armed) and makes the history from there only;
 one back to the program's start (no hit of the user's before) makes the
-history of the first runs only, from the recording cut there.
+history of its first thread only, up to the clone that makes another.
 pigz -p 2 (where installed): the first
 reverse-stepi from the end makes a tail, not the whole history, and
 shows full state there.
@@ -271,9 +271,10 @@ thread apply all bt
 
 def to_start(ptrev, work, progdir):
     """A reverse-continue with no hit before (but gdb's own in the first
-    run) makes the history of the program's first runs only, from a
-    recording cut there (event_cut.h), not the whole history; on from
-    there, the whole history, at the same place."""
+    thread before it makes another) makes the history of that thread only
+    up to there, from the recording cut at that clone's entry
+    (event_cut.h), not the whole history; on from there, the whole
+    history, at the same place."""
     prog = os.path.join(progdir, 'thread_late')
     trace = os.path.join(work, 'thread_late.ptrev')
     whole = gdb(ptrev, trace, prog, THREAD_START,
@@ -285,14 +286,14 @@ def to_start(ptrev, work, progdir):
     out = gdb(ptrev, trace, prog, THREAD_START,
               {'PTREV_TAIL_RUNS': '1', 'PTREV_BACKGROUND_HISTORY': '0'})
     lines = ptrev_lines(out)
-    head = [ln for ln in lines if re.match(r"ptrev: going back to the program's start: made "
-                                           r"the history of runs 0 to \d+ of the thread order "
-                                           r"only: ", ln)]
+    head = [ln for ln in lines if ln.startswith("ptrev: going back to the program's start: "
+                                                "made the history of its first thread only, "
+                                                "until it makes another: ")]
     start_at = out.find('No more reverse-execution history.')
     whole_at = out.find('ptrev: making the history of this event recording')
     check(len(head) == 1 and 0 <= start_at < whole_at,
           'thread_late: the reverse-continue to the program\'s start makes the history of its '
-          'first runs only; the continue from there the whole history (%s)' % lines)
+          'first thread only; the continue from there the whole history (%s)' % lines)
     check(same_state(whole, out),
           'thread_late, to the program\'s start and on: every thread\'s registers, backtrace '
           'and variables as on the whole history\n%s' % differences(whole, out))
