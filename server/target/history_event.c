@@ -578,6 +578,14 @@ static struct timeline *widen(struct history_event *he, size_t from, size_t run,
 		snprintf(err, errlen, "it would begin at the program's start, before a signal");
 		return NULL;
 	}
+	/* Nor does a piece end at one or right before one: a delivery has
+	 * no position of its own (the handler's first instruction comes
+	 * right after the event before), so going on past such an end would
+	 * start in the handler, past a breakpoint there. It ends after the
+	 * signal instead. */
+	while (cut && he->end && last + 1 < materialise_event_count(he->ev) &&
+	       event_end_last_signal(he->end, last, last + 2))
+		last++;
 	if (cut && materialise_cut(he->ev, last, &view) < 0) {
 		snprintf(err, errlen, "the recording cannot be cut at an event");
 		return NULL;
@@ -615,7 +623,8 @@ static struct timeline *take_made(struct history_event *he, struct trace_data *m
 	he->tail_seconds = (double)st.ns / 1e9;
 	if (cutview == &he->head)
 		fprintf(stderr, "ptrev: %s: made the history of its first thread only, until it "
-			"makes another: %llu instructions in %.1f s\n", why, (unsigned long long)st.instructions, he->tail_seconds);
+			"makes another: %llu instructions in %.1f s\n", why,
+			(unsigned long long)st.instructions, he->tail_seconds);
 	else if (cut)
 		fprintf(stderr, "ptrev: %s: made the history of events %zu to %zu only: %llu "
 			"instructions in %.1f s\n", why, from, last,
@@ -727,11 +736,10 @@ struct timeline *history_event_longer(struct history_event *he, struct timeline 
 	 * it again each time, a third of the total at most. */
 	const struct trace_state *point;
 	const char *why = "going on past the history made, a longer piece";
-	/* Not a multi-threaded history of the program's first runs: a
-	 * thread blocked in a syscall when its cut comes shows there before
-	 * its syscall instruction, the whole history inside the syscall. At
-	 * the start that is far off; a longer one would bring it nearer to
-	 * where the user goes on to. */
+	/* A multi-threaded piece (the first thread's, head_threads) is not
+	 * grown: a cut where later runs end shows a thread blocked in a
+	 * syscall there before its syscall instruction, the whole history
+	 * inside the syscall. */
 	if (!one_thread(he->ev))
 		return NULL;
 	uint64_t held = event_end_tail_ns(he->end, tail_start(he, &point), he->tail_last + 1);

@@ -196,12 +196,14 @@ bool history_event_cut(const struct history_event *he);
 struct timeline *history_event_widen(struct history_event *he, size_t from, size_t last,
 				     const char *why, struct timeline *old, char *err,
 				     size_t errlen);
-/* The history of the stretches from the program's start that hold about
- * four times a first tail's native run (one thread: a piece, ending at an
- * event; going on past it makes the whole history), made as
+/* A piece of the history that begins at the program's start, made as
  * history_event_widen makes one: where a reverse-continue found no hit
- * before, only that is stepped. NULL with err, or with err empty where
- * the whole history is about as short (or has more than one thread). */
+ * before, only that is stepped. One thread: the stretches that hold about
+ * four times a first tail's native run; several: the first thread alone,
+ * up to the entry of the clone that makes another (the recording cut
+ * there: event_cut.h). Going on past its end makes the whole history.
+ * NULL with err, or with err empty where the whole history is about as
+ * short or no such piece can be. */
 struct timeline *history_event_head(struct history_event *he, struct timeline *old, char *err,
 				    size_t errlen);
 /* Going on forwards past a piece's end with breakpoints only (a
@@ -225,10 +227,9 @@ struct timeline *history_event_on(struct history_event *he, size_t at, struct ti
 struct timeline *history_event_longer(struct history_event *he, struct timeline *old,
 				      char *err, size_t errlen);
 /* A multi-threaded recording's hit (found natively) in run `run` of its
- * order: the history from the program's start to the end of that run (or
- * the first one after it that ends at a syscall), where stepping that is
- * cheaper than the tail from the run to the recording's end (the runs'
- * native times); NULL otherwise (err empty) or with err. */
+ * order: that piece from the program's start, where it holds the hit (in
+ * the first run, before the first clone: he->hit_event); NULL otherwise
+ * (err empty) or with err. */
 struct timeline *history_event_head_to_run(struct history_event *he, size_t run,
 					   struct timeline *old, char *err, size_t errlen);
 /* Does the history made (a piece) begin at the program's start? Then
