@@ -34,6 +34,10 @@ def full_state_count(text):
 
 def finish():
     """The summary line and the test's exit status."""
+    # The failed checks again, first lines only, where the tail of a long
+    # output shows them: CI keeps only the end of what a test printed.
+    for what in FAILURES:
+        print('FAILED: ' + what.split('\n', 1)[0][:300])
     print('%d failure(s)' % len(FAILURES))
     return 1 if FAILURES else 0
 

@@ -27,6 +27,7 @@
 #include "ptrev/trace_file.h"
 
 #include "../check.h"
+#include "../one_cpu.h"
 static const char *ptrev, *ref_step, *progdir, *workdir;
 static const char *backend = "sw"; /* PTREV_TEST_BACKEND: sw or event */
 
@@ -558,6 +559,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: test_record CASE PTREV REF_STEP PROGRAMS_DIR WORK_DIR\n");
 		return 2;
 	}
+	stay_on_one_cpu();  /* every run compared on one CPU (../one_cpu.h) */
 	c = argv[1];
 	if (getenv("PTREV_TEST_BACKEND"))
 		backend = getenv("PTREV_TEST_BACKEND");

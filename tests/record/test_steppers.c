@@ -25,6 +25,7 @@
 #include "ptrev/trace_file.h"
 
 #include "../check.h"
+#include "../one_cpu.h"
 
 static const char *ptrev, *workdir;
 
@@ -327,6 +328,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: test_steppers PTREV PROGRAMS_DIR WORK_DIR PROGRAM [ARG]\n");
 		return 2;
 	}
+	stay_on_one_cpu();  /* every run compared on one CPU (../one_cpu.h) */
 	ptrev = argv[1];
 	workdir = argv[3];
 	snprintf(prog, sizeof prog, "%s/%s", argv[2], argv[4]);

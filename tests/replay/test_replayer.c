@@ -47,6 +47,7 @@
 #include "ptrev/trace_file.h"
 
 #include "../check.h"
+#include "../one_cpu.h"
 
 static char *test_env[] = { "PATH=/usr/bin:/bin", "REPTEST=1", "LC_ALL=C", NULL };
 
@@ -1663,13 +1664,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	const char *ptrev = argv[1], *dir = argv[2], *work = argv[3];
-	/* cpuid is not recorded: leaf 1's EBX holds the APIC id of the CPU
-	 * the program ran on. Keep the recording, the replay and the reference
-	 * run on one CPU so that this known gap does not show as a mismatch. */
-	cpu_set_t one;
-	CPU_ZERO(&one);
-	CPU_SET(sched_getcpu() >= 0 ? sched_getcpu() : 0, &one);
-	sched_setaffinity(0, sizeof one, &one);
+	stay_on_one_cpu();  /* cpuid is not recorded (../one_cpu.h) */
 	mkdir(work, 0755);
 	if (argc > 4 && !strcmp(argv[4], "watch")) {
 		watch_case(ptrev, dir, work);
