@@ -87,24 +87,27 @@ static uint64_t lost_search_hit(struct erp *e, struct erp_thread *t, bool steppe
 	return 0;
 }
 
-bool erp_search_hit(struct erp *e, struct erp_thread *t, int st, bool stepped)
+int erp_search_hit(struct erp *e, struct erp_thread *t, int st, bool stepped)
 {
 	if (!e->nsearch || !WIFSTOPPED(st) || WSTOPSIG(st) != SIGTRAP)
-		return false;
+		return 0;
 	uint64_t dr6 = inf_dr_read_dr6(t->tid);
 	if (!(dr6 & 0xe) && !(dr6 = lost_search_hit(e, t, stepped)))
-		return false;
+		return 0;
 	e->search_hits++;
 	e->search_last = t->next;
 	e->search_last_run = e->cur_run;
-	if (e->search_from && t->next >= e->search_from && !e->search_first)
+	if (e->search_from && t->next >= e->search_from && !e->search_first) {
 		e->search_first = t->next;
+		return erp_fail(e, "the first hit searched for came before event %zu",
+				e->search_first);
+	}
 	if (dr6 & 0x4001) { /* BS (a single step's end) or B0 */
 		inf_dr_write(t->tid, 6, dr6 & ~0xeull);
-		return false;
+		return 0;
 	}
 	inf_dr_clear_dr6(t->tid);
-	return true;
+	return 1;
 }
 
 int erp_launch(struct erp *e)
@@ -245,10 +248,9 @@ static int wait_stop_by(struct erp *e, struct erp_thread *t, int req, int *st, u
 		}
 		if (erp_count_stop(e) < 0 || given_up(e) < 0)
 			return -1;
-		bool passed = erp_search_hit(e, t, *st, req == PTRACE_SINGLESTEP);
-		if (e->search_first)
-			return erp_fail(e, "the first hit searched for came before event %zu",
-					e->search_first);
+		int passed = erp_search_hit(e, t, *st, req == PTRACE_SINGLESTEP);
+		if (passed < 0)
+			return -1;
 		if (!passed)
 			break;
 		if (ptrace(req, t->tid, NULL, NULL) < 0)

@@ -302,10 +302,12 @@ int erp_launch(struct erp *e);
 int erp_arm_search(struct erp *e, struct erp_thread *t);
 /* Was stop st of t (single-stepped, or resumed to run) a hit of the
  * search's points (DR1-DR3)? Counted (search_hits, search_last,
- * search_last_run). True when the hit was all (DR6 cleared: t is to go on
- * as it was resumed); a hit that came with a single step's end or a
- * STATE point's is counted, false. */
-bool erp_search_hit(struct erp *e, struct erp_thread *t, int st, bool stepped);
+ * search_last_run). 1 when the hit was all (DR6 cleared: t is to go on
+ * as it was resumed); 0 for no hit, or a hit that came with a single
+ * step's end or a STATE point's (counted); -1 (erp_fail) at the first hit
+ * at or after event search_from, where a search forwards ends
+ * (search_first set). */
+int erp_search_hit(struct erp *e, struct erp_thread *t, int st, bool stepped);
 void erp_kill(struct erp *e);
 void erp_reap(struct erp *e);
 int erp_get_regs(struct erp *e, struct erp_thread *t, struct user_regs_struct *regs);

@@ -208,10 +208,9 @@ static int run_block(struct erp *e, struct erp_thread *t, const struct block *x,
 	/* A search's data breakpoint (event_watch.c's reads) stops a run
 	 * right after an instruction inside the block: counted, what ran is
 	 * reported, and the stepping goes on from there. */
-	bool hit = erp_search_hit(e, t, *ws, false);
-	if (e->search_first)
-		return erp_fail(e, "the first hit searched for came before event %zu",
-				e->search_first);
+	int hit = erp_search_hit(e, t, *ws, false);
+	if (hit < 0)
+		return -1;
 	if (WIFEXITED(*ws) || WIFSIGNALED(*ws)) {
 		bstep_stopped(e->bstep, t->tid, *ws, regs);
 		t->gone = true;

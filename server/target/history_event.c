@@ -16,13 +16,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 
 #include "ptrev/event_cut.h"
 #include "ptrev/materialise.h"
 #include "ptrev/materialise_job.h"
 #include "ptrev/ptrace_handover.h"
+#include "ptrev/syscall_table.h"
 
 /* PTREV_BACKGROUND_HISTORY=0 makes the history only when first needed
  * (what the benchmark compares with), the request waiting for it. */
@@ -667,9 +667,9 @@ static uint64_t first_clone(const struct trace_data *ev, const struct trace_sche
 	uint64_t end = r->pos + r->count - 1, k = end;
 	for (size_t i = 0; i < ev->nsyscalls; i++) {
 		const struct trace_syscall *sc = &ev->syscalls[i];
-		if (sc->tid == r->tid && sc->pos >= r->pos && sc->pos < k &&
-		    (sc->nr == SYS_clone || sc->nr == SYS_clone3 || sc->nr == SYS_fork ||
-		     sc->nr == SYS_vfork))
+		const struct syscall_desc *d = syscall_desc(sc->nr);
+		if (sc->tid == r->tid && sc->pos >= r->pos && sc->pos < k && d &&
+		    (d->replay == SYSCALL_CLONE || d->replay == SYSCALL_FORK))
 			k = sc->pos;
 	}
 	return k;

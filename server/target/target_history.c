@@ -68,6 +68,17 @@ static bool have_history(struct history_target *h)
 	return true;
 }
 
+/* Stand where w says tid stood in a history counting positions alike:
+ * with threads in one order, the whole program's place (a thread's own
+ * position stands still while others run). */
+static void place_at(struct timeline *tl, pid_t tid, const struct timeline_where *w)
+{
+	if (w->global)
+		timeline_move_global(tl, w->gpos);
+	else
+		timeline_move_to(tl, tid, w->pos);
+}
+
 /* A piece of the history (one that ends before the recording does)
  * becomes the tail from its start to the end, tid at the same position
  * (both count from there): going on forwards past its end, or where only
@@ -93,10 +104,10 @@ static bool piece_to_tail(struct history_target *h, pid_t tid)
 		timeline_close(h->tl);
 	h->tl = tl;
 	h->td = history_event_data(h->ev);
-	/* With threads in one order, the whole program's place: a thread's
-	 * own position stands still while others run. */
-	if (w.global && whole)
-		timeline_move_global(tl, w.gpos);
+	/* The whole history: the program's place (place_at). A tail from the
+	 * piece's start: tid's own position, which both count alike. */
+	if (whole)
+		place_at(tl, tid, &w);
 	else
 		timeline_move_to(tl, tid, w.pos);
 	return true;
@@ -189,6 +200,24 @@ static void take_history(struct history_target *h, pid_t tid, struct timeline *t
 		place_from_end(tl, tid, fe);
 }
 
+/* Take tl, a piece of the history from the program's start
+ * (history_event_head, _head_to_run), tid at its end: 1; 0 where there
+ * is none (said on stderr where err says why), -1 for gdb's Ctrl-C. */
+static int take_start(struct history_target *h, pid_t tid, struct timeline *tl,
+		      const char *err)
+{
+	if (tl) {
+		take_history(h, tid, tl, NULL);
+		return 1;
+	}
+	if (h->ev->interrupted)
+		return -1;
+	if (err[0]) /* none: the whole history is about as short */
+		fprintf(stderr, "ptrev: cannot make the history of the program's start alone (%s)\n",
+			err);
+	return 0;
+}
+
 /* The same for a multi-threaded recording's tail (from a run of its
  * order), which has no pieces: a tail about four times as long, at least
  * a run more, the whole program where it stood counted from the end; for
@@ -218,15 +247,9 @@ static bool further_back_run(struct history_target *h, pid_t tid, const struct s
 		struct timeline *tl =
 			found == 0 ? history_event_head(h->ev, h->tl, err, sizeof err)
 				   : history_event_head_to_run(h->ev, hit, h->tl, err, sizeof err);
-		if (tl) {
-			take_history(h, tid, tl, NULL);
-			return true;
-		}
-		if (h->ev->interrupted)
-			return false;
-		if (err[0])
-			fprintf(stderr, "ptrev: cannot make the history of the program's start alone "
-				"(%s)\n", err);
+		int took = take_start(h, tid, tl, err);
+		if (took != 0)
+			return took > 0;
 	}
 	if (run == 0 || history_event_whole_ready(h->ev))
 		return whole_history(h, tid);
@@ -285,16 +308,9 @@ static bool further_back(struct history_target *h, pid_t tid, const struct stop_
 		/* No hit before: on to the program's start, where only the
 		 * first stretches need stepping (its history's positions count
 		 * from there, as the whole one's do). */
-		struct timeline *tl = history_event_head(he, h->tl, err, sizeof err);
-		if (tl) {
-			take_history(h, tid, tl, NULL);
-			return true;
-		}
-		if (he->interrupted)
-			return false;
-		if (err[0]) /* none: the whole history is about as short */
-			fprintf(stderr, "ptrev: cannot make the history of the program's start alone "
-				"(%s)\n", err);
+		int took = take_start(h, tid, history_event_head(he, h->tl, err, sizeof err), err);
+		if (took != 0)
+			return took > 0;
 	}
 	if (found == 0 && bps)
 		return whole_history_at(h, tid, true); /* no hit before: the program's start */
@@ -374,10 +390,7 @@ static bool piece_on(struct history_target *h, pid_t tid)
 		return false;
 	}
 	take_history(h, tid, tl, NULL);
-	if (w.global)
-		timeline_move_global(tl, w.gpos);
-	else
-		timeline_move_to(tl, tid, w.pos);
+	place_at(tl, tid, &w);
 	return true;
 }
 
