@@ -97,7 +97,9 @@ int erp_search_hit(struct erp *e, struct erp_thread *t, int st, bool stepped)
 	e->search_hits++;
 	e->search_last = t->next;
 	e->search_last_run = e->cur_run;
-	if (e->search_from && t->next >= e->search_from && !e->search_first) {
+	if (e->search_from && !e->search_found &&
+	    (t->next >= e->search_from || (e->search_runs && e->cur_run > 0))) {
+		e->search_found = true;
 		e->search_first = t->next;
 		return erp_fail(e, "the first hit searched for came before event %zu",
 				e->search_first);

@@ -525,11 +525,11 @@ int erp_replay_until_searching(struct erp *e, const struct trace_data *td, size_
 }
 
 int erp_replay_searching_from(struct erp *e, const struct trace_data *td, size_t from,
-			      const struct event_search_point *points, size_t n,
+			      bool runs, const struct event_search_point *points, size_t n,
 			      const struct event_give_up *give_up, struct erp_copy resume)
 {
 	struct erp how = {.nsearch = n, .give_up = give_up, .resume = resume,
-			  .search_from = from};
+			  .search_from = from, .search_runs = runs};
 	if (n == 0 || n > EVENT_SEARCH_MAX || from == 0) {
 		*e = how;
 		e->memfd = -1;

@@ -259,8 +259,12 @@ struct erp {
 	/* A search forwards (event_end_search_on): the first hit in a
 	 * stretch before an event numbered search_from or later (its
 	 * thread's next; 0: none searched for) ends the replay (a failure,
-	 * search_first set to that event: what the search asked for). */
+	 * search_found set, search_first that event: what the search asked
+	 * for). search_runs (event_end_search_on_run): search_from counts
+	 * the events of the first run's thread, and any hit in a later run
+	 * of the order comes after it (search_last_run says which). */
 	size_t search_from, search_first;
+	bool search_runs, search_found;
 	size_t cur_run;          /* the run of the recorded order replayed */
 	bool exited;          /* the replay process is gone */
 	/* How boldly passes of a hot loop are let go uncounted
@@ -515,10 +519,13 @@ int erp_replay_until_searching(struct erp *e, const struct trace_data *td, size_
 			       const struct event_give_up *give_up, struct erp_copy resume);
 /* A one-thread recording's replay natively to its end (from the copy
  * resume), with points as erp_replay_until_searching arms them, that ends
- * at the first hit after the thread's event from - 1 (search_first); one
- * that gets to the end met none there. */
+ * at the first hit after the thread's event from - 1 (search_found,
+ * search_first); one that gets to the end met none there. runs: any
+ * recording's, from its start, where from counts the events of the
+ * first run's thread and every hit in a later run comes after them
+ * (search_runs). */
 int erp_replay_searching_from(struct erp *e, const struct trace_data *td, size_t from,
-			      const struct event_search_point *points, size_t n,
+			      bool runs, const struct event_search_point *points, size_t n,
 			      const struct event_give_up *give_up, struct erp_copy resume);
 
 /* ---- event_split.c ---- */

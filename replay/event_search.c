@@ -102,10 +102,31 @@ int event_end_search_on(struct event_end *ee, const struct trace_data *td, size_
 	size_t next = 0;
 	pid_t c = from ? event_end_take_copy(ee, from, &next) : 0;
 	struct erp e;
-	int rc = erp_replay_searching_from(&e, td, from, points, n, give_up,
+	int rc = erp_replay_searching_from(&e, td, from, false, points, n, give_up,
 					   (struct erp_copy){.pid = c, .next = next});
-	if (rc < 0 && e.search_first) {
+	if (rc < 0 && e.search_found) {
 		*stretch = e.search_first;
+		rc = 1;
+	} else if (rc < 0) {
+		snprintf(err, errlen, "%s", e.why);
+		rc = e.gave_up ? -2 : -1;
+	}
+	erp_free(&e);
+	return rc;
+}
+
+int event_end_search_on_run(const struct trace_data *td, size_t from,
+			    const struct event_search_point *points, size_t n, size_t *hit_run,
+			    const struct event_give_up *give_up, char *err, size_t errlen)
+{
+	/* From the program's start: the end's replay keeps copies of a
+	 * one-thread recording only. Nothing is stepped, so this costs about
+	 * a native run to the hit. */
+	struct erp e;
+	int rc = erp_replay_searching_from(&e, td, from, true, points, n, give_up,
+					   (struct erp_copy){0});
+	if (rc < 0 && e.search_found) {
+		*hit_run = e.search_last_run;
 		rc = 1;
 	} else if (rc < 0) {
 		snprintf(err, errlen, "%s", e.why);

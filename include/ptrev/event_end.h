@@ -188,5 +188,12 @@ int event_end_tail_search_run(const struct trace_data *td, size_t run,
 int event_end_search_on(struct event_end *ee, const struct trace_data *td, size_t from,
 			const struct event_search_point *points, size_t n, size_t *stretch,
 			const struct event_give_up *give_up, char *err, size_t errlen);
+/* The same for any recording from its start, threads in the recorded
+ * order: the first hit in its first run after that run's thread's event
+ * from - 1, or in a later run: 1 with *hit_run the run it came in (a tail
+ * from that run holds it), 0 when none came before the end, -1, -2. */
+int event_end_search_on_run(const struct trace_data *td, size_t from,
+			    const struct event_search_point *points, size_t n, size_t *hit_run,
+			    const struct event_give_up *give_up, char *err, size_t errlen);
 
 #endif

@@ -618,6 +618,7 @@ static struct timeline *take_made(struct history_event *he, struct trace_data *m
 	he->tail_view = view;
 	he->tail_cut = cut;
 	he->tail_last = last;
+	he->tail_head = cutview == &he->head;
 	he->tail_split = false;
 	he->tail_events = materialise_tail_events(cut ? &view : he->ev, from, run);
 	he->tail_seconds = (double)st.ns / 1e9;
@@ -707,6 +708,7 @@ static struct timeline *head_threads(struct history_event *he, size_t hit_event,
 	}
 	he->head = cut;
 	he->head_ok = true;
+	he->head_at = at;
 	return take_made(he, &made, &st, copy, &he->head, 0, 0, 0,
 			 "going back to the program's start", old, err, errlen);
 }
@@ -778,8 +780,9 @@ int history_event_search_on(struct history_event *he, const struct stop_set *sto
 	char err[512];
 	int rc = 0;
 	*at = 0;
-	if (!history_event_cut(he) || !he->end || !one_thread(he->ev))
-		return -1; /* a multi-threaded piece begins at the start: the whole */
+	bool threads = !one_thread(he->ev);
+	if (!history_event_cut(he) || !he->end || (threads && !he->tail_head))
+		return -1;
 	for (size_t i = 0; i < stops->n; i++)
 		if (add_points(pts, &n, &stops->v[i]) < 0)
 			return -1; /* more than the debug registers hold */
@@ -787,8 +790,10 @@ int history_event_search_on(struct history_event *he, const struct stop_set *sto
 		fprintf(stderr, "ptrev: looking for the next breakpoint hit after the history made (a "
 			"native replay)...\n");
 		struct event_give_up give_up = {he->alive, he->alive_ctx};
-		rc = event_end_search_on(he->end, he->ev, from, pts, n, at, &give_up, err,
-					 sizeof err);
+		rc = threads ? event_end_search_on_run(he->ev, he->head_at + 1, pts, n, at, &give_up,
+						       err, sizeof err)
+			     : event_end_search_on(he->end, he->ev, from, pts, n, at, &give_up, err,
+						   sizeof err);
 	}
 	if (rc == -2) {
 		he->interrupted = true;
@@ -799,7 +804,17 @@ int history_event_search_on(struct history_event *he, const struct stop_set *sto
 		return -1;
 	}
 	/* A recorded signal on the way stops gdb's move first: the tail
-	 * from the piece's start holds it (history_event_widen). */
+	 * from the piece's start holds it (history_event_widen). With
+	 * threads, any in the runs up to the hit's (the first thread's
+	 * included: its piece ends inside that run), and a hit in the first
+	 * run: the whole history holds them. */
+	if (threads) {
+		if (rc && *at == 0)
+			return -1;
+		if (event_end_last_signal_run(he->end, 0, rc ? *at + 1 : he->ev->nsched))
+			return -1;
+		return rc;
+	}
 	if (event_end_last_signal(he->end, from, rc ? *at : count))
 		return -1;
 	return rc;
@@ -808,6 +823,18 @@ int history_event_search_on(struct history_event *he, const struct stop_set *sto
 struct timeline *history_event_on(struct history_event *he, size_t at, struct timeline *old,
 				  char *err, size_t errlen)
 {
+	if (!one_thread(he->ev)) {
+		/* From the hit's run (or the last runs) to the end. */
+		size_t run = at ? at : event_end_tail_run(he->end, he->tail_budget_ns);
+		if (run == 0) {
+			snprintf(err, errlen, "no run to begin with but the program's first");
+			return NULL;
+		}
+		return widen(he, 0, run, HISTORY_TO_END,
+			     at ? "going on to the next breakpoint hit (found natively)"
+				: "going on to the end (no breakpoint hit before it, found natively)",
+			     old, err, errlen);
+	}
 	if (at)
 		return widen(he, at, 0, at, "going on to the next breakpoint hit (found natively)",
 			     old, err, errlen);

@@ -366,7 +366,12 @@ static bool further_on(struct history_target *h, pid_t tid, const struct stop_se
 		return false;
 	}
 	take_history(h, tid, tl, NULL);
-	timeline_move_to(tl, timeline_thread_or_first(tl, tid), 0);
+	/* At its start: for a tail from a run of the threads' order, the
+	 * whole program's. */
+	if (history_event_tail_run(h->ev))
+		timeline_move_global(tl, 0);
+	else
+		timeline_move_to(tl, timeline_thread_or_first(tl, tid), 0);
 	return true;
 }
 

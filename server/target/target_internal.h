@@ -133,6 +133,8 @@ struct history_event {
 	 * from (history_event_head); kept while it may be tail_view. */
 	struct trace_data head;
 	bool head_ok;
+	uint64_t head_at;  /* the first run's thread's event it is cut at */
+	bool tail_head;    /* the tail is made from it */
 	char cut_note[640];
 	/* Its history being made in the background from the start (NULL:
 	 * not, PTREV_BACKGROUND_HISTORY=0, or taken). */
@@ -214,7 +216,12 @@ struct timeline *history_event_head(struct history_event *he, struct timeline *o
  * the debug registers hold, the search failed: said on stderr; gdb's
  * Ctrl-C: interrupted). Then history_event_on makes the piece of that
  * stretch alone (at 0: the recording's last stretches), at its end, as
- * history_event_widen does: no hit lies between, so only it is stepped. */
+ * history_event_widen does: no hit lies between, so only it is stepped.
+ * Past the end of a multi-threaded recording's first thread alone
+ * (history_event_head): *at the run of the order that holds the hit
+ * (event_end_search_on_run), and history_event_on makes the tail from
+ * that run (at 0: the last runs, as a first tail's); a hit in the first
+ * run is for the whole history (-1). */
 int history_event_search_on(struct history_event *he, const struct stop_set *stops, size_t *at);
 struct timeline *history_event_on(struct history_event *he, size_t at, struct timeline *old,
 				  char *err, size_t errlen);

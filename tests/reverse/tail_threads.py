@@ -30,7 +30,9 @@ thread_late: a reverse-continue from the end to a breakpoint hit two
 thirds of the way through finds the run of the hit natively (every
 thread's debug registers armed) and makes the history from there only;
 one back to the program's start (no hit of the user's before) makes the
-history of its first thread only, up to the clone that makes another.
+history of its first thread only, up to the clone that makes another; a
+continue from there finds the next hit's run natively and makes the
+history from there.
 pigz -p 2 (where installed): the first
 reverse-stepi from the end makes a tail, not the whole history, and
 shows full state there.
@@ -273,8 +275,9 @@ def to_start(ptrev, work, progdir):
     """A reverse-continue with no hit before (but gdb's own in the first
     thread before it makes another) makes the history of that thread only
     up to there, from the recording cut at that clone's entry
-    (event_cut.h), not the whole history; on from there, the whole
-    history, at the same place."""
+    (event_cut.h), not the whole history; a continue on from there finds
+    the run of the next hit natively and makes the history from that run
+    only (before, the whole history), at the same place."""
     prog = os.path.join(progdir, 'thread_late')
     trace = os.path.join(work, 'thread_late.ptrev')
     whole = gdb(ptrev, trace, prog, THREAD_START,
@@ -290,10 +293,13 @@ def to_start(ptrev, work, progdir):
                                                 "made the history of its first thread only, "
                                                 "until it makes another: ")]
     start_at = out.find('No more reverse-execution history.')
+    on_at = out.find('ptrev: going on to the next breakpoint hit (found natively): made the '
+                     'history of the last ')
     whole_at = out.find('ptrev: making the history of this event recording')
-    check(len(head) == 1 and 0 <= start_at < whole_at,
+    check(len(head) == 1 and 0 <= start_at < on_at and whole_at < 0,
           'thread_late: the reverse-continue to the program\'s start makes the history of its '
-          'first thread only; the continue from there the whole history (%s)' % lines)
+          'first thread only; the continue from there the history from the run of the next '
+          'hit, found natively, not the whole history (%s)' % lines)
     check(same_state(whole, out),
           'thread_late, to the program\'s start and on: every thread\'s registers, backtrace '
           'and variables as on the whole history\n%s' % differences(whole, out))
