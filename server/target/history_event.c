@@ -813,6 +813,15 @@ int history_event_search_on(struct history_event *he, const struct stop_set *sto
 			return -1;
 		if (event_end_last_signal_run(he->end, 0, rc ? *at + 1 : he->ev->nsched))
 			return -1;
+		/* A tail that holds most of the program costs about what the
+		 * whole history does (pigz -p 2 of 512 KB, a hit in its second
+		 * run: 303 s, the whole 307 s), which the background may be
+		 * making already: that, then. */
+		if (rc && 2 * event_end_runs_ns(he->end, *at) > event_end_runs_ns(he->end, 0)) {
+			fprintf(stderr, "ptrev: the next hit comes early in the recording (run %zu of "
+				"%zu): the whole history will do\n", *at, he->ev->nsched);
+			return -1;
+		}
 		return rc;
 	}
 	if (event_end_last_signal(he->end, from, rc ? *at : count))

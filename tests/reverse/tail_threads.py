@@ -32,7 +32,7 @@ thread's debug registers armed) and makes the history from there only;
 one back to the program's start (no hit of the user's before) makes the
 history of its first thread only, up to the clone that makes another; a
 continue from there finds the next hit's run natively and makes the
-history from there.
+history from there (the whole history where that hit comes early).
 pigz -p 2 (where installed): the first
 reverse-stepi from the end makes a tail, not the whole history, and
 shows full state there.
@@ -276,8 +276,8 @@ def to_start(ptrev, work, progdir):
     thread before it makes another) makes the history of that thread only
     up to there, from the recording cut at that clone's entry
     (event_cut.h), not the whole history; a continue on from there finds
-    the run of the next hit natively and makes the history from that run
-    only (before, the whole history), at the same place."""
+    the run of the next hit natively: that hit early (the worker's first
+    compute), the whole history, at the same place."""
     prog = os.path.join(progdir, 'thread_late')
     trace = os.path.join(work, 'thread_late.ptrev')
     whole = gdb(ptrev, trace, prog, THREAD_START,
@@ -293,16 +293,62 @@ def to_start(ptrev, work, progdir):
                                                 "made the history of its first thread only, "
                                                 "until it makes another: ")]
     start_at = out.find('No more reverse-execution history.')
-    on_at = out.find('ptrev: going on to the next breakpoint hit (found natively): made the '
-                     'history of the last ')
+    early_at = out.find('ptrev: the next hit comes early in the recording')
     whole_at = out.find('ptrev: making the history of this event recording')
-    check(len(head) == 1 and 0 <= start_at < on_at and whole_at < 0,
+    check(len(head) == 1 and 0 <= start_at < early_at < whole_at,
           'thread_late: the reverse-continue to the program\'s start makes the history of its '
-          'first thread only; the continue from there the history from the run of the next '
-          'hit, found natively, not the whole history (%s)' % lines)
+          'first thread only; the continue from there, whose first hit (compute) comes early, '
+          'the whole history (%s)' % lines)
     check(same_state(whole, out),
           'thread_late, to the program\'s start and on: every thread\'s registers, backtrace '
           'and variables as on the whole history\n%s' % differences(whole, out))
+
+
+# Back to the program's start, then on to a hit two thirds of the way
+# through; a look there, a step back and on to the end.
+THREAD_START_LATE = '''delete
+reverse-continue
+info threads
+break late_mark
+continue
+info threads
+thread apply all bt
+print late_value
+reverse-stepi
+info registers rip
+print late_value
+delete
+continue
+print total
+'''
+
+
+def start_then_late(ptrev, work, progdir):
+    """From the history of the first thread alone (back at the
+    program's start), a continue to a hit two thirds of the way through
+    finds that hit's run natively and makes the history from there to the
+    end only; before, it made the whole history. Every thread's state
+    there as on the whole history."""
+    prog = os.path.join(progdir, 'thread_late')
+    trace = os.path.join(work, 'thread_late.ptrev')
+    whole = gdb(ptrev, trace, prog, THREAD_START_LATE,
+                {'PTREV_TAIL_HISTORY': '0', 'PTREV_BACKGROUND_HISTORY': '0'})
+    good = ('hit Breakpoint 1, late_mark (round=80' in whole and
+            whole.count('No more reverse-execution history.') == 2 and not unavailable(whole))
+    check(good, 'thread_late: the oracle goes to the program\'s start, on to late_mark in '
+          'round 80 and to the end' + ('' if good else '\n' + whole[-2000:]))
+    out = gdb(ptrev, trace, prog, THREAD_START_LATE,
+              {'PTREV_TAIL_RUNS': '1', 'PTREV_BACKGROUND_HISTORY': '0'})
+    lines = ptrev_lines(out)
+    on = [ln for ln in lines if ln.startswith('ptrev: going on to the next breakpoint hit (found '
+                                              'natively): made the history of the last ')]
+    check(len(on) == 1 and not any(ln.startswith('ptrev: making the history of this') or
+                                   ln.startswith('ptrev: still making') for ln in lines),
+          'thread_late: on from the program\'s start to late_mark, only the history from the '
+          'run of that hit is made (%s)' % lines)
+    check(same_state(whole, out),
+          'thread_late, from the program\'s start on to late_mark: every thread\'s state as on '
+          'the whole history\n%s' % differences(whole, out))
 
 
 def found_natively(ptrev, work, progdir):
@@ -406,6 +452,7 @@ def main():
           'sig_worker: at the signal\'s delivery and a step either side, full state')
     found_natively(ptrev, work, progdir)
     to_start(ptrev, work, progdir)
+    start_then_late(ptrev, work, progdir)
     pigz(ptrev, work)
     return finish()
 
