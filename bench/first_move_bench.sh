@@ -11,6 +11,7 @@
 #
 #   bench/first_move_bench.sh PTREV [LINES] [BLOCKS] [BASE_PTREV]
 set -euo pipefail
+. "$(dirname "$0")/timing.sh"
 
 ptrev=${1:?usage: first_move_bench.sh PTREV [LINES] [BLOCKS] [BASE_PTREV]}
 lines=${2:-20000}
@@ -21,20 +22,6 @@ trap 'rm -rf "$tmp"' EXIT
 python=$(command -v python3)
 seq 1 "$lines" | awk 'BEGIN { srand(1) } { print rand() "\t" $0 }' | sort | cut -f2 \
 	>"$tmp/nums.txt"
-
-# native NAME ARGV...: the program's own run, seconds (best of 3).
-native() {
-	local best=
-	for _ in 1 2 3; do
-		local t0 t1
-		t0=$(date +%s.%N)
-		"$@" <"$tmp/nums.txt" >/dev/null 2>&1 || true
-		t1=$(date +%s.%N)
-		best=$(awk -v a="$t0" -v b="$t1" -v c="$best" \
-			'BEGIN { d = b - a; print (c == "" || d < c) ? d : c }')
-	done
-	echo "$best"
-}
 
 # moves PTREV TRACE PROG: the seconds of each move, one line each.
 moves() {
@@ -58,7 +45,7 @@ run() { # NAME PROG ARGV...
 	local name=$1 prog=$2
 	shift 2
 	local n
-	n=$(native "$@")
+	n=$(best_of 3 "$tmp/nums.txt" "$@")
 	"$ptrev" record --force -o "$tmp/$name.ptrev" -- "$@" <"$tmp/nums.txt" >/dev/null 2>&1 || true
 	echo "$name (native run $n s):"
 	for who in this ${base:+base}; do

@@ -17,6 +17,7 @@
 #
 #   bench/piece_search_bench.sh PTREV [N] [BASE_PTREV] [KB]
 set -euo pipefail
+. "$(dirname "$0")/timing.sh"
 
 ptrev=${1:?usage: piece_search_bench.sh PTREV [N] [BASE_PTREV]}
 n=${2:-200000}
@@ -26,19 +27,6 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 script="my \$s = 0; for my \$i (1..$n) { \$s += \$i * \$i } open(F, '>', '$tmp/sum.txt');
 print F \"\$s\\n\"; close F; print \"done\\n\""
-
-native() { # best of 3, seconds
-	local best=
-	for _ in 1 2 3; do
-		local t0 t1
-		t0=$(date +%s.%N)
-		perl -e "$script" >/dev/null
-		t1=$(date +%s.%N)
-		best=$(awk -v a="$t0" -v b="$t1" -v c="$best" \
-			'BEGIN { d = b - a; print (c == "" || d < c) ? d : c }')
-	done
-	echo "$best"
-}
 
 moves() { # PTREV: one line per move, its name and seconds
 	cat >"$tmp/m.gdb" <<GDB
@@ -63,7 +51,7 @@ GDB
 }
 
 "$ptrev" record -o "$tmp/perl.ptrev" -- perl -e "$script" >/dev/null 2>&1
-nat=$(native)
+nat=$(best_of 3 /dev/null perl -e "$script")
 printf 'perl summing %d squares: native %.4f s\n' "$n" "$nat"
 moves "$ptrev" >"$tmp/new"
 if [ -n "$base" ]; then

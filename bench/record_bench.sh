@@ -18,7 +18,7 @@ n=${3:-5000}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-now() { date +%s.%N; }
+. "$(dirname "$0")/timing.sh"
 rate() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.0f", (b > 0 ? a / b : 0) }'; }
 
 # --- ptrev record --backend sw ---

@@ -29,7 +29,7 @@ base=${4:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-now() { date +%s.%N; }
+. "$(dirname "$0")/timing.sh"
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
 
 # Seconds gdb takes to open the replay with ptrev build $1 (then env:

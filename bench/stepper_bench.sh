@@ -24,7 +24,7 @@ rounds=${5:-3}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-now() { date +%s.%N; }
+. "$(dirname "$0")/timing.sh"
 
 # record STEPPER NAME PROG ARGS... -> "instructions seconds rate"
 record() {

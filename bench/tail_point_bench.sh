@@ -27,7 +27,7 @@ limit=${3:-300}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-now() { date +%s.%N; }
+. "$(dirname "$0")/timing.sh"
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 
 # Seconds of the first reverse-stepi (env: $@), or "> LIMIT"; the PC of

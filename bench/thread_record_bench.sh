@@ -15,7 +15,7 @@ n=${3:-20000}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-now() { date +%s.%N; }
+. "$(dirname "$0")/timing.sh"
 
 run() { # THREADS ITERATIONS_EACH -> "insns secs rate switches bits"
 	local t0 t1 insns secs
