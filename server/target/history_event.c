@@ -773,33 +773,31 @@ struct timeline *history_event_widen_run(struct history_event *he, size_t run, c
 	return widen(he, 0, run, HISTORY_TO_END, why, old, err, errlen);
 }
 
-/* Would the tail from run `run` of a multi-threaded recording cost about
- * what the whole history still does? A tail that holds most of the
- * program does (pigz -p 2 of 512 KB, a hit in its second run: 303 s, the
- * whole 307 s), and serves no move before its start; so does one longer
- * than what the background has still to make of the whole. How much a
- * tail holds: the larger share of the program's events and of its native
- * run (an estimate: a run's kernel work counts in it, but costs nothing
- * to step; sort's first thread reading its input and touching its
- * buffer looked like half the program or more, for 8 % of its
- * instructions). */
+/* Would the tail from run `run` of a multi-threaded recording take
+ * longer than what the background has still to make of the whole
+ * history? Then that is the shorter wait (and serves every move, not only
+ * those after the tail's start). How much a tail holds: the larger share
+ * of the program's events and of its native run, both estimates of what
+ * stepping it costs (a run's kernel work counts in its native run but
+ * costs nothing to step; an event may end a long stretch or a short
+ * one). sort --parallel=2, continuing from its start to its first write:
+ * the tail from that run, 90 M instructions, took 400 s; the whole, 30 %
+ * made by then, was not done 13 minutes later. */
 static bool tail_not_worth(struct history_event *he, size_t run)
 {
+	if (!he->job)
+		return false;
+	struct materialise_job_status js;
+	materialise_job_status(he->job, &js);
+	if (js.failed || !js.events_total)
+		return false;
 	size_t total = materialise_event_count(he->ev);
 	uint64_t ran = event_end_runs_ns(he->end, 0);
 	double held = total ? (double)materialise_tail_events(he->ev, 0, run) / (double)total : 1;
 	double held_ns = ran ? (double)event_end_runs_ns(he->end, run) / (double)ran : 1;
 	if (held_ns > held)
 		held = held_ns;
-	double left = 1;
-	if (he->job) {
-		struct materialise_job_status js;
-		materialise_job_status(he->job, &js);
-		left = js.failed ? 1
-		       : js.done ? 0
-		       : js.events_total ? 1 - (double)js.events / (double)js.events_total : 1;
-	}
-	return held > 0.5 || held >= left;
+	return held >= 1 - (double)js.events / (double)js.events_total;
 }
 
 int history_event_search_on(struct history_event *he, const struct stop_set *stops, size_t *at)
@@ -843,8 +841,9 @@ int history_event_search_on(struct history_event *he, const struct stop_set *sto
 		if (event_end_last_signal_run(he->end, 0, rc ? *at + 1 : he->ev->nsched))
 			return -1;
 		if (rc && tail_not_worth(he, *at)) {
-			fprintf(stderr, "ptrev: the next hit comes early in the recording (run %zu of "
-				"%zu): the whole history will do\n", *at, he->ev->nsched);
+			fprintf(stderr, "ptrev: the next hit comes in run %zu of %zu of the thread "
+				"order: the history from there would take longer than the rest of the "
+				"whole one, made in the background\n", *at, he->ev->nsched);
 			return -1;
 		}
 		return rc;

@@ -32,7 +32,8 @@ thread's debug registers armed) and makes the history from there only;
 one back to the program's start (no hit of the user's before) makes the
 history of its first thread only, up to the clone that makes another; a
 continue from there finds the next hit's run natively and makes the
-history from there (the whole history where that hit comes early).
+history from there (tests without a background history: where one is
+being made, the whole where it has less left to make).
 pigz -p 2 (where installed): the first
 reverse-stepi from the end makes a tail, not the whole history, and
 shows full state there.
@@ -271,34 +272,42 @@ thread apply all bt
 '''
 
 
+def whole_and_one_run(ptrev, trace, prog, session):
+    """session on the whole history made at the first move (the oracle),
+    then with a first tail of one run, neither made in the background."""
+    return (gdb(ptrev, trace, prog, session,
+                {'PTREV_TAIL_HISTORY': '0', 'PTREV_BACKGROUND_HISTORY': '0'}),
+            gdb(ptrev, trace, prog, session,
+                {'PTREV_TAIL_RUNS': '1', 'PTREV_BACKGROUND_HISTORY': '0'}))
+
+
 def to_start(ptrev, work, progdir):
     """A reverse-continue with no hit before (but gdb's own in the first
     thread before it makes another) makes the history of that thread only
     up to there, from the recording cut at that clone's entry
     (event_cut.h), not the whole history; a continue on from there finds
-    the run of the next hit natively: that hit early (the worker's first
-    compute), the whole history, at the same place."""
+    the run of the next hit (the worker's first compute) natively and
+    makes the history from there to the end (before, the whole history),
+    at the same place."""
     prog = os.path.join(progdir, 'thread_late')
     trace = os.path.join(work, 'thread_late.ptrev')
-    whole = gdb(ptrev, trace, prog, THREAD_START,
-                {'PTREV_TAIL_HISTORY': '0', 'PTREV_BACKGROUND_HISTORY': '0'})
+    whole, out = whole_and_one_run(ptrev, trace, prog, THREAD_START)
     good = ('No more reverse-execution history.' in whole and
             'hit Breakpoint 1, late_mark (round=80' in whole and not unavailable(whole))
     check(good, 'thread_late: the oracle goes back to the program\'s start and on to '
           'late_mark in round 80 with full state' + ('' if good else '\n' + whole[-2000:]))
-    out = gdb(ptrev, trace, prog, THREAD_START,
-              {'PTREV_TAIL_RUNS': '1', 'PTREV_BACKGROUND_HISTORY': '0'})
     lines = ptrev_lines(out)
     head = [ln for ln in lines if ln.startswith("ptrev: going back to the program's start: "
                                                 "made the history of its first thread only, "
                                                 "until it makes another: ")]
     start_at = out.find('No more reverse-execution history.')
-    early_at = out.find('ptrev: the next hit comes early in the recording')
+    on_at = out.find('ptrev: going on to the next breakpoint hit (found natively): made the '
+                     'history of the last ')
     whole_at = out.find('ptrev: making the history of this event recording')
-    check(len(head) == 1 and 0 <= start_at < early_at < whole_at,
+    check(len(head) == 1 and 0 <= start_at < on_at and whole_at < 0,
           'thread_late: the reverse-continue to the program\'s start makes the history of its '
-          'first thread only; the continue from there, whose first hit (compute) comes early, '
-          'the whole history (%s)' % lines)
+          'first thread only; the continue from there the history from the run of the next '
+          'hit (compute, early), found natively, not the whole history (%s)' % lines)
     check(same_state(whole, out),
           'thread_late, to the program\'s start and on: every thread\'s registers, backtrace '
           'and variables as on the whole history\n%s' % differences(whole, out))
@@ -331,14 +340,11 @@ def start_then_late(ptrev, work, progdir):
     there as on the whole history."""
     prog = os.path.join(progdir, 'thread_late')
     trace = os.path.join(work, 'thread_late.ptrev')
-    whole = gdb(ptrev, trace, prog, THREAD_START_LATE,
-                {'PTREV_TAIL_HISTORY': '0', 'PTREV_BACKGROUND_HISTORY': '0'})
+    whole, out = whole_and_one_run(ptrev, trace, prog, THREAD_START_LATE)
     good = ('hit Breakpoint 1, late_mark (round=80' in whole and
             whole.count('No more reverse-execution history.') == 2 and not unavailable(whole))
     check(good, 'thread_late: the oracle goes to the program\'s start, on to late_mark in '
           'round 80 and to the end' + ('' if good else '\n' + whole[-2000:]))
-    out = gdb(ptrev, trace, prog, THREAD_START_LATE,
-              {'PTREV_TAIL_RUNS': '1', 'PTREV_BACKGROUND_HISTORY': '0'})
     lines = ptrev_lines(out)
     on = [ln for ln in lines if ln.startswith('ptrev: going on to the next breakpoint hit (found '
                                               'natively): made the history of the last ')]
