@@ -47,9 +47,11 @@ bool inf_dr_lost_exec_hit(pid_t tid, uint64_t ip)
 		return !(inf_dr_read_dr6(tid) & 0xf);
 	if (si.si_code != TRAP_BRKPT)
 		return false;
+	/* The program's own INT1: its byte before ip, or at ip where the
+	 * hypervisor reports it with ip not past it (ptrev/debugregs.h). */
 	errno = 0;
-	long before = ptrace(PTRACE_PEEKTEXT, tid, (void *)(ip - 1), NULL);
-	return !(errno == 0 && (before & 0xff) == 0xf1);
+	long bytes = ptrace(PTRACE_PEEKTEXT, tid, (void *)(ip - 1), NULL);
+	return !(errno == 0 && ((bytes & 0xff) == 0xf1 || (bytes >> 8 & 0xff) == 0xf1));
 }
 
 bool inf_dr_stale_step_hit(pid_t tid, uint64_t eflags)

@@ -52,7 +52,9 @@ void inf_dr_clear_dr6(pid_t tid);
  * VMs lose DR6 now and then (an Intel Xeon guest here: 1 run in 10 of a
  * small program under the block stepper); the kernel then takes the #DB
  * for an ICEBP (INT1) instruction's and says TRAP_BRKPT. An INT1 of the
- * program's own traps after itself: its byte is right before ip. Or the
+ * program's own traps after itself: its byte is right before ip; under
+ * some hypervisors (an AMD EPYC guest, kernel 6.18) ip is the INT1's own
+ * address, its byte at ip. Or the
  * kernel saw a register's bit but found no breakpoint of the thread's
  * for it, and says TRAP_HWBKPT with no bit in the thread's DR6 (and no
  * RF set: seen in the same VM). */
