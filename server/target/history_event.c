@@ -856,6 +856,8 @@ int history_event_search_on(struct history_event *he, const struct stop_set *sto
 struct timeline *history_event_on(struct history_event *he, size_t at, struct timeline *old,
 				  char *err, size_t errlen)
 {
+	const char *why = at ? "going on to the next breakpoint hit (found natively)"
+			     : "going on to the end (no breakpoint hit before it, found natively)";
 	if (!one_thread(he->ev)) {
 		/* From the hit's run (or the last runs) to the end. */
 		size_t run = at ? at : event_end_tail_run(he->end, he->tail_budget_ns);
@@ -863,20 +865,15 @@ struct timeline *history_event_on(struct history_event *he, size_t at, struct ti
 			snprintf(err, errlen, "no run to begin with but the program's first");
 			return NULL;
 		}
-		return widen(he, 0, run, HISTORY_TO_END,
-			     at ? "going on to the next breakpoint hit (found natively)"
-				: "going on to the end (no breakpoint hit before it, found natively)",
-			     old, err, errlen);
+		return widen(he, 0, run, HISTORY_TO_END, why, old, err, errlen);
 	}
 	if (at)
-		return widen(he, at, 0, at, "going on to the next breakpoint hit (found natively)",
-			     old, err, errlen);
+		return widen(he, at, 0, at, why, old, err, errlen);
 	/* No hit: the recording's last stretches, as the first tail's. */
 	size_t from = he->end ? event_end_tail_from(he->end, he->tail_budget_ns) : 0;
 	if (from <= he->tail_last)
 		from = he->tail_last + 1;
-	return widen(he, from, 0, HISTORY_TO_END, "going on to the end (no breakpoint hit before "
-		     "it, found natively)", old, err, errlen);
+	return widen(he, from, 0, HISTORY_TO_END, why, old, err, errlen);
 }
 
 struct timeline *history_event_make(struct history_event *he, bool whole, char *err,

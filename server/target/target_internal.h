@@ -203,8 +203,8 @@ struct timeline *history_event_widen(struct history_event *he, size_t from, size
  * before, only that is stepped. One thread: the stretches that hold about
  * four times a first tail's native run; several: the first thread alone,
  * up to the entry of the clone that makes another (the recording cut
- * there: event_cut.h). Going on past its end makes the whole history.
- * NULL with err, or with err empty where the whole history is about as
+ * there: event_cut.h). Going on past its end: history_event_search_on,
+ * or (one thread) history_event_longer. NULL with err, or with err empty where the whole history is about as
  * short or no such piece can be. */
 struct timeline *history_event_head(struct history_event *he, struct timeline *old, char *err,
 				    size_t errlen);
