@@ -25,14 +25,7 @@ seq 1 "$lines" | awk 'BEGIN { srand(1) } { print rand() "\t" $0 }' | sort | cut 
 
 # moves PTREV TRACE PROG: the seconds of each move, one line each.
 moves() {
-	cat >"$tmp/m.gdb" <<GDB
-set pagination off
-python
-import time
-def timed(what, cmd):
-    t0 = time.time()
-    gdb.execute(cmd, to_string=True)
-    print('T %s %.3f' % (what, time.time() - t0))
+	{ gdb_timed; cat <<GDB; } >"$tmp/m.gdb"
 timed('open', 'target remote | $1 replay --stdio $2')
 for what in ('reverse-stepi', 'reverse-stepi-again', 'reverse-next'):
     timed(what, what.replace('-again', ''))

@@ -29,14 +29,7 @@ script="my \$s = 0; for my \$i (1..$n) { \$s += \$i * \$i } open(F, '>', '$tmp/s
 print F \"\$s\\n\"; close F; print \"done\\n\""
 
 moves() { # PTREV: one line per move, its name and seconds
-	cat >"$tmp/m.gdb" <<GDB
-set pagination off
-python
-import time
-def timed(what, cmd):
-    t0 = time.time()
-    gdb.execute(cmd, to_string=True)
-    print('T %s %.3f' % (what, time.time() - t0))
+	{ gdb_timed; cat <<GDB; } >"$tmp/m.gdb"
 timed('open', 'target remote | $1 replay --stdio $tmp/perl.ptrev')
 gdb.execute('break write', to_string=True)
 for what in ('reverse-continue-1', 'reverse-continue-2', 'reverse-continue-3',

@@ -18,3 +18,18 @@ best_of() {
 	done
 	echo "$best"
 }
+
+# gdb_timed: the start of a gdb script (pagination off, then Python) that
+# defines timed(WHAT, CMD): CMD run, and `T WHAT SECONDS` printed. The
+# caller's lines go on in Python and end with `end`.
+gdb_timed() {
+	cat <<'GDB'
+set pagination off
+python
+import time
+def timed(what, cmd):
+    t0 = time.time()
+    gdb.execute(cmd, to_string=True)
+    print('T %s %.3f' % (what, time.time() - t0))
+GDB
+}

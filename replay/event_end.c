@@ -299,6 +299,25 @@ int event_end_tail_point(struct event_end *ee, const struct trace_data *td, size
 	return rc;
 }
 
+int event_end_point_after(struct event_end *ee, const struct trace_data *td,
+			  const struct trace_state *from, uint64_t after_ns, struct trace_state *out,
+			  uint8_t sp[STATE_RECORD_SP_LEN], char *err, size_t errlen)
+{
+	struct erp e;
+	struct erp_copy copy = ee ? erp_take_copy(&ee->e, from->pos) : (struct erp_copy){0};
+	int rc = erp_replay_until_from(&e, td, from->pos, from, copy);
+	if (rc == 0)
+		rc = erp_take_point(&e, after_ns, out, sp);
+	/* The time taken counts from where the run began, the point from:
+	 * the stretch ran that long before it. */
+	if (rc > 0)
+		out->ran_ns += from->ran_ns;
+	if (rc < 0)
+		snprintf(err, errlen, "%s", e.why);
+	erp_free(&e);
+	return rc;
+}
+
 size_t event_end_tail_of(const struct event_end *ee, size_t n)
 {
 	if (ee->e.nthreads != 1 || n == 0 || n >= ee->e.threads[0].nev)

@@ -94,9 +94,15 @@ int erp_search_hit(struct erp *e, struct erp_thread *t, int st, bool stepped)
 	uint64_t dr6 = inf_dr_read_dr6(t->tid);
 	if (!(dr6 & 0xe) && !(dr6 = lost_search_hit(e, t, stepped)))
 		return 0;
+	e->search_nth = e->search_hits && e->search_last == t->next ? e->search_nth + 1 : 1;
 	e->search_hits++;
 	e->search_last = t->next;
 	e->search_last_run = e->cur_run;
+	if (e->search_stop_nth && t == &e->threads[0] && t->next == e->search_stop_at &&
+	    e->search_nth == e->search_stop_nth) {
+		e->search_stopped = true;
+		return erp_fail(e, "the hit searched for came");
+	}
 	if (e->search_from && !e->search_found &&
 	    (t->next >= e->search_from || (e->search_runs && e->cur_run > 0))) {
 		e->search_found = true;

@@ -539,6 +539,22 @@ int erp_replay_searching_from(struct erp *e, const struct trace_data *td, size_t
 	return replay_as(e, td, NULL, &how);
 }
 
+int erp_replay_to_hit(struct erp *e, const struct trace_data *td, size_t k, uint64_t nth,
+		      const struct event_search_point *points, size_t n,
+		      const struct event_give_up *give_up, struct erp_copy resume)
+{
+	struct erp how = {.nsearch = n, .give_up = give_up, .resume = resume,
+			  .search_stop_at = k, .search_stop_nth = nth};
+	if (n == 0 || n > EVENT_SEARCH_MAX || k == 0 || nth == 0) {
+		*e = how;
+		e->memfd = -1;
+		return erp_fail(e, "a replay to a hit of 1 to %d points after an event",
+				EVENT_SEARCH_MAX);
+	}
+	memcpy(how.search, points, n * sizeof *points);
+	return replay_as(e, td, NULL, &how);
+}
+
 void erp_release(struct erp *e, pid_t *pid, int *memfd)
 {
 	*pid = e->pid;

@@ -256,6 +256,16 @@ struct erp {
 	uint64_t search_dr7;     /* DR7's bits for them */
 	uint64_t search_hits;
 	size_t search_last, search_last_run;
+	/* How many hits came in the last hit's stretch (one thread: the
+	 * last is the search_nth-th since event search_last - 1). */
+	uint64_t search_nth;
+	/* A replay to a hit (event_end_hit_point): the search_stop_nth-th
+	 * hit in the stretch before event search_stop_at of the first
+	 * thread ends the replay there (a failure, search_stopped set, the
+	 * thread stopped at the hit, its instruction still to run). */
+	size_t search_stop_at;
+	uint64_t search_stop_nth;
+	bool search_stopped;
 	/* A search forwards (event_end_search_on): the first hit in a
 	 * stretch before an event numbered search_from or later (its
 	 * thread's next; 0: none searched for) ends the replay (a failure,
@@ -517,6 +527,14 @@ int erp_replay_until_searching(struct erp *e, const struct trace_data *td, size_
 			       const struct trace_state *point, size_t run,
 			       const struct event_search_point *points, size_t n,
 			       const struct event_give_up *give_up, struct erp_copy resume);
+/* A one-thread recording's replay natively (from the copy resume), with
+ * points armed as erp_replay_until_searching arms them, that ends at the
+ * nth hit in the stretch before the thread's event k (search_stopped:
+ * the thread stands at that hit, its instruction still to run; the
+ * replay's rc is then -1). One that gets to the end never met it. */
+int erp_replay_to_hit(struct erp *e, const struct trace_data *td, size_t k, uint64_t nth,
+		      const struct event_search_point *points, size_t n,
+		      const struct event_give_up *give_up, struct erp_copy resume);
 /* A one-thread recording's replay natively to its end (from the copy
  * resume), with points as erp_replay_until_searching arms them, that ends
  * at the first hit after the thread's event from - 1 (search_found,
@@ -540,6 +558,12 @@ int erp_replay_searching_from(struct erp *e, const struct trace_data *td, size_t
  * e->why. */
 int erp_take_point(struct erp *e, uint64_t after_ns, struct trace_state *out,
 		   uint8_t sp[STATE_RECORD_SP_LEN]);
+/* t (stopped under ptrace, registers regs) described where it stands as
+ * a STATE record of its event pos, reached at most ran_ns after its
+ * previous event, with the stack around its rsp in sp: 1, or -1. */
+int erp_describe(struct erp *e, struct erp_thread *t, const struct user_regs_struct *regs,
+		 uint64_t pos, uint64_t ran_ns, struct trace_state *out,
+		 uint8_t sp[STATE_RECORD_SP_LEN]);
 /* On natively towards STATE point st, t's event next, as a replay finds
  * it in a hot loop (event_skip.c), but stopped at the first pass that the
  * loop's passes, let go uncounted, reach: a few thousand passes before

@@ -27,8 +27,8 @@
  * -1. */
 static int search(const struct trace_data *td, size_t from, const struct trace_state *point,
 		  size_t run, const struct event_search_point *points, size_t n, size_t *last,
-		  size_t *event, const struct event_give_up *give_up, struct erp_copy resume,
-		  char *err, size_t errlen)
+		  size_t *event, uint64_t *nth, const struct event_give_up *give_up,
+		  struct erp_copy resume, char *err, size_t errlen)
 {
 	struct erp e;
 	int rc = erp_replay_until_searching(&e, td, from, point, run, points, n, give_up, resume);
@@ -38,6 +38,8 @@ static int search(const struct trace_data *td, size_t from, const struct trace_s
 		*last = run ? e.search_last_run : e.search_last;
 	if (rc >= 0 && e.search_hits && event)
 		*event = e.search_last;
+	if (rc >= 0 && e.search_hits && nth)
+		*nth = e.search_nth;
 	rc = rc < 0 ? (e.gave_up ? -2 : -1) : e.search_hits ? 1 : 0;
 	erp_free(&e);
 	return rc;
@@ -48,14 +50,15 @@ int event_end_tail_search(const struct trace_data *td, size_t from,
 			  const struct event_search_point *points, size_t n, size_t *stretch,
 			  const struct event_give_up *give_up, char *err, size_t errlen)
 {
-	return search(td, from, point, 0, points, n, stretch, NULL, give_up, (struct erp_copy){0},
+	return search(td, from, point, 0, points, n, stretch, NULL, NULL, give_up, (struct erp_copy){0},
 		      err, errlen);
 }
 
 int event_end_tail_search_near(struct event_end *ee, const struct trace_data *td, size_t from,
 			       const struct trace_state *point,
 			       const struct event_search_point *points, size_t n, size_t *stretch,
-			       const struct event_give_up *give_up, char *err, size_t errlen)
+			       uint64_t *nth, const struct event_give_up *give_up, char *err,
+			       size_t errlen)
 {
 	/* The last hit is the last one after the nearest copy, if any came
 	 * there; else the last in the segment before, from the copy before
@@ -67,7 +70,7 @@ int event_end_tail_search_near(struct event_end *ee, const struct trace_data *td
 		pid_t c = event_end_take_copy(ee, pt ? upto : upto - 1, &next);
 		if (!c)
 			break;
-		int rc = search(td, upto, pt, 0, points, n, stretch, NULL, give_up,
+		int rc = search(td, upto, pt, 0, points, n, stretch, NULL, nth, give_up,
 				(struct erp_copy){.pid = c, .next = next}, err, errlen);
 		if (rc != 0)
 			return rc;
@@ -76,8 +79,40 @@ int event_end_tail_search_near(struct event_end *ee, const struct trace_data *td
 	}
 	if (upto == 0)
 		return 0;
-	return search(td, upto, pt, 0, points, n, stretch, NULL, give_up, (struct erp_copy){0},
+	return search(td, upto, pt, 0, points, n, stretch, NULL, nth, give_up, (struct erp_copy){0},
 		      err, errlen);
+}
+
+int event_end_hit_point(struct event_end *ee, const struct trace_data *td, size_t k,
+			uint64_t nth, const struct event_search_point *points, size_t n,
+			const struct event_give_up *give_up, struct trace_state *out,
+			uint8_t sp[STATE_RECORD_SP_LEN], char *err, size_t errlen)
+{
+	/* From the copy with the most events done before the hit's stretch
+	 * begins: the stretch's hits are counted from its start. */
+	size_t next = 0;
+	pid_t c = ee ? event_end_take_copy(ee, k, &next) : 0;
+	struct erp e;
+	uint64_t t0 = erp_now_ns();
+	int rc = erp_replay_to_hit(&e, td, k, nth, points, n, give_up,
+				   (struct erp_copy){.pid = c, .next = next});
+	struct user_regs_struct regs;
+	if (rc < 0 && e.search_stopped) {
+		/* How long the thread ran since its event before, at most:
+		 * twice this whole replay's wall time, what a replay looking
+		 * for the point may run before it gives up (event_step.c). */
+		rc = erp_get_regs(&e, &e.threads[0], &regs) < 0
+			     ? -1 : erp_describe(&e, &e.threads[0], &regs, k,
+						 2 * (erp_now_ns() - t0) + 1, out, sp);
+	} else if (rc >= 0) {
+		rc = erp_fail(&e, "hit %llu of the stretch before event %zu did not come again",
+			      (unsigned long long)nth, k);
+	}
+	if (rc < 0)
+		snprintf(err, errlen, "%s", e.why);
+	rc = rc < 0 ? (e.gave_up ? -2 : -1) : 1;
+	erp_free(&e);
+	return rc;
 }
 
 int event_end_tail_search_run(const struct trace_data *td, size_t run,
@@ -89,7 +124,7 @@ int event_end_tail_search_run(const struct trace_data *td, size_t run,
 		snprintf(err, errlen, "no run before the program's first");
 		return -1;
 	}
-	return search(td, 0, NULL, run, points, n, hit_run, hit_event, give_up,
+	return search(td, 0, NULL, run, points, n, hit_run, hit_event, NULL, give_up,
 		      (struct erp_copy){0}, err, errlen);
 }
 

@@ -156,20 +156,26 @@ static int to_cold_pc(struct erp *e, struct erp_thread *t, uint64_t ran_ns,
 	return rc;
 }
 
-/* t's place (regs), reached t0 after the stretch began, as a point: its
- * state (state_digest.h), and the stack around rsp in sp, where a replay
- * that finds it in a loop reads how the loop stands (pass_model.h). */
-static int describe(struct erp *e, struct erp_thread *t, const struct user_regs_struct *regs,
-		    uint64_t t0, struct trace_state *out, uint8_t sp[STATE_RECORD_SP_LEN])
+int erp_describe(struct erp *e, struct erp_thread *t, const struct user_regs_struct *regs,
+		 uint64_t pos, uint64_t ran_ns, struct trace_state *out,
+		 uint8_t sp[STATE_RECORD_SP_LEN])
 {
 	struct state_digest d;
 	char why[256];
 	if (state_digest_take(e->pid, t->tid, e->memfd, regs, NULL, &d, why, sizeof why) < 0)
 		return erp_fail(e, "thread %d: cannot describe where it stands: %s",
 				(int)t->rec_tid, why);
-	state_record_fill(out, t->rec_tid, e->tail_from, regs, &d, erp_now_ns() - t0 + 1);
+	state_record_fill(out, t->rec_tid, pos, regs, &d, ran_ns);
 	state_record_stack(out, e->memfd, sp);
 	return 1;
+}
+
+/* t's place (regs), reached t0 after the stretch began, as the point
+ * where a tail begins. */
+static int describe(struct erp *e, struct erp_thread *t, const struct user_regs_struct *regs,
+		    uint64_t t0, struct trace_state *out, uint8_t sp[STATE_RECORD_SP_LEN])
+{
+	return erp_describe(e, t, regs, e->tail_from, erp_now_ns() - t0 + 1, out, sp);
 }
 
 /* The place of erp_near_state before t's STATE point next (none: 0),

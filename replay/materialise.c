@@ -548,6 +548,37 @@ int materialise_cut(const struct trace_data *ev, size_t last, struct trace_data 
 	return 0;
 }
 
+int materialise_cut_at(const struct trace_data *ev, const struct trace_state *st,
+		       struct trace_data *view, struct trace_state **owned)
+{
+	*owned = NULL;
+	if (st->pos == 0 || materialise_cut(ev, st->pos - 1, view) < 0)
+		return -1;
+	/* One block: the records, then st's skip ranges and stack bytes. */
+	size_t recs = (view->nstates + 1) * sizeof(struct trace_state);
+	size_t skip = 2 * st->nskip * sizeof(uint64_t);
+	struct trace_state *v = malloc(recs + skip + st->sp_len);
+	if (!v)
+		return -1;
+	if (view->nstates)
+		memcpy(v, view->states, view->nstates * sizeof *v);
+	struct trace_state *last = &v[view->nstates];
+	*last = *st;
+	char *tail = (char *)v + recs;
+	if (skip) {
+		memcpy(tail, st->skip, skip);
+		last->skip = (const uint64_t *)(void *)tail;
+	}
+	if (st->sp_len) {
+		memcpy(tail + skip, st->sp_bytes, st->sp_len);
+		last->sp_bytes = (const uint8_t *)tail + skip;
+	}
+	view->states = v;
+	view->nstates++;
+	*owned = v;
+	return 0;
+}
+
 size_t materialise_tail_from(const struct trace_data *td)
 {
 	const char *v = trace_meta(td, "history_from");

@@ -134,6 +134,17 @@ int event_end_tail_point(struct event_end *ee, const struct trace_data *td, size
 			 uint64_t after_ns, struct trace_state *out,
 			 uint8_t sp[STATE_RECORD_SP_LEN], char *err, size_t errlen);
 
+/* The same from a point inside a stretch (from: a STATE record of the
+ * stretch before its event from->pos, event_end_hit_point's): replayed
+ * natively to it, then on for about after_ns, the place there described
+ * (pos from->pos). A piece of the history that ends at from grows to
+ * there (history_event_longer): what lies after it in the stretch is
+ * stepped only as far as a move needs. 1, 0 when the stretch ended first,
+ * -1 with err. */
+int event_end_point_after(struct event_end *ee, const struct trace_data *td,
+			  const struct trace_state *from, uint64_t after_ns, struct trace_state *out,
+			  uint8_t sp[STATE_RECORD_SP_LEN], char *err, size_t errlen);
+
 /* A breakpoint or a piece of a watchpoint, as one debug register holds
  * it: kind DR_EXEC (len 1), DR_WRITE or DR_ACCESS (len 1, 2, 4 or 8, addr
  * a multiple of it: inf_dr_split). */
@@ -171,7 +182,24 @@ int event_end_tail_search(const struct trace_data *td, size_t from,
 int event_end_tail_search_near(struct event_end *ee, const struct trace_data *td, size_t from,
 			       const struct trace_state *point,
 			       const struct event_search_point *points, size_t n, size_t *stretch,
-			       const struct event_give_up *give_up, char *err, size_t errlen);
+			       uint64_t *nth, const struct event_give_up *give_up, char *err,
+			       size_t errlen);
+/* ...where nth is not NULL, with *nth the last hit's number among the
+ * hits in its stretch (1: the first after event *stretch - 1).
+ *
+ * The place of that hit, as a point a replay finds again (a STATE record
+ * of event k, state_digest.h): td (one thread) replayed natively from ee's
+ * copy nearest before the stretch before event k (NULL: from the start),
+ * with points armed, to the nth hit in that stretch, where the thread
+ * stands with the hit's instruction still to run; the stack around its
+ * rsp in sp. A piece of the history can end there (materialise_cut_at),
+ * so that going back to a hit steps its stretch only up to the hit. 1
+ * taken, -1 with err (the hit did not come again: the replay diverged),
+ * -2 given up (give_up). */
+int event_end_hit_point(struct event_end *ee, const struct trace_data *td, size_t k,
+			uint64_t nth, const struct event_search_point *points, size_t n,
+			const struct event_give_up *give_up, struct trace_state *out,
+			uint8_t sp[STATE_RECORD_SP_LEN], char *err, size_t errlen);
 /* The same for any recording (one with several threads too), to the
  * start of run `run` (> 0) of its recorded order: 1 with *hit_run the run
  * the last hit came in (so a tail from that run holds it) and *hit_event

@@ -122,6 +122,14 @@ int materialise_tail_to_memory(const struct trace_data *ev, size_t from,
  * far from the recording's end steps only what lies between. 0, or -1
  * when ev is not one thread's with its events in order. */
 int materialise_cut(const struct trace_data *ev, size_t last, struct trace_data *view);
+/* The same, cut inside the stretch before event st->pos instead, at the
+ * point st describes (a breakpoint's hit: event_end_hit_point): the
+ * events before that one, and st as the view's last, as if the recorder
+ * had stopped the thread there for gdb. The view's STATE records are a
+ * copy, *owned (free it once the view is no longer used); st's own
+ * pointers (skip, sp_bytes) are copied with them. 0, or -1. */
+int materialise_cut_at(const struct trace_data *ev, const struct trace_state *st,
+		       struct trace_data *view, struct trace_state **owned);
 /* A made history's META history_from (0: it starts at the program's start). */
 size_t materialise_tail_from(const struct trace_data *td);
 /* A multi-threaded tail's META history_from_run (0: none). */

@@ -121,6 +121,9 @@ void history_event_close(struct history_event *he)
 	if (he->head_ok)
 		event_cut_free(&he->head);
 	he->head_ok = false;
+	free(he->tail_hit_owned);
+	he->tail_hit_owned = NULL;
+	he->tail_hit = false;
 }
 
 /* Wait for job j, saying how far it is after 2 s and then every 10 s: a
@@ -454,6 +457,7 @@ int history_event_search_back(struct history_event *he, const struct stop_set *s
 		if (add_points(pts, &n, &stops->v[i]) < 0)
 			return -1; /* more than the debug registers hold */
 	he->hit_event = 0;
+	he->hit_nth = 0;
 	if (n == 0) /* nothing to stop at but signals: on to the program's start */
 		return run ? stop_at_signal_run(he, run, 0, from) : stop_at_signal(he, cur, 0, from);
 	fprintf(stderr, "ptrev: looking for the last breakpoint or watchpoint hit before the "
@@ -462,7 +466,7 @@ int history_event_search_back(struct history_event *he, const struct stop_set *s
 	int rc = run ? event_end_tail_search_run(he->ev, run, pts, n, from, &he->hit_event,
 						 &give_up, err, sizeof err)
 		     : he->end ? event_end_tail_search_near(he->end, he->ev, cur, point, pts, n, from,
-							    &give_up, err, sizeof err)
+							    &he->hit_nth, &give_up, err, sizeof err)
 				: event_end_tail_search(he->ev, cur, point, pts, n, from, &give_up, err,
 							sizeof err);
 	if (rc == -2) {
@@ -475,8 +479,11 @@ int history_event_search_back(struct history_event *he, const struct stop_set *s
 		snprintf(err, sizeof err, "a hit found after the tail's start");
 		rc = -1;
 	}
+	size_t hit = *from;
 	if (rc >= 0 && !run)
 		rc = stop_at_signal(he, cur, rc, from);
+	if (rc <= 0 || *from != hit)
+		he->hit_nth = 0; /* a recorded signal's stretch, not a hit's */
 	else if (rc >= 0)
 		rc = stop_at_signal_run(he, run, rc, from);
 	if (rc < 0)
@@ -535,6 +542,11 @@ size_t history_event_tail_from(const struct history_event *he)
 	return he->tail_ok ? tail_start(he, &point) : 0;
 }
 
+bool history_event_tail_in_stretch(const struct history_event *he)
+{
+	return he->tail_ok && materialise_tail_point(&he->tail) != NULL;
+}
+
 bool history_event_cut(const struct history_event *he)
 {
 	return he->tail_ok && !he->made_ok && he->tail_cut;
@@ -560,16 +572,22 @@ size_t history_event_wider_run(struct history_event *he)
 static struct timeline *take_made(struct history_event *he, struct trace_data *made,
 				  const struct materialise_stats *stp, pid_t copy,
 				  const struct trace_data *cutview, size_t from, size_t run,
-				  size_t last, const char *why, struct timeline *old, char *err,
-				  size_t errlen);
+				  size_t last, struct trace_state *hit_owned, const char *why,
+				  struct timeline *old, char *err, size_t errlen);
 
 /* The tail from event from (whole stretches), or from run `run` of a
- * multi-threaded recording's order, to event last or the end. */
+ * multi-threaded recording's order, to event last or the end, or (hit
+ * not NULL) to the place hit describes, inside the stretch before its
+ * event. */
 static struct timeline *widen(struct history_event *he, size_t from, size_t run, size_t last,
-			      const char *why, struct timeline *old, char *err, size_t errlen)
+			      const struct trace_state *hit, const char *why,
+			      struct timeline *old, char *err, size_t errlen)
 {
 	struct trace_data made, view = {0};
 	struct materialise_stats st;
+	struct trace_state *owned = NULL;
+	if (hit)
+		last = hit->pos - 1;
 	bool cut = last != HISTORY_TO_END;
 	/* Not at a signal, nor right after one (event_end_clear_of_signals);
 	 * a piece may begin at the program's start (history_event_head). */
@@ -583,19 +601,23 @@ static struct timeline *widen(struct history_event *he, size_t from, size_t run,
 	 * right after the event before), so going on past such an end would
 	 * start in the handler, past a breakpoint there. It ends after the
 	 * signal instead. */
-	while (cut && he->end && last + 1 < materialise_event_count(he->ev) &&
+	while (cut && !hit && he->end && last + 1 < materialise_event_count(he->ev) &&
 	       event_end_last_signal(he->end, last, last + 2))
 		last++;
-	if (cut && materialise_cut(he->ev, last, &view) < 0) {
-		snprintf(err, errlen, "the recording cannot be cut at an event");
+	if (hit ? materialise_cut_at(he->ev, hit, &view, &owned) < 0
+		: cut && materialise_cut(he->ev, last, &view) < 0) {
+		snprintf(err, errlen, "the recording cannot be cut at %s",
+			 hit ? "the hit" : "an event");
 		return NULL;
 	}
 	pid_t copy = 0;
 	if (tail_data(he, cut ? &view : he->ev, from, NULL, run, &made, &st, &copy, err,
-		      errlen) < 0)
+		      errlen) < 0) {
+		free(owned);
 		return NULL;
-	return take_made(he, &made, &st, copy, cut ? &view : NULL, from, run, last, why, old,
-			 err, errlen);
+	}
+	return take_made(he, &made, &st, copy, cut ? &view : NULL, from, run, last, owned, why,
+			 old, err, errlen);
 }
 
 /* The history made by widen (or history_event_head), from event from or
@@ -604,8 +626,8 @@ static struct timeline *widen(struct history_event *he, size_t from, size_t run,
 static struct timeline *take_made(struct history_event *he, struct trace_data *made,
 				  const struct materialise_stats *stp, pid_t copy,
 				  const struct trace_data *cutview, size_t from, size_t run,
-				  size_t last, const char *why, struct timeline *old, char *err,
-				  size_t errlen)
+				  size_t last, struct trace_state *hit_owned, const char *why,
+				  struct timeline *old, char *err, size_t errlen)
 {
 	struct materialise_stats st = *stp;
 	struct trace_data view = cutview ? *cutview : (struct trace_data){0};
@@ -618,6 +640,11 @@ static struct timeline *take_made(struct history_event *he, struct trace_data *m
 	he->tail_view = view;
 	he->tail_cut = cut;
 	he->tail_last = last;
+	free(he->tail_hit_owned); /* the old view's, whose timeline is closed */
+	he->tail_hit_owned = hit_owned;
+	he->tail_hit = hit_owned != NULL;
+	if (!hit_owned)
+		he->tail_hit_ns = 0; /* set by the caller for a piece that ends inside */
 	he->tail_head = cutview == &he->head;
 	he->tail_split = false;
 	he->tail_events = materialise_tail_events(cut ? &view : he->ev, from, run);
@@ -625,6 +652,11 @@ static struct timeline *take_made(struct history_event *he, struct trace_data *m
 	if (cutview == &he->head)
 		fprintf(stderr, "ptrev: %s: made the history of its first thread only, until it "
 			"makes another: %llu instructions in %.1f s\n", why,
+			(unsigned long long)st.instructions, he->tail_seconds);
+	else if (he->tail_hit)
+		fprintf(stderr, "ptrev: %s: made the history from event %zu to %s only, inside the "
+			"stretch before event %zu: %llu instructions in %.1f s\n", why, from,
+			he->tail_hit_ns ? "a point after the hit" : "the hit", last + 1,
 			(unsigned long long)st.instructions, he->tail_seconds);
 	else if (cut)
 		fprintf(stderr, "ptrev: %s: made the history of events %zu to %zu only: %llu "
@@ -649,7 +681,64 @@ struct timeline *history_event_widen(struct history_event *he, size_t from, size
 				     const char *why, struct timeline *old, char *err,
 				     size_t errlen)
 {
-	return widen(he, from, 0, last, why, old, err, errlen);
+	return widen(he, from, 0, last, NULL, why, old, err, errlen);
+}
+
+struct timeline *history_event_widen_back(struct history_event *he, size_t from,
+					  const char *why, struct timeline *old, char *err,
+					  size_t errlen)
+{
+	if (!history_event_cut(he))
+		return widen(he, from, 0, HISTORY_TO_END, NULL, why, old, err, errlen);
+	/* materialise_cut_at copies the hit before take_made frees it. */
+	const struct trace_state *hit =
+		he->tail_hit ? &he->tail_view.states[he->tail_view.nstates - 1] : NULL;
+	return widen(he, from, 0, he->tail_last, hit, why, old, err, errlen);
+}
+
+/* Is ending a piece at its hit worth one more native replay (to the hit,
+ * from the copy nearest before its stretch) and a trap at each hit of
+ * the stretch before it? Where the stretch ran long: about 100 us of
+ * the program's native run is half a million instructions, seconds to
+ * step, and the hit may lie anywhere in it. PTREV_HIT_POINT=0: never,
+ * 1: always (tests). */
+#define HIT_POINT_MIN_NS 100000ull
+static bool one_thread(const struct trace_data *ev);
+static bool hit_point_worth(struct history_event *he, size_t k)
+{
+	const char *v = getenv("PTREV_HIT_POINT");
+	if (v && (strcmp(v, "0") == 0 || strcmp(v, "1") == 0))
+		return v[0] == '1';
+	return event_end_tail_ns(he->end, k, k + 1) >= HIT_POINT_MIN_NS;
+}
+
+struct timeline *history_event_piece_to_hit(struct history_event *he, size_t from, size_t k,
+					    const struct stop_set *stops, const char *why,
+					    struct timeline *old, char *err, size_t errlen)
+{
+	struct event_search_point pts[EVENT_SEARCH_MAX];
+	size_t n = 0;
+	err[0] = 0;
+	if (!he->end || !he->hit_nth || k == 0 || !one_thread(he->ev) || !hit_point_worth(he, k))
+		return NULL;
+	for (size_t i = 0; i < stops->n; i++)
+		if (stops->v[i].type > 1 || add_points(pts, &n, &stops->v[i]) < 0)
+			return NULL; /* watchpoints, or more than the registers hold */
+	struct trace_state hit;
+	uint8_t sp[STATE_RECORD_SP_LEN];
+	struct event_give_up give_up = {he->alive, he->alive_ctx};
+	int rc = event_end_hit_point(he->end, he->ev, k, he->hit_nth, pts, n, &give_up, &hit, sp,
+				     err, errlen);
+	if (rc == -2)
+		he->interrupted = true;
+	if (rc < 0)
+		return NULL;
+	uint64_t was = he->tail_hit_ns;
+	he->tail_hit_ns = 0;
+	struct timeline *tl = widen(he, from, 0, 0, &hit, why, old, err, errlen);
+	if (!tl)
+		he->tail_hit_ns = was;
+	return tl;
 }
 
 /* Has ev one thread (its THREAD records all its)? */
@@ -709,7 +798,7 @@ static struct timeline *head_threads(struct history_event *he, size_t hit_event,
 	he->head = cut;
 	he->head_ok = true;
 	he->head_at = at;
-	return take_made(he, &made, &st, copy, &he->head, 0, 0, 0,
+	return take_made(he, &made, &st, copy, &he->head, 0, 0, 0, NULL,
 			 "going back to the program's start", old, err, errlen);
 }
 
@@ -724,11 +813,12 @@ struct timeline *history_event_head(struct history_event *he, struct timeline *o
 		err[0] = 0; /* nothing to say: the whole history is as short */
 		return NULL;
 	}
-	return widen(he, 0, 0, last, "going back to the program's start", old, err, errlen);
+	return widen(he, 0, 0, last, NULL, "going back to the program's start", old, err,
+		     errlen);
 }
 
-struct timeline *history_event_longer(struct history_event *he, struct timeline *old,
-				      char *err, size_t errlen)
+struct timeline *history_event_longer(struct history_event *he, bool inside,
+				      struct timeline *old, char *err, size_t errlen)
 {
 	err[0] = 0;
 	if (!history_event_cut(he) || !he->end || history_event_whole_ready(he))
@@ -745,11 +835,37 @@ struct timeline *history_event_longer(struct history_event *he, struct timeline 
 	if (!one_thread(he->ev))
 		return NULL;
 	uint64_t held = event_end_tail_ns(he->end, tail_start(he, &point), he->tail_last + 1);
-	size_t last = event_end_piece_on(he->end, he->tail_last,
-					 4 * (held > he->tail_budget_ns ? held : he->tail_budget_ns));
+	uint64_t budget = 4 * (held > he->tail_budget_ns ? held : he->tail_budget_ns);
+	if (he->tail_hit && inside) {
+		/* A piece that ends at a hit grows inside the stretch first:
+		 * to a point a quarter of a first tail's run further on (a
+		 * step, a `next` over a few calls), then four times the last
+		 * such growth each time (the rest of a long stretch is
+		 * seconds to minutes to step), or, where the stretch ends
+		 * before that, to its event. */
+		const struct trace_state *hit = &he->tail_view.states[he->tail_view.nstates - 1];
+		struct trace_state to;
+		uint8_t sp[STATE_RECORD_SP_LEN];
+		uint64_t was = he->tail_hit_ns;
+		uint64_t after = was ? 4 * was : he->tail_budget_ns / 4 + 1000;
+		int rc = event_end_point_after(he->end, he->ev, hit, after, &to, sp, err, errlen);
+		if (rc > 0) {
+			he->tail_hit_ns = after;
+			struct timeline *tl = widen(he, tail_start(he, &point), 0, 0, &to, why, old,
+						    err, errlen);
+			if (!tl)
+				he->tail_hit_ns = was;
+			return tl;
+		}
+		if (rc < 0)
+			fprintf(stderr, "ptrev: cannot grow the piece inside its stretch (%s): to the "
+				"stretch's end\n", err);
+		err[0] = 0;
+	}
+	size_t last = event_end_piece_on(he->end, he->tail_last, budget);
 	if (last == SIZE_MAX)
 		return NULL;
-	return widen(he, tail_start(he, &point), 0, last, why, old, err, errlen);
+	return widen(he, tail_start(he, &point), 0, last, NULL, why, old, err, errlen);
 }
 
 struct timeline *history_event_head_to_run(struct history_event *he, size_t run,
@@ -770,7 +886,7 @@ bool history_event_at_start(const struct history_event *he)
 struct timeline *history_event_widen_run(struct history_event *he, size_t run, const char *why,
 					 struct timeline *old, char *err, size_t errlen)
 {
-	return widen(he, 0, run, HISTORY_TO_END, why, old, err, errlen);
+	return widen(he, 0, run, HISTORY_TO_END, NULL, why, old, err, errlen);
 }
 
 /* Would the tail from run `run` of a multi-threaded recording take
@@ -808,7 +924,10 @@ int history_event_search_on(struct history_event *he, const struct stop_set *sto
 	int rc = 0;
 	*at = 0;
 	bool threads = !one_thread(he->ev);
-	if (!history_event_cut(he) || !he->end || (threads && !he->tail_head))
+	/* A piece that ends at a hit ends inside a stretch, whose later
+	 * hits this search (from its next event) would not see: it grows
+	 * instead (history_event_longer). */
+	if (!history_event_cut(he) || !he->end || (threads && !he->tail_head) || he->tail_hit)
 		return -1;
 	for (size_t i = 0; i < stops->n; i++)
 		if (add_points(pts, &n, &stops->v[i]) < 0)
@@ -865,15 +984,15 @@ struct timeline *history_event_on(struct history_event *he, size_t at, struct ti
 			snprintf(err, errlen, "no run to begin with but the program's first");
 			return NULL;
 		}
-		return widen(he, 0, run, HISTORY_TO_END, why, old, err, errlen);
+		return widen(he, 0, run, HISTORY_TO_END, NULL, why, old, err, errlen);
 	}
 	if (at)
-		return widen(he, at, 0, at, why, old, err, errlen);
+		return widen(he, at, 0, at, NULL, why, old, err, errlen);
 	/* No hit: the recording's last stretches, as the first tail's. */
 	size_t from = he->end ? event_end_tail_from(he->end, he->tail_budget_ns) : 0;
 	if (from <= he->tail_last)
 		from = he->tail_last + 1;
-	return widen(he, from, 0, HISTORY_TO_END, why, old, err, errlen);
+	return widen(he, from, 0, HISTORY_TO_END, NULL, why, old, err, errlen);
 }
 
 struct timeline *history_event_make(struct history_event *he, bool whole, char *err,

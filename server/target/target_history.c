@@ -23,6 +23,9 @@ struct history_target {
 	pid_t pid;              /* the recorded process */
 	pid_t initial;          /* the thread reported where the recording ended */
 	bool has_stop;          /* a stop found by the last resume, for wait */
+	/* further_back made a piece that ends at the hit a reverse-continue
+	 * looked for: the move stops at its end. */
+	bool hit_at_end;
 	pid_t pre_signal;       /* this thread stopped going forwards at a
 	                           recorded signal: shown as before its
 	                           delivery (history_sigframe.c); 0: none */
@@ -292,10 +295,31 @@ static bool further_back(struct history_target *h, pid_t tid, const struct stop_
 	if (he->interrupted)
 		return false; /* gdb's Ctrl-C during the search */
 	tid = timeline_thread_or_first(h->tl, tid);
+	/* The hit may lie in the stretch the tail begins inside, before
+	 * its point: a piece that ends at the hit ends before the tail's
+	 * start too. */
+	bool before = from < cur || (from == cur && history_event_tail_in_stretch(he));
+	static const char why[] = "going back to the last breakpoint hit (found natively)";
+	if (found > 0 && bps && before && !history_event_whole_ready(he)) {
+		/* Ending at the hit, where its stretch runs long; else the
+		 * piece ends with the stretch. */
+		struct timeline *tl = history_event_piece_to_hit(he, history_event_piece_from(he, from),
+								 from, stops, why, h->tl, err,
+								 sizeof err);
+		if (tl) {
+			take_history(h, tid, tl, NULL);
+			h->hit_at_end = true;
+			return true;
+		}
+		if (he->interrupted)
+			return false;
+		if (err[0])
+			fprintf(stderr, "ptrev: cannot end the history at the hit (%s): it ends with "
+				"the hit's stretch\n", err);
+	}
 	if (found > 0 && bps && from < cur && !history_event_whole_ready(he)) {
 		struct timeline *tl = history_event_widen(he, history_event_piece_from(he, from),
-							  from, "going back to the last breakpoint hit "
-							  "(found natively)", h->tl, err, sizeof err);
+							  from, why, h->tl, err, sizeof err);
 		if (tl) {
 			take_history(h, tid, tl, NULL);
 			return true;
@@ -331,9 +355,8 @@ static bool further_back(struct history_target *h, pid_t tid, const struct stop_
 	if (from == 0 || history_event_whole_ready(he))
 		return whole_history(h, tid);
 	struct from_end fe = where_from_end(h->tl, tid);
-	struct timeline *tl = history_event_widen(he, from, history_event_cut(he) ? he->tail_last
-						  : HISTORY_TO_END, "going back past the history "
-						  "made", h->tl, err, sizeof err);
+	struct timeline *tl = history_event_widen_back(he, from, "going back past the history made",
+						       h->tl, err, sizeof err);
 	if (!tl) {
 		/* gdb's Ctrl-C was read while the tail was made: the whole
 		 * history would wait for another that never comes. */
@@ -381,14 +404,14 @@ static bool further_on(struct history_target *h, pid_t tid, const struct stop_se
  * order, the whole program's place); false where that is not for a piece
  * to do (the whole history ready, the recording's last stretch reached, a
  * failure: said on stderr). */
-static bool piece_on(struct history_target *h, pid_t tid)
+static bool piece_on(struct history_target *h, pid_t tid, bool inside)
 {
 	char err[512];
 	struct history_event *he = h->ev;
 	struct timeline_where w;
 	tid = timeline_thread_or_first(h->tl, tid);
 	timeline_where(h->tl, tid, &w);
-	struct timeline *tl = history_event_longer(he, h->tl, err, sizeof err);
+	struct timeline *tl = history_event_longer(he, inside, h->tl, err, sizeof err);
 	if (!tl) {
 		if (err[0] && !he->interrupted)
 			fprintf(stderr, "ptrev: cannot make a longer piece of the history (%s)\n", err);
@@ -409,6 +432,14 @@ static bool at_breakpoint(struct history_target *h, pid_t tid, const struct stop
 		if (stops->v[i].type <= 1 && stops->v[i].addr == pc)
 			return true;
 	return false;
+}
+
+/* Has tid moved from where it was (was)? */
+static bool moved(struct history_target *h, pid_t tid, const struct timeline_where *was)
+{
+	struct timeline_where now;
+	timeline_where(h->tl, tid, &now);
+	return was->global ? now.gpos != was->gpos : now.pos != was->pos;
 }
 
 /* Is tid's state the end state of an event recording (before its history
@@ -581,6 +612,29 @@ static struct timeline *alive(struct history_target *h)
 	return h->tl;
 }
 
+/* timeline_forward, but for a piece of an event recording's history that
+ * ends inside a stretch (at a breakpoint's hit, or a point after it):
+ * its end is where the thread stands with the next instruction still to
+ * run, as in the whole history, so a move that got there is over (a
+ * step's end, or the hit) where it would be in the whole history, not a
+ * move to make again past the end (as at an event, whose instruction the
+ * piece ran without knowing what it did). */
+static int forward(struct history_target *h, pid_t tid, bool all, bool step,
+		   const struct stop_set *stops, struct timeline_stop *ts)
+{
+	struct timeline_where was;
+	timeline_where(h->tl, tid, &was);
+	int rc = timeline_forward(alive(h), tid, all, step, stops, ts);
+	if (rc == 0 && ts->kind == TIMELINE_END && h->ev && h->ev->tail_hit &&
+	    history_event_cut(h->ev) && moved(h, tid, &was)) {
+		if (step)
+			ts->kind = TIMELINE_STEP;
+		else if (at_breakpoint(h, ts->tid, stops))
+			ts->kind = TIMELINE_BREAKPOINT;
+	}
+	return rc;
+}
+
 static int history_resume(struct target *t, const struct target_resume *r)
 {
 	struct history_target *h = hist(t);
@@ -619,9 +673,19 @@ static int history_resume(struct target *t, const struct target_resume *r)
 		/* The start of a tail's history is not the program's: go on
 		 * from there in a history that begins further back. */
 		while (rc == 0 && ts.kind == TIMELINE_BEGIN && h->ev &&
-		       history_event_tail_only(h->ev) && further_back(h, tid, step ? NULL : stops))
+		       history_event_tail_only(h->ev) && further_back(h, tid, step ? NULL : stops)) {
+			/* A piece that ends at the hit: the move stops there,
+			 * its instruction still to run (going back from a
+			 * place never reports that place). */
+			bool hit = h->hit_at_end;
+			h->hit_at_end = false;
+			if (hit && at_breakpoint(h, tid, stops)) {
+				ts = (struct timeline_stop){.kind = TIMELINE_BREAKPOINT, .tid = tid};
+				break;
+			}
 			rc = timeline_reverse(alive(h), tid, r->reverse_tid <= 0, step, tid == pre, stops,
 					      &ts);
+		}
 	} else {
 		pid_t tid = forward_thread(r);
 		if (!timeline_has_thread(h->tl, tid))
@@ -635,7 +699,7 @@ static int history_resume(struct target *t, const struct target_resume *r)
 		if (tid == pre && off_pre_signal(h, tid, step, stops, &ts))
 			rc = 0;
 		else
-			rc = timeline_forward(alive(h), tid, all, step, stops, &ts);
+			rc = forward(h, tid, all, step, stops, &ts);
 		/* The end of a piece of the history is not the recording's:
 		 * a continue goes on in the piece of the next hit, found
 		 * natively; anything else in the piece made about four times
@@ -645,8 +709,10 @@ static int history_resume(struct target *t, const struct target_resume *r)
 		 * piece does not know what that instruction, a syscall, did. */
 		for (;;) {
 			bool again = rc == 1 || (rc == 0 && ts.kind == TIMELINE_END);
+			/* A piece that ends at a hit (or a point after it) holds
+			 * its end's state: a move over there needs no more. */
 			if (!h->ev || !history_event_cut(h->ev) || h->ev->interrupted ||
-			    !(again || timeline_at_end(h->tl, tid)))
+			    !(again || timeline_at_end(h->tl, tid)) || (!again && h->ev->tail_hit))
 				break;
 			if (again && !step && stops && breakpoints_only(stops) &&
 			    !history_event_whole_ready(h->ev) && further_on(h, tid, stops)) {
@@ -655,7 +721,7 @@ static int history_resume(struct target *t, const struct target_resume *r)
 				 * breakpoint's instruction still to run; at the
 				 * recording's end (a live one's present), the end of
 				 * the history, as in the whole one. */
-				rc = timeline_forward(alive(h), tid, all, step, stops, &ts);
+				rc = forward(h, tid, all, step, stops, &ts);
 				if (rc == 0 && ts.kind == TIMELINE_END && history_event_cut(h->ev) &&
 				    h->ev->tail_last + 1 < materialise_event_count(h->ev->ev) &&
 				    at_breakpoint(h, ts.tid, stops)) {
@@ -666,10 +732,14 @@ static int history_resume(struct target *t, const struct target_resume *r)
 			}
 			if (h->ev->interrupted)
 				break; /* gdb's Ctrl-C during the search: the move ends */
-			if (piece_on(h, tid)) {
+			/* A continue the debug registers search for grows a
+			 * piece that ends at a hit to its stretch's event, from
+			 * where the next hit is searched for natively; anything
+			 * else grows it inside the stretch first. */
+			if (piece_on(h, tid, step || !stops || !breakpoints_only(stops))) {
 				if (!again)
 					break;
-				rc = timeline_forward(alive(h), tid, all, step, stops, &ts);
+				rc = forward(h, tid, all, step, stops, &ts);
 				continue;
 			}
 			if (piece_to_tail(h, tid) && again)

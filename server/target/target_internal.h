@@ -120,6 +120,17 @@ struct history_event {
 	/* The last search's hit (history_event_search_back, by runs): the
 	 * event of its run's thread it came before. */
 	size_t hit_event;
+	/* ...and (one thread) its number among the hits in its stretch (0:
+	 * not a hit's, a recorded signal's). */
+	uint64_t hit_nth;
+	/* The piece ends at a breakpoint's hit inside the stretch after
+	 * event tail_last (history_event_piece_to_hit), the last STATE
+	 * record of tail_view, which tail_hit_owned holds. */
+	bool tail_hit;
+	struct trace_state *tail_hit_owned;
+	/* How far past the hit, in the program's native run, the piece was
+	 * last grown inside the stretch (history_event_longer; 0: not). */
+	uint64_t tail_hit_ns;
 	struct trace_data tail_view;
 	pid_t last;                  /* the thread that ended it */
 	/* A saved recording whose replay must stop at a syscall it cannot
@@ -187,6 +198,8 @@ size_t history_event_wider(struct history_event *he);
 size_t history_event_piece_from(struct history_event *he, size_t k);
 /* Where the tail made begins (its first event; 0: none made). */
 size_t history_event_tail_from(const struct history_event *he);
+/* Does the tail made begin inside a stretch (at a point, not an event)? */
+bool history_event_tail_in_stretch(const struct history_event *he);
 /* Does the history made end before the recording does (a piece)? */
 bool history_event_cut(const struct history_event *he);
 /* Make the tail from event `from` (whole stretches) to the end, or to
@@ -198,6 +211,22 @@ bool history_event_cut(const struct history_event *he);
 struct timeline *history_event_widen(struct history_event *he, size_t from, size_t last,
 				     const char *why, struct timeline *old, char *err,
 				     size_t errlen);
+/* A tail that ends where the one made does (a piece: at its last event,
+ * or at the hit it ends at), from event from, as history_event_widen
+ * makes one. */
+struct timeline *history_event_widen_back(struct history_event *he, size_t from,
+					  const char *why, struct timeline *old, char *err,
+					  size_t errlen);
+/* Going back to a breakpoint hit that history_event_search_back found
+ * in the stretch before event k (one thread, breakpoints only): the
+ * piece from event from that ends at that hit (event_end_hit_point), at
+ * its end, the hit's instruction still to run, as history_event_widen
+ * makes one: what follows the hit in its stretch is not stepped. NULL
+ * with err, or with err empty where that is not worth it (a short
+ * stretch: PTREV_HIT_POINT=0 never, 1 always) or cannot be. */
+struct timeline *history_event_piece_to_hit(struct history_event *he, size_t from, size_t k,
+					    const struct stop_set *stops, const char *why,
+					    struct timeline *old, char *err, size_t errlen);
 /* A piece of the history that begins at the program's start, made as
  * history_event_widen makes one: where a reverse-continue found no hit
  * before, only that is stepped. One thread: the stretches that hold about
@@ -230,8 +259,13 @@ struct timeline *history_event_on(struct history_event *he, size_t at, struct ti
  * start made about four times as long, at least a stretch (or run) more,
  * as history_event_widen makes one; NULL where that is not for a piece
  * (err empty: no piece, the whole history ready, the recording's last
- * stretch reached: its tail to the end) or with err. */
-struct timeline *history_event_longer(struct history_event *he, struct timeline *old,
+ * stretch reached: its tail to the end) or with err. A piece that ends
+ * inside a stretch (at a hit: tail_hit) grows, where inside, to a point
+ * further on in it (event_end_point_after: four times the last such
+ * growth, a quarter of a first tail's run first), else to the stretch's event
+ * (a continue, whose next hit is then searched for from there). */
+struct timeline *history_event_longer(struct history_event *he, bool inside,
+				      struct timeline *old,
 				      char *err, size_t errlen);
 /* A multi-threaded recording's hit (found natively) in run `run` of its
  * order: that piece from the program's start, where it holds the hit (in

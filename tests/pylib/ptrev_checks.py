@@ -2,6 +2,8 @@
 what was checked), the number of failures as the exit status, a free
 loopback port for a server to listen on, and `ptrev record` run as the
 tests run it."""
+import os
+import re
 import socket
 import subprocess
 import time
@@ -60,6 +62,30 @@ def gdb_batch(prog, lines, args=(), timeout=600, **kw):
     r = subprocess.run(cmd + ['--args', prog] + list(args), capture_output=True, text=True,
                        timeout=timeout, stdin=subprocess.DEVNULL, **kw)
     return r.stdout + r.stderr
+
+
+def gdb_replay(ptrev, trace, prog, body, env=None, preamble='set pagination off\n',
+               timeout=600):
+    """gdb -batch on prog: preamble, `target remote | PTREV replay --stdio
+    TRACE`, then body (the script written beside the trace, TRACE.gdb);
+    stdout and stderr together, as text. env adds to the environment."""
+    script = trace + '.gdb'
+    with open(script, 'w') as f:
+        f.write('%starget remote | %s replay --stdio %s\n%s' % (preamble, ptrev, trace, body))
+    g = subprocess.run(['gdb', '-nx', '-batch', '-x', script, prog], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True,
+                       timeout=timeout, env=dict(os.environ, **(env or {})))
+    return g.stdout
+
+
+def shown(out):
+    """What gdb showed, without ptrev's own lines (about making history)."""
+    return [ln for ln in out.splitlines() if not ln.startswith('ptrev: ')]
+
+
+def ptrev_lines(out):
+    """ptrev's own lines."""
+    return re.findall(r'^ptrev: .*', out, re.M)
 
 
 def free_port():

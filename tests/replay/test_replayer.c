@@ -866,6 +866,26 @@ static int tail_work_writes(const char *ptrev, const char *dir, const char *work
 	return -1;
 }
 
+/* tail_work's event recording (tail_work_writes), its program's path in
+ * prog and load address in *base, and its end replayed (event_end_open):
+ * NULL after a failed check (nothing to free). */
+static struct event_end *tail_work_end(const char *ptrev, const char *dir, const char *work,
+				       struct trace_data *td, size_t writes[6], char prog[4096],
+				       uint64_t *base)
+{
+	char err[512];
+	if (tail_work_writes(ptrev, dir, work, td, writes) < 0)
+		return NULL;
+	snprintf(prog, 4096, "%s/tail_work", dir);
+	*base = load_base(td, "tail_work");
+	struct event_end *ee = *base ? event_end_open(td, NULL, err, sizeof err) : NULL;
+	CHECK(ee, "tail_work's end replayed (base %#llx): %s", (unsigned long long)*base,
+	      ee ? "" : err);
+	if (!ee)
+		trace_data_free(td);
+	return ee;
+}
+
 static void tail_search_case(const char *ptrev, const char *dir, const char *work)
 {
 	char err[512], prog[4096];
@@ -1074,6 +1094,92 @@ static void piece_case(const char *ptrev, const char *dir, const char *work)
 	trace_data_free(&td);
 }
 
+/* A piece of the history that ends at a breakpoint's hit inside a stretch
+ * (event_end_hit_point, materialise_cut_at): tail_work's fold, called
+ * with i = 255, 511, ... (every 256th pass) in each round's stretch, 39
+ * times in a round of 10,000 passes. The search names the last hit's
+ * number in its stretch; the replay to hit n stops with fold's first
+ * instruction to run and i = 256 n - 1 (the oracle: the program's own
+ * arithmetic); hit 40 never comes. The piece from the stretch's start to
+ * a hit decodes without errors and holds fewer instructions than the
+ * piece of the whole stretch, the earlier hit's fewer still. */
+static void hit_point_case(const char *ptrev, const char *dir, const char *work)
+{
+	char err[512], prog[4096];
+	struct trace_data td;
+	size_t writes[6];
+	uint64_t base;
+	struct event_end *ee = tail_work_end(ptrev, dir, work, &td, writes, prog, &base);
+	if (!ee)
+		return;
+	uint64_t fold = base + symbol(prog, "fold");
+	struct event_search_point pfold = {fold, DR_EXEC, 1};
+	size_t k = 0;
+	uint64_t nth = 0;
+	int rc = event_end_tail_search_near(ee, &td, writes[5] + 1, NULL, &pfold, 1, &k, &nth, NULL,
+					    err, sizeof err);
+	CHECK(rc == 1 && k == writes[5] && nth == 39, "fold's last hit before round 5's "
+	      "round_done: %d, stretch %zu (want %zu), hit %llu of it (want 39) %s", rc, k,
+	      writes[5], (unsigned long long)nth, rc < 0 ? err : "");
+	uint64_t insns[2] = {0, 0};
+	const uint64_t hits[2] = {1, 39};
+	for (size_t h = 0; h < 2; h++) {
+		struct trace_state st;
+		uint8_t sp[STATE_RECORD_SP_LEN];
+		rc = event_end_hit_point(ee, &td, writes[5], hits[h], &pfold, 1, NULL, &st, sp, err,
+					 sizeof err);
+		uint64_t i = st.regs[13] & 0xffffffffu; /* rsi: fold's i */
+		CHECK(rc == 1 && st.regs[16] == fold && i == 256 * hits[h] - 1 &&
+		      st.pos == writes[5] && st.sp_len > 0, "hit %llu of fold: %d at %#llx, i %llu, "
+		      "event %llu %s", (unsigned long long)hits[h], rc,
+		      (unsigned long long)st.regs[16], (unsigned long long)i,
+		      (unsigned long long)st.pos, rc < 0 ? err : "");
+		if (rc != 1)
+			continue;
+		struct trace_data view, piece;
+		struct trace_state *owned = NULL;
+		struct materialise_stats ps;
+		int cut = materialise_cut_at(&td, &st, &view, &owned);
+		CHECK(cut == 0 && view.nstates > 0 &&
+		      view.states[view.nstates - 1].regs[16] == fold &&
+		      view.syscalls[view.nsyscalls - 1].pos < writes[5],
+		      "the recording cut at hit %llu: its last event the hit",
+		      (unsigned long long)hits[h]);
+		int prc = cut ? -1 : materialise_tail_to_memory(&view, writes[5], NULL, 0, &piece,
+								&ps, NULL, NULL, err, sizeof err);
+		CHECK(prc == 0, "the piece to hit %llu: %s", (unsigned long long)hits[h],
+		      prc ? err : "made");
+		if (prc == 0) {
+			uint64_t n = 0, errs = 0;
+			int d = trace_decode_count(&piece, 0, &n, &errs, err, sizeof err);
+			CHECK(d == 0 && errs == 0 && n == ps.instructions, "it decodes to %llu "
+			      "instructions (made %llu), %llu errors", (unsigned long long)n,
+			      (unsigned long long)ps.instructions, (unsigned long long)errs);
+			insns[h] = n;
+			trace_data_free(&piece);
+		}
+		free(owned);
+	}
+	struct trace_data view, whole;
+	struct materialise_stats ws;
+	int wrc = materialise_cut(&td, writes[5], &view) == 0
+			  ? materialise_tail_to_memory(&view, writes[5], NULL, 0, &whole, &ws, NULL,
+						       NULL, err, sizeof err)
+			  : -1;
+	CHECK(wrc == 0 && insns[0] > 0 && insns[0] < insns[1] && insns[1] < ws.instructions,
+	      "the pieces to hits 1 and 39 hold %llu and %llu instructions, the whole stretch's "
+	      "%llu", (unsigned long long)insns[0], (unsigned long long)insns[1],
+	      (unsigned long long)(wrc == 0 ? ws.instructions : 0));
+	if (wrc == 0)
+		trace_data_free(&whole);
+	struct trace_state st;
+	uint8_t sp[STATE_RECORD_SP_LEN];
+	rc = event_end_hit_point(ee, &td, writes[5], 40, &pfold, 1, NULL, &st, sp, err, sizeof err);
+	CHECK(rc == -1, "hit 40 of fold in a stretch of 39: %d (%s)", rc, err);
+	event_end_close(ee);
+	trace_data_free(&td);
+}
+
 /* The end's copies (event_end_open on a one-thread recording: copies of
  * its replay kept before the events 16, 32, ... from the end), on
  * tail_work's event recording. A search for the last hit before a tail
@@ -1087,17 +1193,10 @@ static void end_copies_case(const char *ptrev, const char *dir, const char *work
 	char err[512], prog[4096];
 	struct trace_data td;
 	size_t writes[6];
-	if (tail_work_writes(ptrev, dir, work, &td, writes) < 0)
+	uint64_t base;
+	struct event_end *ee = tail_work_end(ptrev, dir, work, &td, writes, prog, &base);
+	if (!ee)
 		return;
-	snprintf(prog, sizeof prog, "%s/tail_work", dir);
-	uint64_t base = load_base(&td, "tail_work");
-	struct event_end *ee = base ? event_end_open(&td, NULL, err, sizeof err) : NULL;
-	CHECK(ee, "tail_work's end replayed (base %#llx): %s", (unsigned long long)base,
-	      ee ? "" : err);
-	if (!ee) {
-		trace_data_free(&td);
-		return;
-	}
 	size_t nev = materialise_event_count(&td), next = 0;
 	pid_t probe = event_end_take_copy(ee, nev, &next);
 	CHECK(probe > 0 && next + 16 == nev, "a copy 16 events before the end (%zu of %zu)", next,
@@ -1119,8 +1218,8 @@ static void end_copies_case(const char *ptrev, const char *dir, const char *work
 		size_t k1 = 0, k2 = 0;
 		int r1 = event_end_tail_search(&td, cases[i].from, NULL, &cases[i].p, 1, &k1, NULL,
 					       err, sizeof err);
-		int r2 = event_end_tail_search_near(ee, &td, cases[i].from, NULL, &cases[i].p, 1, &k2,
-						    NULL, err, sizeof err);
+		int r2 = event_end_tail_search_near(ee, &td, cases[i].from, NULL, &cases[i].p, 1,
+						    &k2, NULL, NULL, err, sizeof err);
 		CHECK(r1 >= 0 && r1 == r2 && (r1 == 0 || k1 == k2),
 		      "search %zu before event %zu: from the copies %d (%zu), from the start %d "
 		      "(%zu) %s", i, cases[i].from, r2, k2, r1, k1, r1 < 0 || r2 < 0 ? err : "");
@@ -1684,6 +1783,7 @@ int main(int argc, char **argv)
 	tail_search_case(ptrev, dir, work);
 	tail_search_run_case(ptrev, dir, work);
 	piece_case(ptrev, dir, work);
+	hit_point_case(ptrev, dir, work);
 	start_copy_case(ptrev, dir, work);
 	end_copies_case(ptrev, dir, work);
 	printf("%s (%d failures)\n", failures ? "FAILED" : "ok", failures);

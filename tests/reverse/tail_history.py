@@ -23,8 +23,9 @@ A tail of a fixed two events (PTREV_TAIL_EVENTS) makes the crossing
 certain; the default tail (about 30 us of the program's run) must agree
 too. A tail of 50 us begins inside the last round's computation, one
 stretch of about a millisecond, at a point found again by its state
-(replay/event_split.c): the same again there. The whole history is made
-only when needed in these sessions
+(replay/event_split.c): the same again there, and the reverse-continue
+to the hit before that point makes the history up to the hit only. The
+whole history is made only when needed in these sessions
 (PTREV_BACKGROUND_HISTORY=0): one made in the background may be ready
 before the first move, and then no tail is made. A multi-threaded
 recording's tail from an event is refused (PTREV_TAIL_EVENTS): its tails
@@ -38,7 +39,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'pylib'))
-from ptrev_checks import check, finish, record  # noqa: E402
+from ptrev_checks import check, finish, gdb_replay, record  # noqa: E402
+from ptrev_checks import shown as state  # noqa: E402
 
 # At the end; back through the tail (the last two rounds' round_done lie
 # in it); on past its start (the third); forwards again.
@@ -197,20 +199,8 @@ print total
 
 
 def gdb(ptrev, trace, prog, body, env, timeout=120):
-    script = trace + '.gdb'
-    with open(script, 'w') as f:
-        f.write('set pagination off\n%s'
-                'target remote | %s replay --stdio %s\n%s'
-                % ('set remotetimeout %d\n' % timeout if timeout else '', ptrev, trace, body))
-    g = subprocess.run(['gdb', '-nx', '-batch', '-x', script, prog], stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, text=True, timeout=600,
-                       env=dict(os.environ, **env))
-    return g.stdout
-
-
-def state(out):
-    """What gdb showed, without ptrev's own lines about making history."""
-    return [ln for ln in out.splitlines() if not ln.startswith('ptrev: ')]
+    return gdb_replay(ptrev, trace, prog, body, env, 'set pagination off\n%s'
+                      % ('set remotetimeout %d\n' % timeout if timeout else ''))
 
 
 def main():
@@ -398,6 +388,17 @@ def main():
           'the tail begins inside the last round\'s stretch, less than the round (%s, '
           'of %s; %d sessions)' % (re.findall(r'^ptrev: .*', split, re.M),
                                    total and total.group(1), attempt + 1))
+    # Round 0's round_done lies before the tail's point, at the start of
+    # the stretch it begins inside: the history made for it ends at the
+    # hit (tests/reverse/hit_piece.py), not a longer tail of that stretch
+    # and more.
+    lines = re.findall(r'^ptrev: .*', split, re.M)
+    check(any(re.match(r'ptrev: going back to the last breakpoint hit \(found natively\): '
+                       r'made the history from event (\d+) to the hit only, inside the '
+                       r'stretch before event \1: \d+ instructions', ln) for ln in lines)
+          and not any(ln.startswith('ptrev: going back past the history made') for ln in lines),
+          'the reverse-continue to round 0, before the tail\'s point, makes the history up to '
+          'the hit only (%s)' % lines)
     told = [ln for ln in state(split) if not ln.startswith('The history of')]
     check(state(swhole) == told,
           'through a tail that begins inside a stretch, every register, variable, backtrace, '

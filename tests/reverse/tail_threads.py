@@ -48,6 +48,8 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'pylib'))
 from ptrev_checks import check, finish, record, full_state_count, full_state_said  # noqa: E402
+from ptrev_checks import gdb_replay, ptrev_lines  # noqa: E402
+from ptrev_checks import shown as state  # noqa: E402
 
 
 # At the end, one step back; back to the workers' bumps (the last ones
@@ -140,23 +142,7 @@ info threads
 
 
 def gdb(ptrev, trace, prog, body, env):
-    script = trace + '.gdb'
-    with open(script, 'w') as f:
-        f.write('set pagination off\nset confirm off\n'
-                'target remote | %s replay --stdio %s\n%s' % (ptrev, trace, body))
-    g = subprocess.run(['gdb', '-nx', '-batch', '-x', script, prog], stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True,
-                       timeout=600, env=dict(os.environ, **env))
-    return g.stdout
-
-
-def state(out):
-    """What gdb showed, without ptrev's own lines about making history."""
-    return [ln for ln in out.splitlines() if not ln.startswith('ptrev: ')]
-
-
-def ptrev_lines(out):
-    return re.findall(r'^ptrev: .*', out, re.M)
+    return gdb_replay(ptrev, trace, prog, body, env, 'set pagination off\nset confirm off\n')
 
 
 def unavailable(out):
