@@ -123,7 +123,6 @@ void history_event_close(struct history_event *he)
 	he->head_ok = false;
 	free(he->tail_hit_owned);
 	he->tail_hit_owned = NULL;
-	he->tail_hit = false;
 }
 
 /* Wait for job j, saying how far it is after 2 s and then every 10 s: a
@@ -642,7 +641,6 @@ static struct timeline *take_made(struct history_event *he, struct trace_data *m
 	he->tail_last = last;
 	free(he->tail_hit_owned); /* the old view's, whose timeline is closed */
 	he->tail_hit_owned = hit_owned;
-	he->tail_hit = hit_owned != NULL;
 	if (!hit_owned)
 		he->tail_hit_ns = 0; /* set by the caller for a piece that ends inside */
 	he->tail_head = cutview == &he->head;
@@ -653,7 +651,7 @@ static struct timeline *take_made(struct history_event *he, struct trace_data *m
 		fprintf(stderr, "ptrev: %s: made the history of its first thread only, until it "
 			"makes another: %llu instructions in %.1f s\n", why,
 			(unsigned long long)st.instructions, he->tail_seconds);
-	else if (he->tail_hit)
+	else if (history_event_ends_inside(he))
 		fprintf(stderr, "ptrev: %s: made the history from event %zu to %s only, inside the "
 			"stretch before event %zu: %llu instructions in %.1f s\n", why, from,
 			he->tail_hit_ns ? "a point after the hit" : "the hit", last + 1,
@@ -692,7 +690,7 @@ struct timeline *history_event_widen_back(struct history_event *he, size_t from,
 		return widen(he, from, 0, HISTORY_TO_END, NULL, why, old, err, errlen);
 	/* materialise_cut_at copies the hit before take_made frees it. */
 	const struct trace_state *hit =
-		he->tail_hit ? &he->tail_view.states[he->tail_view.nstates - 1] : NULL;
+		history_event_ends_inside(he) ? &he->tail_view.states[he->tail_view.nstates - 1] : NULL;
 	return widen(he, from, 0, he->tail_last, hit, why, old, err, errlen);
 }
 
@@ -836,7 +834,7 @@ struct timeline *history_event_longer(struct history_event *he, bool inside,
 		return NULL;
 	uint64_t held = event_end_tail_ns(he->end, tail_start(he, &point), he->tail_last + 1);
 	uint64_t budget = 4 * (held > he->tail_budget_ns ? held : he->tail_budget_ns);
-	if (he->tail_hit && inside) {
+	if (history_event_ends_inside(he) && inside) {
 		/* A piece that ends at a hit grows inside the stretch first:
 		 * to a point a quarter of a first tail's run further on (a
 		 * step, a `next` over a few calls), then four times the last
@@ -927,7 +925,7 @@ int history_event_search_on(struct history_event *he, const struct stop_set *sto
 	/* A piece that ends at a hit ends inside a stretch, whose later
 	 * hits this search (from its next event) would not see: it grows
 	 * instead (history_event_longer). */
-	if (!history_event_cut(he) || !he->end || (threads && !he->tail_head) || he->tail_hit)
+	if (!history_event_cut(he) || !he->end || (threads && !he->tail_head) || history_event_ends_inside(he))
 		return -1;
 	for (size_t i = 0; i < stops->n; i++)
 		if (add_points(pts, &n, &stops->v[i]) < 0)

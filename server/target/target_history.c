@@ -625,7 +625,7 @@ static int forward(struct history_target *h, pid_t tid, bool all, bool step,
 	struct timeline_where was;
 	timeline_where(h->tl, tid, &was);
 	int rc = timeline_forward(alive(h), tid, all, step, stops, ts);
-	if (rc == 0 && ts->kind == TIMELINE_END && h->ev && h->ev->tail_hit &&
+	if (rc == 0 && ts->kind == TIMELINE_END && h->ev && history_event_ends_inside(h->ev) &&
 	    history_event_cut(h->ev) && moved(h, tid, &was)) {
 		if (step)
 			ts->kind = TIMELINE_STEP;
@@ -712,7 +712,7 @@ static int history_resume(struct target *t, const struct target_resume *r)
 			/* A piece that ends at a hit (or a point after it) holds
 			 * its end's state: a move over there needs no more. */
 			if (!h->ev || !history_event_cut(h->ev) || h->ev->interrupted ||
-			    !(again || timeline_at_end(h->tl, tid)) || (!again && h->ev->tail_hit))
+			    !(again || timeline_at_end(h->tl, tid)) || (!again && history_event_ends_inside(h->ev)))
 				break;
 			if (again && !step && stops && breakpoints_only(stops) &&
 			    !history_event_whole_ready(h->ev) && further_on(h, tid, stops)) {

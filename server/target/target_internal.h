@@ -125,8 +125,8 @@ struct history_event {
 	uint64_t hit_nth;
 	/* The piece ends at a breakpoint's hit inside the stretch after
 	 * event tail_last (history_event_piece_to_hit), the last STATE
-	 * record of tail_view, which tail_hit_owned holds. */
-	bool tail_hit;
+	 * record of tail_view, which tail_hit_owned holds (NULL: it does
+	 * not: history_event_ends_inside). */
 	struct trace_state *tail_hit_owned;
 	/* How far past the hit, in the program's native run, the piece was
 	 * last grown inside the stretch (history_event_longer; 0: not). */
@@ -200,6 +200,12 @@ size_t history_event_piece_from(struct history_event *he, size_t k);
 size_t history_event_tail_from(const struct history_event *he);
 /* Does the tail made begin inside a stretch (at a point, not an event)? */
 bool history_event_tail_in_stretch(const struct history_event *he);
+/* Does the piece made end inside a stretch (at a hit, or a point after
+ * it: history_event_piece_to_hit)? */
+static inline bool history_event_ends_inside(const struct history_event *he)
+{
+	return he->tail_hit_owned != NULL;
+}
 /* Does the history made end before the recording does (a piece)? */
 bool history_event_cut(const struct history_event *he);
 /* Make the tail from event `from` (whole stretches) to the end, or to
@@ -260,7 +266,7 @@ struct timeline *history_event_on(struct history_event *he, size_t at, struct ti
  * as history_event_widen makes one; NULL where that is not for a piece
  * (err empty: no piece, the whole history ready, the recording's last
  * stretch reached: its tail to the end) or with err. A piece that ends
- * inside a stretch (at a hit: tail_hit) grows, where inside, to a point
+ * inside a stretch (at a hit: history_event_ends_inside) grows, where inside, to a point
  * further on in it (event_end_point_after: four times the last such
  * growth, a quarter of a first tail's run first), else to the stretch's event
  * (a continue, whose next hit is then searched for from there). */
