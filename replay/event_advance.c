@@ -313,6 +313,10 @@ static int advance(struct erp *e, struct erp_thread *t, bool to_point);
 int erp_advance(struct erp *e, struct erp_thread *t, bool to_point)
 {
 	size_t before = t->next;
+	if (e->search_stop_nth && t == &e->threads[0] && t->next > e->search_stop_at) {
+		e->search_passed = true;
+		return erp_fail(e, "the stretch ended before the hit searched for");
+	}
 	if (advance(e, t, to_point) < 0)
 		return -1;
 	return t->next > before && t->ngw ? gdb_writes_here(e, t) : 0;
@@ -385,13 +389,37 @@ int erp_near_state(struct erp *e, struct erp_thread *t, const struct trace_state
 	return erp_set_regs(e, t, regs) < 0 ? -1 : 1;
 }
 
+/* A search's hit at the place t stands (regs), counted at this stop:
+ * an instruction breakpoint there traps with the point's own (DR0),
+ * before its instruction runs. */
+static bool search_hit_here(const struct erp *e, const struct user_regs_struct *regs)
+{
+	if (!e->search_hits || e->search_hit_stop != e->stops)
+		return false;
+	for (size_t i = 0; i < e->nsearch; i++)
+		if (e->search[i].kind == DR_EXEC && e->search[i].addr == regs->rip)
+			return true;
+	return false;
+}
+
 int erp_run_to_point(struct erp *e, struct erp_thread *t, const struct trace_state *st)
 {
 	struct erp_stop s;
 	if (to_stop(e, t, st, &s) < 0)
 		return -1;
 	t->search_for = 0; /* the search for event next's own point starts anew */
-	return s.kind == AT_STATE ? 0 : diverged(e, t, "the point where its history begins", &s);
+	if (s.kind != AT_STATE)
+		return diverged(e, t, "the point where its history begins", &s);
+	if (search_hit_here(e, &s.regs)) {
+		/* The history begins at a breakpoint (a piece that begins at
+		 * a hit): going back from there never reports that place, so
+		 * the hit there is not one before it. */
+		e->search_hits = e->search_was_hits;
+		e->search_last = e->search_was_last;
+		e->search_last_run = e->search_was_last_run;
+		e->search_nth = e->search_was_nth;
+	}
+	return 0;
 }
 
 int erp_advance_to_unrecorded(struct erp *e, struct erp_thread *t)

@@ -94,6 +94,11 @@ int erp_search_hit(struct erp *e, struct erp_thread *t, int st, bool stepped)
 	uint64_t dr6 = inf_dr_read_dr6(t->tid);
 	if (!(dr6 & 0xe) && !(dr6 = lost_search_hit(e, t, stepped)))
 		return 0;
+	e->search_was_hits = e->search_hits;
+	e->search_was_last = e->search_last;
+	e->search_was_last_run = e->search_last_run;
+	e->search_was_nth = e->search_nth;
+	e->search_hit_stop = e->stops;
 	e->search_nth = e->search_hits && e->search_last == t->next ? e->search_nth + 1 : 1;
 	e->search_hits++;
 	e->search_last = t->next;

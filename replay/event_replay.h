@@ -256,16 +256,22 @@ struct erp {
 	uint64_t search_dr7;     /* DR7's bits for them */
 	uint64_t search_hits;
 	size_t search_last, search_last_run;
+	/* The counts before the last hit, for erp_run_to_point: a hit at
+	 * the point a search runs to is not before it. */
+	size_t search_was_hits, search_was_last, search_was_last_run;
+	uint64_t search_was_nth;
+	uint64_t search_hit_stop; /* the value of stops at the last hit */
 	/* How many hits came in the last hit's stretch (one thread: the
 	 * last is the search_nth-th since event search_last - 1). */
 	uint64_t search_nth;
 	/* A replay to a hit (event_end_hit_point): the search_stop_nth-th
 	 * hit in the stretch before event search_stop_at of the first
 	 * thread ends the replay there (a failure, search_stopped set, the
-	 * thread stopped at the hit, its instruction still to run). */
+	 * thread stopped at the hit, its instruction still to run); its
+	 * event before that ends it too (search_passed: fewer hits came). */
 	size_t search_stop_at;
 	uint64_t search_stop_nth;
-	bool search_stopped;
+	bool search_stopped, search_passed;
 	/* A search forwards (event_end_search_on): the first hit in a
 	 * stretch before an event numbered search_from or later (its
 	 * thread's next; 0: none searched for) ends the replay (a failure,

@@ -194,8 +194,9 @@ int event_end_tail_search_near(struct event_end *ee, const struct trace_data *td
  * stands with the hit's instruction still to run; the stack around its
  * rsp in sp. A piece of the history can end there (materialise_cut_at),
  * so that going back to a hit steps its stretch only up to the hit. 1
- * taken, -1 with err (the hit did not come again: the replay diverged),
- * -2 given up (give_up). */
+ * taken, 0 with err where the stretch has fewer hits (a continue asks
+ * for the next one after a piece's end), -1 with err (the replay
+ * diverged), -2 given up (give_up). */
 int event_end_hit_point(struct event_end *ee, const struct trace_data *td, size_t k,
 			uint64_t nth, const struct event_search_point *points, size_t n,
 			const struct event_give_up *give_up, struct trace_state *out,

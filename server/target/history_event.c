@@ -574,11 +574,13 @@ static struct timeline *take_made(struct history_event *he, struct trace_data *m
 				  size_t last, struct trace_state *hit_owned, const char *why,
 				  struct timeline *old, char *err, size_t errlen);
 
-/* The tail from event from (whole stretches), or from run `run` of a
- * multi-threaded recording's order, to event last or the end, or (hit
- * not NULL) to the place hit describes, inside the stretch before its
- * event. */
-static struct timeline *widen(struct history_event *he, size_t from, size_t run, size_t last,
+/* The tail from event from (whole stretches; start not NULL: from the
+ * place start describes, inside the stretch before event from), or from
+ * run `run` of a multi-threaded recording's order, to event last or the
+ * end, or (hit not NULL) to the place hit describes, inside the stretch
+ * before its event. */
+static struct timeline *widen(struct history_event *he, size_t from,
+			      const struct trace_state *start, size_t run, size_t last,
 			      const struct trace_state *hit, const char *why,
 			      struct timeline *old, char *err, size_t errlen)
 {
@@ -610,7 +612,7 @@ static struct timeline *widen(struct history_event *he, size_t from, size_t run,
 		return NULL;
 	}
 	pid_t copy = 0;
-	if (tail_data(he, cut ? &view : he->ev, from, NULL, run, &made, &st, &copy, err,
+	if (tail_data(he, cut ? &view : he->ev, from, start, run, &made, &st, &copy, err,
 		      errlen) < 0) {
 		free(owned);
 		return NULL;
@@ -643,6 +645,8 @@ static struct timeline *take_made(struct history_event *he, struct trace_data *m
 	he->tail_hit_owned = hit_owned;
 	if (!hit_owned)
 		he->tail_hit_ns = 0; /* set by the caller for a piece that ends inside */
+	if (!hit_owned || !materialise_tail_point(&he->tail))
+		he->tail_start_nth = 0; /* set by the caller for one that begins at a hit */
 	he->tail_head = cutview == &he->head;
 	he->tail_split = false;
 	he->tail_events = materialise_tail_events(cut ? &view : he->ev, from, run);
@@ -650,6 +654,11 @@ static struct timeline *take_made(struct history_event *he, struct trace_data *m
 	if (cutview == &he->head)
 		fprintf(stderr, "ptrev: %s: made the history of its first thread only, until it "
 			"makes another: %llu instructions in %.1f s\n", why,
+			(unsigned long long)st.instructions, he->tail_seconds);
+	else if (history_event_ends_inside(he) && materialise_tail_point(&he->tail))
+		fprintf(stderr, "ptrev: %s: made the history from an earlier hit to %s only, "
+			"inside the stretch before event %zu: %llu instructions in %.1f s\n", why,
+			he->tail_hit_ns ? "a point after the hit" : "the hit", last + 1,
 			(unsigned long long)st.instructions, he->tail_seconds);
 	else if (history_event_ends_inside(he))
 		fprintf(stderr, "ptrev: %s: made the history from event %zu to %s only, inside the "
@@ -679,19 +688,48 @@ struct timeline *history_event_widen(struct history_event *he, size_t from, size
 				     const char *why, struct timeline *old, char *err,
 				     size_t errlen)
 {
-	return widen(he, from, 0, last, NULL, why, old, err, errlen);
+	return widen(he, from, NULL, 0, last, NULL, why, old, err, errlen);
 }
+
+static struct timeline *piece_from_hit(struct history_event *he, size_t k, uint64_t start_nth,
+				       const struct trace_state *hit, uint64_t end_nth,
+				       uint64_t hit_ns, const struct event_search_point *pts,
+				       size_t n, const char *why, struct timeline *old, char *err,
+				       size_t errlen);
 
 struct timeline *history_event_widen_back(struct history_event *he, size_t from,
 					  const char *why, struct timeline *old, char *err,
 					  size_t errlen)
 {
 	if (!history_event_cut(he))
-		return widen(he, from, 0, HISTORY_TO_END, NULL, why, old, err, errlen);
+		return widen(he, from, NULL, 0, HISTORY_TO_END, NULL, why, old, err, errlen);
+	const struct trace_state *point;
+	size_t k = tail_start(he, &point);
+	if (he->tail_start_nth > 1 && point && from <= k) {
+		/* A piece that begins at a hit in its stretch: at a hit
+		 * further back in it, twice as many hits before the end as it
+		 * held (a reverse-stepi at the hit a reverse-continue stopped
+		 * at, a reverse-next in the loop around it), not at an event
+		 * before, which would step the whole stretch; from its first
+		 * hit on, at from. */
+		uint64_t held = he->tail_end_nth - he->tail_start_nth;
+		uint64_t back = 2 * held < he->tail_start_nth - 1 ? 2 * held
+								  : he->tail_start_nth - 1;
+		struct timeline *tl = piece_from_hit(
+			he, k, he->tail_start_nth - back,
+			&he->tail_view.states[he->tail_view.nstates - 1], he->tail_end_nth,
+			he->tail_hit_ns, he->tail_pts, he->tail_npts, why, old, err, errlen);
+		if (tl || he->interrupted)
+			return tl;
+		if (err[0])
+			fprintf(stderr, "ptrev: cannot begin the piece at an earlier hit (%s): it "
+				"begins with its stretch\n", err);
+	}
+
 	/* materialise_cut_at copies the hit before take_made frees it. */
 	const struct trace_state *hit =
 		history_event_ends_inside(he) ? &he->tail_view.states[he->tail_view.nstates - 1] : NULL;
-	return widen(he, from, 0, he->tail_last, hit, why, old, err, errlen);
+	return widen(he, from, NULL, 0, he->tail_last, hit, why, old, err, errlen);
 }
 
 /* Is ending a piece at its hit worth one more native replay (to the hit,
@@ -701,6 +739,14 @@ struct timeline *history_event_widen_back(struct history_event *he, size_t from,
  * step, and the hit may lie anywhere in it. PTREV_HIT_POINT=0: never,
  * 1: always (tests). */
 #define HIT_POINT_MIN_NS 100000ull
+/* PTREV_HIT_NEAR=0: a piece that ends at a hit begins with its stretch,
+ * never at the hit before, and a continue past it makes the stretch of
+ * the next hit whole (the benchmark's reference). */
+static bool hit_near_wanted(void)
+{
+	const char *v = getenv("PTREV_HIT_NEAR");
+	return !(v && strcmp(v, "0") == 0);
+}
 static bool one_thread(const struct trace_data *ev);
 static bool hit_point_worth(struct history_event *he, size_t k)
 {
@@ -710,33 +756,116 @@ static bool hit_point_worth(struct history_event *he, size_t k)
 	return event_end_tail_ns(he->end, k, k + 1) >= HIT_POINT_MIN_NS;
 }
 
+/* The debug registers' points for stops, breakpoints only, in pts[*n]:
+ * false for a watchpoint or more than the registers hold. */
+static bool breakpoint_points(const struct stop_set *stops, struct event_search_point *pts,
+			      size_t *n)
+{
+	*n = 0;
+	for (size_t i = 0; i < stops->n; i++)
+		if (stops->v[i].type > 1 || add_points(pts, n, &stops->v[i]) < 0)
+			return false;
+	return *n > 0;
+}
+
+/* Hit nth of pts in the stretch before event k, described in *out
+ * (event_end_hit_point): 1, 0 where the stretch has fewer (err says
+ * so), -1 with err (he->interrupted for gdb's Ctrl-C, err empty). */
+static int hit_point(struct history_event *he, size_t k, uint64_t nth,
+		     const struct event_search_point *pts, size_t n, struct trace_state *out,
+		     uint8_t sp[STATE_RECORD_SP_LEN], char *err, size_t errlen)
+{
+	struct event_give_up give_up = {he->alive, he->alive_ctx};
+	int rc = event_end_hit_point(he->end, he->ev, k, nth, pts, n, &give_up, out, sp, err,
+				     errlen);
+	if (rc == -2) {
+		he->interrupted = true;
+		err[0] = 0;
+		return -1;
+	}
+	return rc;
+}
+
+/* The piece from event from (start NULL), or from the place start
+ * describes (hit start_nth of pts in the stretch before event from), to
+ * the place hit describes (hit end_nth there, or hit_ns of the native
+ * run past it), made as widen makes one; he says what it is. */
+static struct timeline *piece_between(struct history_event *he, size_t from,
+				      const struct trace_state *start, uint64_t start_nth,
+				      const struct trace_state *hit, uint64_t end_nth,
+				      uint64_t hit_ns, const struct event_search_point *pts,
+				      size_t n, const char *why, struct timeline *old, char *err,
+				      size_t errlen)
+{
+	uint64_t was = he->tail_hit_ns;
+	he->tail_hit_ns = hit_ns;
+	struct timeline *tl = widen(he, from, start, 0, 0, hit, why, old, err, errlen);
+	if (!tl) {
+		he->tail_hit_ns = was;
+		return NULL;
+	}
+	he->tail_start_nth = start ? start_nth : 0;
+	he->tail_end_nth = end_nth;
+	if (pts != he->tail_pts)
+		memcpy(he->tail_pts, pts, n * sizeof *pts);
+	he->tail_npts = n;
+	return tl;
+}
+
+/* piece_between from hit start_nth of the stretch before event k, found
+ * by one more native replay and described as a STATE point, which the
+ * piece's replays find again by its state, as a split tail's. NULL with
+ * err (empty: gdb's Ctrl-C, he->interrupted), the piece before kept. */
+static struct timeline *piece_from_hit(struct history_event *he, size_t k, uint64_t start_nth,
+				       const struct trace_state *hit, uint64_t end_nth,
+				       uint64_t hit_ns, const struct event_search_point *pts,
+				       size_t n, const char *why, struct timeline *old, char *err,
+				       size_t errlen)
+{
+	struct trace_state start;
+	uint8_t sp[STATE_RECORD_SP_LEN];
+	if (hit_point(he, k, start_nth, pts, n, &start, sp, err, errlen) <= 0)
+		return NULL;
+	return piece_between(he, k, &start, start_nth, hit, end_nth, hit_ns, pts, n, why, old,
+			     err, errlen);
+}
+
+/* The piece from event from to hit nth of pts in the stretch before
+ * event k; one of that stretch alone begins at the hit before in it,
+ * where there is one: what came before that is stepped only where a
+ * move goes back past it (history_event_widen_back), and a
+ * reverse-continue on from there finds that hit at the piece's start. */
+static struct timeline *to_hit(struct history_event *he, size_t from, size_t k, uint64_t nth,
+			       const struct event_search_point *pts, size_t n, const char *why,
+			       struct timeline *old, char *err, size_t errlen)
+{
+	struct trace_state hit;
+	uint8_t sp[STATE_RECORD_SP_LEN];
+	if (hit_point(he, k, nth, pts, n, &hit, sp, err, errlen) <= 0)
+		return NULL;
+	if (from == k && nth > 1 && hit_near_wanted()) {
+		struct timeline *tl = piece_from_hit(he, k, nth - 1, &hit, nth, 0, pts, n, why, old,
+						     err, errlen);
+		if (tl || he->interrupted)
+			return tl;
+		if (err[0])
+			fprintf(stderr, "ptrev: cannot begin the piece at the hit before (%s): it "
+				"begins with the hit's stretch\n", err);
+	}
+	return piece_between(he, from, NULL, 0, &hit, nth, 0, pts, n, why, old, err, errlen);
+}
+
 struct timeline *history_event_piece_to_hit(struct history_event *he, size_t from, size_t k,
 					    const struct stop_set *stops, const char *why,
 					    struct timeline *old, char *err, size_t errlen)
 {
 	struct event_search_point pts[EVENT_SEARCH_MAX];
-	size_t n = 0;
+	size_t n;
 	err[0] = 0;
-	if (!he->end || !he->hit_nth || k == 0 || !one_thread(he->ev) || !hit_point_worth(he, k))
+	if (!he->end || !he->hit_nth || k == 0 || !one_thread(he->ev) || !hit_point_worth(he, k) ||
+	    !breakpoint_points(stops, pts, &n))
 		return NULL;
-	for (size_t i = 0; i < stops->n; i++)
-		if (stops->v[i].type > 1 || add_points(pts, &n, &stops->v[i]) < 0)
-			return NULL; /* watchpoints, or more than the registers hold */
-	struct trace_state hit;
-	uint8_t sp[STATE_RECORD_SP_LEN];
-	struct event_give_up give_up = {he->alive, he->alive_ctx};
-	int rc = event_end_hit_point(he->end, he->ev, k, he->hit_nth, pts, n, &give_up, &hit, sp,
-				     err, errlen);
-	if (rc == -2)
-		he->interrupted = true;
-	if (rc < 0)
-		return NULL;
-	uint64_t was = he->tail_hit_ns;
-	he->tail_hit_ns = 0;
-	struct timeline *tl = widen(he, from, 0, 0, &hit, why, old, err, errlen);
-	if (!tl)
-		he->tail_hit_ns = was;
-	return tl;
+	return to_hit(he, from, k, he->hit_nth, pts, n, why, old, err, errlen);
 }
 
 /* Has ev one thread (its THREAD records all its)? */
@@ -811,7 +940,7 @@ struct timeline *history_event_head(struct history_event *he, struct timeline *o
 		err[0] = 0; /* nothing to say: the whole history is as short */
 		return NULL;
 	}
-	return widen(he, 0, 0, last, NULL, "going back to the program's start", old, err,
+	return widen(he, 0, NULL, 0, last, NULL, "going back to the program's start", old, err,
 		     errlen);
 }
 
@@ -849,7 +978,7 @@ struct timeline *history_event_longer(struct history_event *he, bool inside,
 		int rc = event_end_point_after(he->end, he->ev, hit, after, &to, sp, err, errlen);
 		if (rc > 0) {
 			he->tail_hit_ns = after;
-			struct timeline *tl = widen(he, tail_start(he, &point), 0, 0, &to, why, old,
+			struct timeline *tl = widen(he, tail_start(he, &point), point, 0, 0, &to, why, old,
 						    err, errlen);
 			if (!tl)
 				he->tail_hit_ns = was;
@@ -863,7 +992,7 @@ struct timeline *history_event_longer(struct history_event *he, bool inside,
 	size_t last = event_end_piece_on(he->end, he->tail_last, budget);
 	if (last == SIZE_MAX)
 		return NULL;
-	return widen(he, tail_start(he, &point), 0, last, NULL, why, old, err, errlen);
+	return widen(he, tail_start(he, &point), point, 0, last, NULL, why, old, err, errlen);
 }
 
 struct timeline *history_event_head_to_run(struct history_event *he, size_t run,
@@ -884,7 +1013,7 @@ bool history_event_at_start(const struct history_event *he)
 struct timeline *history_event_widen_run(struct history_event *he, size_t run, const char *why,
 					 struct timeline *old, char *err, size_t errlen)
 {
-	return widen(he, 0, run, HISTORY_TO_END, NULL, why, old, err, errlen);
+	return widen(he, 0, NULL, run, HISTORY_TO_END, NULL, why, old, err, errlen);
 }
 
 /* Would the tail from run `run` of a multi-threaded recording take
@@ -914,6 +1043,96 @@ static bool tail_not_worth(struct history_event *he, size_t run)
 	return held >= 1 - (double)js.events / (double)js.events_total;
 }
 
+/* Are a and b (n points each) the same points? */
+static bool same_points(const struct event_search_point *a, const struct event_search_point *b,
+			size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (a[i].addr != b[i].addr || a[i].kind != b[i].kind || a[i].len != b[i].len)
+			return false;
+	return true;
+}
+
+/* history_event_search_on from a piece that ends inside a stretch (at
+ * a hit, or a point after it): the next hit of pts in the same stretch,
+ * 1 with *at its event, he->on_hit the place (event_end_hit_point) and
+ * he->on_nth its number there; 0 where the stretch has no more, *from
+ * its next event; -1 where this is not for it to say (the recording's
+ * last stretch, a failure: said on stderr; gdb's Ctrl-C). The hits
+ * before the end are those the piece was made with where it ends at
+ * one of them; else counted by one more native replay to the end
+ * (event_end_tail_search_near; a hit at the end itself is not before
+ * it: a continue from there runs its instruction first). */
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Each continue to the next hit inside a stretch costs native replays
+ * (tenths of a second) where the rest of the stretch, made whole, costs
+ * one stepping and no more: once the continues in one stretch have cost
+ * about what stepping it whole would (its native run time this many
+ * times: stepping runs about 200,000 instructions a second, a native run
+ * thousands of times that), the rest of it is made whole. */
+#define NEAR_STEP_FACTOR 10000ull
+
+static int on_in_stretch(struct history_event *he, const struct event_search_point *pts,
+			 size_t n, size_t *from, size_t *at)
+{
+	char err[512];
+	const struct trace_state *end = &he->tail_view.states[he->tail_view.nstates - 1];
+	size_t k = end->pos;
+	uint64_t before = he->tail_end_nth;
+	int rc;
+	if (!hit_near_wanted() || k + 1 >= materialise_event_count(he->ev))
+		return -1;
+	if (he->near_k != k) {
+		he->near_k = k;
+		he->near_ns = 0;
+	}
+	if (he->near_ns > NEAR_STEP_FACTOR * event_end_tail_ns(he->end, k, k + 1))
+		return -1; /* the rest of the stretch whole (history_event_longer) */
+	he->near_t0 = now_ns();
+	if (n == 0) { /* nothing to stop at: on from the stretch's event */
+		*from = k + 1;
+		return 0;
+	}
+	fprintf(stderr, "ptrev: looking for the next breakpoint hit in the stretch the history "
+		"made ends inside (a native replay)...\n");
+	if (he->tail_hit_ns || !he->tail_end_nth || n != he->tail_npts ||
+	    !same_points(pts, he->tail_pts, n)) {
+		size_t stretch = 0;
+		struct event_give_up give_up = {he->alive, he->alive_ctx};
+		rc = event_end_tail_search_near(he->end, he->ev, k, end, pts, n, &stretch, &before,
+						&give_up, err, sizeof err);
+		if (rc == -2)
+			he->interrupted = true;
+		if (rc == 0 || stretch != k)
+			before = 0;
+	} else {
+		rc = 0;
+	}
+	if (rc >= 0)
+		rc = hit_point(he, k, before + 1, pts, n, &he->on_hit, he->on_hit_sp, err,
+			       sizeof err);
+	if (rc > 0) {
+		he->on_inside = true;
+		he->on_nth = before + 1;
+		memcpy(he->on_pts, pts, n * sizeof *pts);
+		he->on_npts = n;
+		*at = k;
+		return 1;
+	}
+	if (rc < 0 && !he->interrupted)
+		fprintf(stderr, "ptrev: cannot look for the breakpoint hit natively (%s)\n", err);
+	if (rc < 0 || k + 1 >= materialise_event_count(he->ev))
+		return -1;
+	*from = k + 1;
+	return 0;
+}
+
 int history_event_search_on(struct history_event *he, const struct stop_set *stops, size_t *at)
 {
 	struct event_search_point pts[EVENT_SEARCH_MAX];
@@ -921,15 +1140,23 @@ int history_event_search_on(struct history_event *he, const struct stop_set *sto
 	char err[512];
 	int rc = 0;
 	*at = 0;
+	he->on_inside = false;
+	he->on_npts = 0;
 	bool threads = !one_thread(he->ev);
-	/* A piece that ends at a hit ends inside a stretch, whose later
-	 * hits this search (from its next event) would not see: it grows
-	 * instead (history_event_longer). */
-	if (!history_event_cut(he) || !he->end || (threads && !he->tail_head) || history_event_ends_inside(he))
+	if (!history_event_cut(he) || !he->end || (threads && !he->tail_head))
 		return -1;
 	for (size_t i = 0; i < stops->n; i++)
 		if (add_points(pts, &n, &stops->v[i]) < 0)
 			return -1; /* more than the debug registers hold */
+	/* A piece that ends at a hit ends inside a stretch, whose later
+	 * hits a search from its next event would not see: the next one
+	 * there first, else the search goes on from that event; where
+	 * neither can be, the piece grows instead (history_event_longer). */
+	if (history_event_ends_inside(he)) {
+		int in = threads ? -1 : on_in_stretch(he, pts, n, &from, at);
+		if (in != 0)
+			return in;
+	}
 	if (n) {
 		fprintf(stderr, "ptrev: looking for the next breakpoint hit after the history made (a "
 			"native replay)...\n");
@@ -967,6 +1194,12 @@ int history_event_search_on(struct history_event *he, const struct stop_set *sto
 	}
 	if (event_end_last_signal(he->end, from, rc ? *at : count))
 		return -1;
+	if (rc > 0) {
+		/* The first hit in that stretch: a piece can end there. */
+		memcpy(he->on_pts, pts, n * sizeof *pts);
+		he->on_npts = n;
+	}
+	he->on_from = from;
 	return rc;
 }
 
@@ -982,15 +1215,37 @@ struct timeline *history_event_on(struct history_event *he, size_t at, struct ti
 			snprintf(err, errlen, "no run to begin with but the program's first");
 			return NULL;
 		}
-		return widen(he, 0, run, HISTORY_TO_END, NULL, why, old, err, errlen);
+		return widen(he, 0, NULL, run, HISTORY_TO_END, NULL, why, old, err, errlen);
+	}
+	if (he->on_inside) {
+		/* The next hit in the stretch the piece ends in: the piece
+		 * between the two, from where the thread stands. */
+		he->on_inside = false;
+		const struct trace_state *end = &he->tail_view.states[he->tail_view.nstates - 1];
+		struct timeline *tl = piece_between(he, at, end, he->on_nth - 1, &he->on_hit,
+						    he->on_nth, 0, he->on_pts, he->on_npts, why, old,
+						    err, errlen);
+		he->near_ns += now_ns() - he->near_t0;
+		return tl;
+	}
+	if (at && he->on_npts && hit_near_wanted() && hit_point_worth(he, at)) {
+		/* The stretch's first hit: what follows it is not stepped. */
+		struct timeline *tl = to_hit(he, at, at, 1, he->on_pts, he->on_npts, why, old, err,
+					     errlen);
+		if (tl || he->interrupted)
+			return tl;
+		if (err[0])
+			fprintf(stderr, "ptrev: cannot end the history at the hit (%s): it ends with "
+				"the hit's stretch\n", err);
 	}
 	if (at)
-		return widen(he, at, 0, at, NULL, why, old, err, errlen);
-	/* No hit: the recording's last stretches, as the first tail's. */
+		return widen(he, at, NULL, 0, at, NULL, why, old, err, errlen);
+	/* No hit: the recording's last stretches, as the first tail's, not
+	 * before the search's start. */
 	size_t from = he->end ? event_end_tail_from(he->end, he->tail_budget_ns) : 0;
-	if (from <= he->tail_last)
-		from = he->tail_last + 1;
-	return widen(he, from, 0, HISTORY_TO_END, NULL, why, old, err, errlen);
+	if (from < he->on_from)
+		from = he->on_from;
+	return widen(he, from, NULL, 0, HISTORY_TO_END, NULL, why, old, err, errlen);
 }
 
 struct timeline *history_event_make(struct history_event *he, bool whole, char *err,

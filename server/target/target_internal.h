@@ -131,6 +131,28 @@ struct history_event {
 	/* How far past the hit, in the program's native run, the piece was
 	 * last grown inside the stretch (history_event_longer; 0: not). */
 	uint64_t tail_hit_ns;
+	/* Such a piece may begin at an earlier hit of the same points in
+	 * that stretch (the tail's point): its number there and the end's
+	 * (tail_start_nth 0: it begins at an event), and the points, so
+	 * that going back past its start begins at a hit further back. */
+	uint64_t tail_start_nth, tail_end_nth;
+	struct event_search_point tail_pts[EVENT_SEARCH_MAX];
+	size_t tail_npts;
+	/* What history_event_search_on found for history_event_on: the
+	 * next hit inside the stretch such a piece ends in (on_inside), or
+	 * the points whose first hit in the stretch it names (on_npts 0:
+	 * none known, the piece holds that whole stretch). */
+	bool on_inside;
+	uint64_t on_nth;
+	struct trace_state on_hit;
+	uint8_t on_hit_sp[STATE_RECORD_SP_LEN];
+	struct event_search_point on_pts[EVENT_SEARCH_MAX];
+	size_t on_npts;
+	size_t on_from; /* the event the search began at */
+	/* What the continues to hits inside the stretch before event near_k
+	 * have cost so far (wall time; near_t0: the current one's start). */
+	size_t near_k;
+	uint64_t near_ns, near_t0;
 	struct trace_data tail_view;
 	pid_t last;                  /* the thread that ended it */
 	/* A saved recording whose replay must stop at a syscall it cannot

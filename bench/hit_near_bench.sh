@@ -1,0 +1,58 @@
+#!/bin/bash
+# Breakpoint hits in the middle of long stretches: tail_work (the test
+# program) of ROUNDS rounds of ITERS passes each, fold called every 256
+# passes, a round's computation one stretch of about 8 instructions a
+# pass. In gdb: break round_done, reverse-continue twice from the end (to
+# the start of the last round but one), then break fold there,
+# reverse-continue three times (into the round before), a reverse-stepi,
+# then continue three times (the third into the next round). Each move
+# timed, with
+# pieces that begin at the hit before and continues that make only the
+# way to the next hit (the default), and with pieces from the stretch's
+# start and continues that make the next hit's stretch whole
+# (PTREV_HIT_NEAR=0, the reference), in the same script; the program's
+# native run beside them. Histories are made only when a move needs them
+# (PTREV_BACKGROUND_HISTORY=0).
+#
+#   bench/hit_near_bench.sh PTREV TAIL_WORK [ROUNDS] [ITERS]
+set -euo pipefail
+. "$(dirname "$0")/timing.sh"
+
+ptrev=${1:?usage: hit_near_bench.sh PTREV TAIL_WORK [ROUNDS] [ITERS]}
+prog=${2:?usage: hit_near_bench.sh PTREV TAIL_WORK [ROUNDS] [ITERS]}
+rounds=${3:-4}
+iters=${4:-400000}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+moves() { # HIT_NEAR: one line per move, its name and seconds
+	{ gdb_timed; cat <<GDB; } >"$tmp/m.gdb"
+timed('open', 'target remote | $ptrev replay --stdio $tmp/tw.ptrev')
+gdb.execute('break round_done', to_string=True)
+for i in (1, 2):
+    timed('to-round_done-%d' % i, 'reverse-continue')
+gdb.execute('delete', to_string=True)
+gdb.execute('break fold', to_string=True)
+for i in (1, 2, 3):
+    timed('reverse-continue-%d' % i, 'reverse-continue')
+timed('reverse-stepi', 'reverse-stepi')
+for i in (1, 2, 3):
+    timed('continue-%d' % i, 'continue')
+end
+GDB
+	PTREV_BACKGROUND_HISTORY=0 PTREV_HIT_NEAR=$1 gdb -nx -batch -x "$tmp/m.gdb" "$prog" \
+		>"$tmp/gdb.out" 2>&1 || true
+	awk '$1 == "T" { print $2, $3 }' "$tmp/gdb.out"
+	grep -E '^(Python Exception|Error|ptrev: cannot)' "$tmp/gdb.out" >&2 || true
+}
+
+"$ptrev" record -o "$tmp/tw.ptrev" -- "$prog" "$rounds" "$iters" >/dev/null 2>&1 || true
+nat=$(best_of 3 /dev/null "$prog" "$rounds" "$iters")
+printf 'tail_work %d rounds of %d passes: native %.4f s\n' "$rounds" "$iters" "$nat"
+moves 0 >"$tmp/base"
+moves '' >"$tmp/new"
+printf '%-20s %14s %16s %10s\n' move 'near (s)' 'whole stretch (s)' ratio
+awk 'NR == FNR { b[$1] = $2; next }
+	{ printf "%-20s %14.3f", $1, $2
+	  if ($1 in b) printf " %16.3f %10.3f", b[$1], (b[$1] > 0 ? $2 / b[$1] : 0)
+	  printf "\n" }' "$tmp/base" "$tmp/new"
