@@ -1,18 +1,20 @@
 #!/bin/bash
 # Breakpoint hits in the middle of long stretches: tail_work (the test
 # program) of ROUNDS rounds of ITERS passes each, fold called every 256
-# passes, a round's computation one stretch of about 8 instructions a
+# passes, a round's computation one stretch of about 17 instructions a
 # pass. In gdb: break round_done, reverse-continue twice from the end (to
 # the start of the last round but one), then break fold there,
 # reverse-continue three times (into the round before), a reverse-stepi,
-# then continue three times (the third into the next round). Each move
-# timed, with
-# pieces that begin at the hit before and continues that make only the
-# way to the next hit (the default), and with pieces from the stretch's
-# start and continues that make the next hit's stretch whole
-# (PTREV_HIT_NEAR=0, the reference), in the same script; the program's
-# native run beside them. Histories are made only when a move needs them
-# (PTREV_BACKGROUND_HISTORY=0).
+# then continue three times (the third into the next round); then a
+# breakpoint at the snprintf after a round's loop, hit once late in each
+# round's stretch, and reverse-continue to it and reverse-next. Each move
+# timed, with pieces that begin at the hit before and continues that make
+# only the way to the next hit (the default; a piece with no hit before
+# it near its end begins about a first tail's run before it), and with
+# pieces from the stretch's start and continues that make the next hit's
+# stretch whole (PTREV_HIT_NEAR=0, the reference), in the same script;
+# the program's native run beside them. Histories are made only when a
+# move needs them (PTREV_BACKGROUND_HISTORY=0).
 #
 #   bench/hit_near_bench.sh PTREV TAIL_WORK [ROUNDS] [ITERS]
 set -euo pipefail
@@ -38,6 +40,10 @@ for i in (1, 2, 3):
 timed('reverse-stepi', 'reverse-stepi')
 for i in (1, 2, 3):
     timed('continue-%d' % i, 'continue')
+gdb.execute('delete', to_string=True)
+gdb.execute('break tail_work.c:38', to_string=True)
+timed('to-snprintf', 'reverse-continue')
+timed('reverse-next', 'reverse-next')
 end
 GDB
 	PTREV_BACKGROUND_HISTORY=0 PTREV_HIT_NEAR=$1 gdb -nx -batch -x "$tmp/m.gdb" "$prog" \

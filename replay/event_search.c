@@ -86,7 +86,8 @@ int event_end_tail_search_near(struct event_end *ee, const struct trace_data *td
 int event_end_hit_point(struct event_end *ee, const struct trace_data *td, size_t k,
 			uint64_t nth, const struct event_search_point *points, size_t n,
 			const struct event_give_up *give_up, struct trace_state *out,
-			uint8_t sp[STATE_RECORD_SP_LEN], char *err, size_t errlen)
+			uint8_t sp[STATE_RECORD_SP_LEN], uint64_t *cpu_ns, char *err,
+			size_t errlen)
 {
 	/* From the copy with the most events done before the hit's stretch
 	 * begins: the stretch's hits are counted from its start. */
@@ -104,6 +105,10 @@ int event_end_hit_point(struct event_end *ee, const struct trace_data *td, size_
 		rc = erp_get_regs(&e, &e.threads[0], &regs) < 0
 			     ? -1 : erp_describe(&e, &e.threads[0], &regs, k,
 						 2 * (erp_now_ns() - t0) + 1, out, sp);
+		/* The thread's own run in the stretch (to_stop counts it for
+		 * the event it runs to, up to this stop). */
+		if (cpu_ns && k < e.threads[0].nev)
+			*cpu_ns = e.threads[0].ev[k].native_cpu_ns;
 	} else if (rc >= 0 || e.search_passed) {
 		/* The replay went past the stretch: it has fewer hits. */
 		snprintf(err, errlen, "the stretch before event %zu has no hit %llu", k,

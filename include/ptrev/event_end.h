@@ -192,7 +192,9 @@ int event_end_tail_search_near(struct event_end *ee, const struct trace_data *td
  * copy nearest before the stretch before event k (NULL: from the start),
  * with points armed, to the nth hit in that stretch, where the thread
  * stands with the hit's instruction still to run; the stack around its
- * rsp in sp. A piece of the history can end there (materialise_cut_at),
+ * rsp in sp, and (cpu_ns not NULL) the thread's own CPU time from the
+ * stretch's start to there in *cpu_ns (0: not known; the traps at the
+ * hits before count too). A piece of the history can end there (materialise_cut_at),
  * so that going back to a hit steps its stretch only up to the hit. 1
  * taken, 0 with err where the stretch has fewer hits (a continue asks
  * for the next one after a piece's end), -1 with err (the replay
@@ -200,7 +202,8 @@ int event_end_tail_search_near(struct event_end *ee, const struct trace_data *td
 int event_end_hit_point(struct event_end *ee, const struct trace_data *td, size_t k,
 			uint64_t nth, const struct event_search_point *points, size_t n,
 			const struct event_give_up *give_up, struct trace_state *out,
-			uint8_t sp[STATE_RECORD_SP_LEN], char *err, size_t errlen);
+			uint8_t sp[STATE_RECORD_SP_LEN], uint64_t *cpu_ns, char *err,
+			size_t errlen);
 /* The same for any recording (one with several threads too), to the
  * start of run `run` (> 0) of its recorded order: 1 with *hit_run the run
  * the last hit came in (so a tail from that run holds it) and *hit_event

@@ -656,7 +656,7 @@ static struct timeline *take_made(struct history_event *he, struct trace_data *m
 			"makes another: %llu instructions in %.1f s\n", why,
 			(unsigned long long)st.instructions, he->tail_seconds);
 	else if (history_event_ends_inside(he) && materialise_tail_point(&he->tail))
-		fprintf(stderr, "ptrev: %s: made the history from an earlier hit to %s only, "
+		fprintf(stderr, "ptrev: %s: made the history from an earlier point to %s only, "
 			"inside the stretch before event %zu: %llu instructions in %.1f s\n", why,
 			he->tail_hit_ns ? "a point after the hit" : "the hit", last + 1,
 			(unsigned long long)st.instructions, he->tail_seconds);
@@ -773,11 +773,11 @@ static bool breakpoint_points(const struct stop_set *stops, struct event_search_
  * so), -1 with err (he->interrupted for gdb's Ctrl-C, err empty). */
 static int hit_point(struct history_event *he, size_t k, uint64_t nth,
 		     const struct event_search_point *pts, size_t n, struct trace_state *out,
-		     uint8_t sp[STATE_RECORD_SP_LEN], char *err, size_t errlen)
+		     uint8_t sp[STATE_RECORD_SP_LEN], uint64_t *cpu_ns, char *err, size_t errlen)
 {
 	struct event_give_up give_up = {he->alive, he->alive_ctx};
-	int rc = event_end_hit_point(he->end, he->ev, k, nth, pts, n, &give_up, out, sp, err,
-				     errlen);
+	int rc = event_end_hit_point(he->end, he->ev, k, nth, pts, n, &give_up, out, sp, cpu_ns,
+				     err, errlen);
 	if (rc == -2) {
 		he->interrupted = true;
 		err[0] = 0;
@@ -824,35 +824,84 @@ static struct timeline *piece_from_hit(struct history_event *he, size_t k, uint6
 {
 	struct trace_state start;
 	uint8_t sp[STATE_RECORD_SP_LEN];
-	if (hit_point(he, k, start_nth, pts, n, &start, sp, err, errlen) <= 0)
+	if (hit_point(he, k, start_nth, pts, n, &start, sp, NULL, err, errlen) <= 0)
 		return NULL;
 	return piece_between(he, k, &start, start_nth, hit, end_nth, hit_ns, pts, n, why, old,
 			     err, errlen);
 }
 
+/* A place about a first tail's run before the hit (the piece's end) in
+ * the stretch before event k, hit_cpu of the thread's own run after the
+ * stretch's start, or (prev not NULL) after the earlier hit prev, at
+ * prev_cpu: the recording cut at the hit replayed natively to the
+ * stretch's start or to prev, then on for that long less a first tail's
+ * run, the place there described as a split tail's (erp_take_point: a
+ * cold PC). The hit's PC is watched on the way (the stretch of the cut
+ * ends there), so a run that reaches the hit first takes no point; then
+ * again four times further before it (a run's time varies, by a third
+ * here), at most four tries. 1 with *out, 0 none. */
+static int point_before_hit(struct history_event *he, size_t k, const struct trace_state *hit,
+			    uint64_t hit_cpu, const struct trace_state *prev, uint64_t prev_cpu,
+			    struct trace_state *out, uint8_t sp[STATE_RECORD_SP_LEN])
+{
+	struct trace_data view = {0};
+	struct trace_state *owned = NULL;
+	char err[512];
+	int rc = 0;
+	if (materialise_cut_at(he->ev, hit, &view, &owned) < 0)
+		return 0;
+	uint64_t way = hit_cpu - prev_cpu, before = he->tail_budget_ns;
+	for (int i = 0; i < 4 && rc == 0 && before < way; i++, before *= 4) {
+		rc = prev ? event_end_point_after(he->end, &view, prev, way - before, out, sp, err,
+						  sizeof err)
+			  : event_end_tail_point(he->end, &view, k, way - before, out, sp, err,
+						 sizeof err);
+		if (rc < 0)
+			fprintf(stderr, "ptrev: cannot begin the piece shortly before the hit (%s)\n",
+				err);
+	}
+	free(owned);
+	return rc > 0 ? 1 : 0;
+}
+
 /* The piece from event from to hit nth of pts in the stretch before
- * event k; one of that stretch alone begins at the hit before in it,
- * where there is one: what came before that is stepped only where a
- * move goes back past it (history_event_widen_back), and a
- * reverse-continue on from there finds that hit at the piece's start. */
+ * event k. One of that stretch alone begins near the hit: at the hit
+ * before in the stretch, where there is one, or where the way from
+ * there (or from the stretch's start) ran long, about a first tail's run
+ * before the hit (point_before_hit): what came before is stepped only
+ * where a move goes back past it (history_event_widen_back), and a
+ * reverse-continue on from an earlier hit at its start finds that hit
+ * there. */
 static struct timeline *to_hit(struct history_event *he, size_t from, size_t k, uint64_t nth,
 			       const struct event_search_point *pts, size_t n, const char *why,
 			       struct timeline *old, char *err, size_t errlen)
 {
-	struct trace_state hit;
-	uint8_t sp[STATE_RECORD_SP_LEN];
-	if (hit_point(he, k, nth, pts, n, &hit, sp, err, errlen) <= 0)
+	struct trace_state hit, prev, near;
+	uint8_t sp[STATE_RECORD_SP_LEN], prev_sp[STATE_RECORD_SP_LEN], near_sp[STATE_RECORD_SP_LEN];
+	uint64_t hit_cpu = 0, prev_cpu = 0;
+	if (hit_point(he, k, nth, pts, n, &hit, sp, &hit_cpu, err, errlen) <= 0)
 		return NULL;
-	if (from == k && nth > 1 && hit_near_wanted()) {
-		struct timeline *tl = piece_from_hit(he, k, nth - 1, &hit, nth, 0, pts, n, why, old,
-						     err, errlen);
-		if (tl || he->interrupted)
-			return tl;
-		if (err[0])
+	if (from != k || !hit_near_wanted())
+		return piece_between(he, from, NULL, 0, &hit, nth, 0, pts, n, why, old, err, errlen);
+	bool at_prev = false;
+	if (nth > 1) {
+		int rc = hit_point(he, k, nth - 1, pts, n, &prev, prev_sp, &prev_cpu, err, errlen);
+		if (he->interrupted)
+			return NULL;
+		if (rc <= 0)
 			fprintf(stderr, "ptrev: cannot begin the piece at the hit before (%s): it "
 				"begins with the hit's stretch\n", err);
+		at_prev = rc > 0;
 	}
-	return piece_between(he, from, NULL, 0, &hit, nth, 0, pts, n, why, old, err, errlen);
+	uint64_t start_nth = at_prev ? nth - 1 : 0;
+	const struct trace_state *start = at_prev ? &prev : NULL;
+	if (hit_cpu && hit_cpu > prev_cpu + 4 * he->tail_budget_ns && (!at_prev || prev_cpu)) {
+		int rc = point_before_hit(he, k, &hit, hit_cpu, start, prev_cpu, &near, near_sp);
+		if (rc > 0)
+			start = &near;
+	}
+	return piece_between(he, from, start, start_nth, &hit, nth, 0, pts, n, why, old, err,
+			     errlen);
 }
 
 struct timeline *history_event_piece_to_hit(struct history_event *he, size_t from, size_t k,
@@ -1115,7 +1164,7 @@ static int on_in_stretch(struct history_event *he, const struct event_search_poi
 		rc = 0;
 	}
 	if (rc >= 0)
-		rc = hit_point(he, k, before + 1, pts, n, &he->on_hit, he->on_hit_sp, err,
+		rc = hit_point(he, k, before + 1, pts, n, &he->on_hit, he->on_hit_sp, NULL, err,
 			       sizeof err);
 	if (rc > 0) {
 		he->on_inside = true;

@@ -1121,13 +1121,13 @@ static void hit_point_case(const char *ptrev, const char *dir, const char *work)
 	CHECK(rc == 1 && k == writes[5] && nth == 39, "fold's last hit before round 5's "
 	      "round_done: %d, stretch %zu (want %zu), hit %llu of it (want 39) %s", rc, k,
 	      writes[5], (unsigned long long)nth, rc < 0 ? err : "");
-	uint64_t insns[2] = {0, 0};
+	uint64_t insns[2] = {0, 0}, cpu[2] = {0, 0};
 	const uint64_t hits[2] = {1, 39};
 	for (size_t h = 0; h < 2; h++) {
 		struct trace_state st;
 		uint8_t sp[STATE_RECORD_SP_LEN];
-		rc = event_end_hit_point(ee, &td, writes[5], hits[h], &pfold, 1, NULL, &st, sp, err,
-					 sizeof err);
+		rc = event_end_hit_point(ee, &td, writes[5], hits[h], &pfold, 1, NULL, &st, sp,
+					 &cpu[h], err, sizeof err);
 		uint64_t i = st.regs[13] & 0xffffffffu; /* rsi: fold's i */
 		CHECK(rc == 1 && st.regs[16] == fold && i == 256 * hits[h] - 1 &&
 		      st.pos == writes[5] && st.sp_len > 0, "hit %llu of fold: %d at %#llx, i %llu, "
@@ -1172,9 +1172,14 @@ static void hit_point_case(const char *ptrev, const char *dir, const char *work)
 	      (unsigned long long)(wrc == 0 ? ws.instructions : 0));
 	if (wrc == 0)
 		trace_data_free(&whole);
+	/* The thread's own run to each hit, counted by the hit's replay:
+	 * what point_before_hit measures the way to a hit by. */
+	CHECK(cpu[0] > 0 && cpu[1] > cpu[0], "the thread ran %llu ns to hit 1, %llu ns to hit 39",
+	      (unsigned long long)cpu[0], (unsigned long long)cpu[1]);
 	struct trace_state st;
 	uint8_t sp[STATE_RECORD_SP_LEN];
-	rc = event_end_hit_point(ee, &td, writes[5], 40, &pfold, 1, NULL, &st, sp, err, sizeof err);
+	rc = event_end_hit_point(ee, &td, writes[5], 40, &pfold, 1, NULL, &st, sp, NULL, err,
+				 sizeof err);
 	CHECK(rc == 0, "hit 40 of fold in a stretch of 39: none (%d: %s)", rc, err);
 	event_end_close(ee);
 	trace_data_free(&td);

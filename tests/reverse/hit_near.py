@@ -15,7 +15,10 @@ the piece was grown past its hit or the breakpoints changed) and the
 piece is the way from the end to it; into the next stretch, the piece
 ends at that stretch's first hit. A hit at the point a search runs to is
 not one before it (erp_run_to_point), so a reverse-continue from a
-piece's start goes on to the hit before.
+piece's start goes on to the hit before. Where the way to the hit from
+the one before (or from the stretch's start) ran long, the piece begins
+shortly before the hit instead, at a point found by time
+(point_before_hit): tail_work's snprintf after each round's loop.
 
 The oracle is the same session on the whole history made at the first
 move (PTREV_TAIL_HISTORY=0 PTREV_BACKGROUND_HISTORY=0): every hit,
@@ -83,8 +86,30 @@ info registers rip
 '''
 
 
-def gdb(ptrev, trace, prog, env):
-    return gdb_replay(ptrev, trace, prog, SESSION, dict(PTREV_BACKGROUND_HISTORY='0', **env),
+# The snprintf after each round's loop: one hit late in the round's
+# stretch, none before it there.
+LATE = '''break tail_work.c:38
+reverse-continue
+reverse-continue
+print round
+print acc
+info registers
+reverse-stepi 3
+info registers rip rsp rax
+reverse-next
+print i
+stepi 4
+info registers rip
+continue
+print round
+reverse-continue
+print round
+bt
+'''
+
+
+def gdb(ptrev, trace, prog, env, session=SESSION):
+    return gdb_replay(ptrev, trace, prog, session, dict(PTREV_BACKGROUND_HISTORY='0', **env),
                       'set pagination off\nset remotetimeout 120\n')
 
 
@@ -114,21 +139,23 @@ def main():
     lines = ptrev_lines(near)
     # A round of 30,000 passes is about a quarter of a million
     # instructions, 256 passes a few thousand.
-    back = made(lines, 'going back to the last breakpoint hit', 'an earlier hit')
+    back = made(lines, 'going back to the last breakpoint hit', 'an earlier point')
     check(back and all(n < 20000 for n in back),
           'the reverse-continue to fold makes the history from the hit before only, a few '
           'thousand instructions, not the stretch (%s)' % lines)
     wider = [ln for ln in lines if ln.startswith(
-        'ptrev: going back past the history made: made the history from an earlier hit')]
+        'ptrev: going back past the history made: made the history from an earlier point')]
     check(wider, 'stepping back past that piece\'s start begins at an earlier hit, not at the '
           'stretch\'s start (%s)' % lines)
-    first = made(lines, 'going on to the next breakpoint hit', r'event \d+')
+    first = made(lines, 'going on to the next breakpoint hit',
+                 r'(?:event \d+|an earlier point)')
     check(first and all(n < 20000 for n in first),
           'a continue into the next stretch makes the history up to its first hit only (%s)'
           % lines)
-    inside = [i for i, ln in enumerate(lines) if 'in the stretch the history made ends inside' in ln]
+    inside = [i for i, ln in enumerate(lines)
+              if 'in the stretch the history made ends inside' in ln]
     check(inside and any(made(lines[i + 1:i + 2], 'going on to the next breakpoint hit',
-                              'an earlier hit') for i in inside),
+                              'an earlier point') for i in inside),
           'a continue past a piece\'s end makes the way to the next hit in the same stretch '
           '(%s)' % lines)
     check(state(whole) == state(near),
@@ -136,6 +163,25 @@ def main():
           'history\n' + '\n'.join('%s | %s' % (a, b) for a, b in zip(state(whole), state(near))
                                   if a != b)[:3000]
           + '\n(%d and %d lines)' % (len(state(whole)), len(state(near))))
+
+    # A first tail's run here is 1 us: the way to the snprintf, tens of
+    # microseconds, runs far longer.
+    whole = gdb(ptrev, trace, prog, {'PTREV_TAIL_HISTORY': '0'}, LATE)
+    tiny = {'PTREV_TAIL_EVENTS': '1', 'PTREV_TAIL_US': '1', 'PTREV_HIT_POINT': '1'}
+    late = gdb(ptrev, trace, prog, tiny, LATE)
+    lines = ptrev_lines(late)
+    back = made(lines, 'going back to the last breakpoint hit', 'an earlier point')
+    from_start = made(ptrev_lines(gdb(ptrev, trace, prog, dict(tiny, PTREV_HIT_NEAR='0'), LATE)),
+                      'going back to the last breakpoint hit', r'event \d+')
+    check(back and from_start and all(n < from_start[0] // 2 for n in back),
+          'a reverse-continue to a hit late in its stretch, none before it there, makes the '
+          'history from a point shortly before it, not from the stretch\'s start (%s; from the '
+          'stretch\'s start: %s)' % (lines, from_start))
+    check(state(whole) == state(late),
+          'around that hit, every register, variable and backtrace as on the whole history\n'
+          + '\n'.join('%s | %s' % (a, b) for a, b in zip(state(whole), state(late))
+                      if a != b)[:3000]
+          + '\n(%d and %d lines)' % (len(state(whole)), len(state(late))))
 
     return finish()
 
