@@ -46,10 +46,7 @@ timed('to-snprintf', 'reverse-continue')
 timed('reverse-next', 'reverse-next')
 end
 GDB
-	PTREV_BACKGROUND_HISTORY=0 PTREV_HIT_NEAR=$1 gdb -nx -batch -x "$tmp/m.gdb" "$prog" \
-		>"$tmp/gdb.out" 2>&1 || true
-	awk '$1 == "T" { print $2, $3 }' "$tmp/gdb.out"
-	grep -E '^(Python Exception|Error|ptrev: cannot)' "$tmp/gdb.out" >&2 || true
+	gdb_moves "$tmp/m.gdb" "$prog" PTREV_HIT_NEAR="$1"
 }
 
 "$ptrev" record -o "$tmp/tw.ptrev" -- "$prog" "$rounds" "$iters" >/dev/null 2>&1 || true
@@ -57,8 +54,4 @@ nat=$(best_of 3 /dev/null "$prog" "$rounds" "$iters")
 printf 'tail_work %d rounds of %d passes: native %.4f s\n' "$rounds" "$iters" "$nat"
 moves 0 >"$tmp/base"
 moves '' >"$tmp/new"
-printf '%-20s %14s %16s %10s\n' move 'near (s)' 'whole stretch (s)' ratio
-awk 'NR == FNR { b[$1] = $2; next }
-	{ printf "%-20s %14.3f", $1, $2
-	  if ($1 in b) printf " %16.3f %10.3f", b[$1], (b[$1] > 0 ? $2 / b[$1] : 0)
-	  printf "\n" }' "$tmp/base" "$tmp/new"
+ratio_table "$tmp/base" "$tmp/new" 'near (s)' 'whole stretch (s)'

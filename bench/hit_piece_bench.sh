@@ -31,10 +31,7 @@ for i in (1, 2, 3):
 timed('stepi', 'stepi')
 end
 GDB
-	PTREV_BACKGROUND_HISTORY=0 PTREV_HIT_POINT=$1 gdb -nx -batch -x "$tmp/m.gdb" "$prog" \
-		>"$tmp/gdb.out" 2>&1 || true
-	awk '$1 == "T" { print $2, $3 }' "$tmp/gdb.out"
-	grep -E '^(Python Exception|Error|ptrev: cannot)' "$tmp/gdb.out" >&2 || true
+	gdb_moves "$tmp/m.gdb" "$prog" PTREV_HIT_POINT="$1"
 }
 
 "$ptrev" record -o "$tmp/tw.ptrev" -- "$prog" "$rounds" "$iters" >/dev/null 2>&1 || true
@@ -42,8 +39,4 @@ nat=$(best_of 3 /dev/null "$prog" "$rounds" "$iters")
 printf 'tail_work %d rounds of %d passes: native %.4f s\n' "$rounds" "$iters" "$nat"
 moves 0 >"$tmp/base"
 moves '' >"$tmp/new"
-printf '%-20s %14s %16s %10s\n' move 'to hit (s)' 'whole stretch (s)' ratio
-awk 'NR == FNR { b[$1] = $2; next }
-	{ printf "%-20s %14.3f", $1, $2
-	  if ($1 in b) printf " %16.3f %10.3f", b[$1], (b[$1] > 0 ? $2 / b[$1] : 0)
-	  printf "\n" }' "$tmp/base" "$tmp/new"
+ratio_table "$tmp/base" "$tmp/new" 'to hit (s)' 'whole stretch (s)'

@@ -33,3 +33,28 @@ def timed(what, cmd):
     print('T %s %.3f' % (what, time.time() - t0))
 GDB
 }
+
+# gdb_moves SCRIPT PROG [VAR=VALUE...]: gdb -batch running SCRIPT (begun
+# with gdb_timed) on PROG, with the variables set and histories made only
+# when a move needs them (PTREV_BACKGROUND_HISTORY=0): one line per timed
+# move, its name and seconds; gdb's errors and ptrev's `cannot` lines on
+# stderr.
+gdb_moves() {
+	local script=$1 prog=$2 out
+	shift 2
+	out=$(mktemp)
+	env PTREV_BACKGROUND_HISTORY=0 "$@" gdb -nx -batch -x "$script" "$prog" >"$out" 2>&1 || true
+	awk '$1 == "T" { print $2, $3 }' "$out"
+	grep -E '^(Python Exception|Error|ptrev: cannot)' "$out" >&2 || true
+	rm -f "$out"
+}
+
+# ratio_table BASE NEW NEW_TITLE BASE_TITLE: the moves NEW timed (gdb_moves'
+# lines) with BASE's beside them and NEW's time over BASE's.
+ratio_table() {
+	printf '%-20s %14s %16s %10s\n' move "$3" "$4" ratio
+	awk 'NR == FNR { b[$1] = $2; next }
+		{ printf "%-20s %14.3f", $1, $2
+		  if ($1 in b) printf " %16.3f %10.3f", b[$1], (b[$1] > 0 ? $2 / b[$1] : 0)
+		  printf "\n" }' "$1" "$2"
+}

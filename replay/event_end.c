@@ -286,13 +286,16 @@ bool event_end_stretch_ends_at_state(const struct event_end *ee, size_t from)
 
 int event_end_tail_point(struct event_end *ee, const struct trace_data *td, size_t from,
 			 uint64_t after_ns, struct trace_state *out,
-			 uint8_t sp[STATE_RECORD_SP_LEN], char *err, size_t errlen)
+			 uint8_t sp[STATE_RECORD_SP_LEN], uint64_t *ran_cpu_ns, char *err,
+			 size_t errlen)
 {
 	struct erp e;
 	struct erp_copy copy = ee ? erp_take_copy(&ee->e, from) : (struct erp_copy){0};
 	int rc = erp_replay_until_from(&e, td, from, NULL, copy);
 	if (rc == 0)
 		rc = erp_take_point(&e, after_ns, out, sp);
+	if (ran_cpu_ns)
+		*ran_cpu_ns = rc >= 0 ? e.took_cpu_ns : 0;
 	if (rc < 0)
 		snprintf(err, errlen, "%s", e.why);
 	erp_free(&e);
@@ -301,13 +304,16 @@ int event_end_tail_point(struct event_end *ee, const struct trace_data *td, size
 
 int event_end_point_after(struct event_end *ee, const struct trace_data *td,
 			  const struct trace_state *from, uint64_t after_ns, struct trace_state *out,
-			  uint8_t sp[STATE_RECORD_SP_LEN], char *err, size_t errlen)
+			  uint8_t sp[STATE_RECORD_SP_LEN], uint64_t *ran_cpu_ns, char *err,
+			  size_t errlen)
 {
 	struct erp e;
 	struct erp_copy copy = ee ? erp_take_copy(&ee->e, from->pos) : (struct erp_copy){0};
 	int rc = erp_replay_until_from(&e, td, from->pos, from, copy);
 	if (rc == 0)
 		rc = erp_take_point(&e, after_ns, out, sp);
+	if (ran_cpu_ns)
+		*ran_cpu_ns = rc >= 0 ? e.took_cpu_ns : 0;
 	/* The time taken counts from where the run began, the point from:
 	 * the stretch ran that long before it. */
 	if (rc > 0)

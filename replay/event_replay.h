@@ -261,6 +261,7 @@ struct erp {
 	size_t search_was_hits, search_was_last, search_was_last_run;
 	uint64_t search_was_nth;
 	uint64_t search_hit_stop; /* the value of stops at the last hit */
+	uint64_t took_cpu_ns;     /* erp_take_point's run */
 	/* How many hits came in the last hit's stretch (one thread: the
 	 * last is the search_nth-th since event search_last - 1). */
 	uint64_t search_nth;
@@ -562,6 +563,8 @@ int erp_replay_searching_from(struct erp *e, const struct trace_data *td, size_t
  * of erp_near_state instead. 1 when taken, 0 when the thread reached its
  * next event first (nothing taken; e is spent either way), -1 with
  * e->why. */
+/* (took_cpu_ns: the thread's own CPU time in that run, to where the
+ * timer stopped it or to the STATE point its stretch ends at.) */
 int erp_take_point(struct erp *e, uint64_t after_ns, struct trace_state *out,
 		   uint8_t sp[STATE_RECORD_SP_LEN]);
 /* t (stopped under ptrace, registers regs) described where it stands as

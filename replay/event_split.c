@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ptrev/cpu_timer.h"
 #include "ptrev/ptrace_wait.h"
 #include "ptrev/state_record.h"
 
@@ -233,7 +234,14 @@ int erp_take_point(struct erp *e, uint64_t after_ns, struct trace_state *out,
 	struct erp_timed tm;
 	erp_timed_begin(t, &tm);
 	uint64_t wall = tm.guard >= 0 ? erp_backstop_ns(after_ns) : after_ns;
+	if (!t->clock_open) {
+		t->clock = cpu_clock_open(t->tid);
+		t->clock_open = true;
+	}
+	uint64_t c0 = cpu_clock_read(t->clock);
 	int ws, rc = erp_run_for(e, t, wall, tm.guard, after_ns, &ws);
+	uint64_t c1 = cpu_clock_read(t->clock);
+	e->took_cpu_ns = c0 && c1 > c0 ? c1 - c0 : 0;
 	if (end) {
 		inf_dr_write(t->tid, 7, e->search_dr7);
 		inf_dr_clear_dr6(t->tid);

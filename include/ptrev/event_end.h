@@ -129,10 +129,13 @@ bool event_end_stretch_ends_at_state(const struct event_end *ee, size_t from);
  * again), with the stack around its rsp in sp; after_ns 0: where the
  * stretch ends at a STATE point in a loop, a few thousand passes before
  * it (erp_take_point). 1 taken, 0 when the stretch ended first (no point:
- * use the whole stretch), -1 with err. */
+ * use the whole stretch), -1 with err. *ran_cpu_ns (where not NULL): the
+ * thread's own CPU time in that run after after_ns began counting, to
+ * the point or to the stretch's end (0: not known). */
 int event_end_tail_point(struct event_end *ee, const struct trace_data *td, size_t from,
 			 uint64_t after_ns, struct trace_state *out,
-			 uint8_t sp[STATE_RECORD_SP_LEN], char *err, size_t errlen);
+			 uint8_t sp[STATE_RECORD_SP_LEN], uint64_t *ran_cpu_ns, char *err,
+			 size_t errlen);
 
 /* The same from a point inside a stretch (from: a STATE record of the
  * stretch before its event from->pos, event_end_hit_point's): replayed
@@ -143,7 +146,8 @@ int event_end_tail_point(struct event_end *ee, const struct trace_data *td, size
  * -1 with err. */
 int event_end_point_after(struct event_end *ee, const struct trace_data *td,
 			  const struct trace_state *from, uint64_t after_ns, struct trace_state *out,
-			  uint8_t sp[STATE_RECORD_SP_LEN], char *err, size_t errlen);
+			  uint8_t sp[STATE_RECORD_SP_LEN], uint64_t *ran_cpu_ns, char *err,
+			  size_t errlen);
 
 /* A breakpoint or a piece of a watchpoint, as one debug register holds
  * it: kind DR_EXEC (len 1), DR_WRITE or DR_ACCESS (len 1, 2, 4 or 8, addr

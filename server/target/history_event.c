@@ -297,7 +297,7 @@ static int tail_point(struct history_event *he, size_t from, uint64_t split,
 		if (quarters[i] == 0 && !event_end_stretch_ends_at_state(he->end, from))
 			continue;
 		int rc = event_end_tail_point(he->end, he->ev, from, split / 4 * quarters[i], point,
-					      he->tail_point_sp, err, sizeof err);
+					      he->tail_point_sp, NULL, err, sizeof err);
 		if (rc > 0)
 			return 1;
 		if (rc < 0) {
@@ -530,7 +530,10 @@ size_t history_event_piece_from(struct history_event *he, size_t k)
 	 * about once for every doubling, not once for every hit. */
 	const struct trace_state *point;
 	size_t cur = tail_start(he, &point);
-	uint64_t held = event_end_tail_ns(he->end, cur, he->tail_last + 1);
+	/* A piece that begins inside its stretch (near a hit) holds about a
+	 * first tail's run of it, not the whole stretch. */
+	uint64_t held = point ? he->tail_budget_ns
+			      : event_end_tail_ns(he->end, cur, he->tail_last + 1);
 	size_t grown = event_end_piece_back(he->end, k + 1, 2 * held);
 	return grown && grown < k ? grown : k;
 }
@@ -837,9 +840,10 @@ static struct timeline *piece_from_hit(struct history_event *he, size_t k, uint6
  * stretch's start or to prev, then on for that long less a first tail's
  * run, the place there described as a split tail's (erp_take_point: a
  * cold PC). The hit's PC is watched on the way (the stretch of the cut
- * ends there), so a run that reaches the hit first takes no point; then
- * again four times further before it (a run's time varies, by a third
- * here), at most four tries. 1 with *out, 0 none. */
+ * ends there), so a run that reaches the hit first takes no point and
+ * says how long it ran to it (a run's time varies, by a third here):
+ * then again by that, or four times further before it, at most four
+ * tries. 1 with *out, 0 none. */
 static int point_before_hit(struct history_event *he, size_t k, const struct trace_state *hit,
 			    uint64_t hit_cpu, const struct trace_state *prev, uint64_t prev_cpu,
 			    struct trace_state *out, uint8_t sp[STATE_RECORD_SP_LEN])
@@ -851,14 +855,22 @@ static int point_before_hit(struct history_event *he, size_t k, const struct tra
 	if (materialise_cut_at(he->ev, hit, &view, &owned) < 0)
 		return 0;
 	uint64_t way = hit_cpu - prev_cpu, before = he->tail_budget_ns;
-	for (int i = 0; i < 4 && rc == 0 && before < way; i++, before *= 4) {
-		rc = prev ? event_end_point_after(he->end, &view, prev, way - before, out, sp, err,
-						  sizeof err)
-			  : event_end_tail_point(he->end, &view, k, way - before, out, sp, err,
+	for (int i = 0; i < 4 && rc == 0 && before < way; i++) {
+		uint64_t ran = 0;
+		rc = prev ? event_end_point_after(he->end, &view, prev, way - before, out, sp, &ran,
+						  err, sizeof err)
+			  : event_end_tail_point(he->end, &view, k, way - before, out, sp, &ran, err,
 						 sizeof err);
 		if (rc < 0)
 			fprintf(stderr, "ptrev: cannot begin the piece shortly before the hit (%s)\n",
 				err);
+		/* It reached the hit first: this kind of run took that long
+		 * to it (the hit's replay, counted otherwise, may differ by a
+		 * third); the next try by that, else further back. */
+		if (rc == 0 && ran > before && ran < way)
+			way = ran;
+		else
+			before *= 4;
 	}
 	free(owned);
 	return rc > 0 ? 1 : 0;
@@ -1024,11 +1036,12 @@ struct timeline *history_event_longer(struct history_event *he, bool inside,
 		uint8_t sp[STATE_RECORD_SP_LEN];
 		uint64_t was = he->tail_hit_ns;
 		uint64_t after = was ? 4 * was : he->tail_budget_ns / 4 + 1000;
-		int rc = event_end_point_after(he->end, he->ev, hit, after, &to, sp, err, errlen);
+		int rc = event_end_point_after(he->end, he->ev, hit, after, &to, sp, NULL, err,
+					       errlen);
 		if (rc > 0) {
 			he->tail_hit_ns = after;
-			struct timeline *tl = widen(he, tail_start(he, &point), point, 0, 0, &to, why, old,
-						    err, errlen);
+			struct timeline *tl = widen(he, tail_start(he, &point), point, 0, 0, &to, why,
+						    old, err, errlen);
 			if (!tl)
 				he->tail_hit_ns = was;
 			return tl;
@@ -1102,16 +1115,6 @@ static bool same_points(const struct event_search_point *a, const struct event_s
 	return true;
 }
 
-/* history_event_search_on from a piece that ends inside a stretch (at
- * a hit, or a point after it): the next hit of pts in the same stretch,
- * 1 with *at its event, he->on_hit the place (event_end_hit_point) and
- * he->on_nth its number there; 0 where the stretch has no more, *from
- * its next event; -1 where this is not for it to say (the recording's
- * last stretch, a failure: said on stderr; gdb's Ctrl-C). The hits
- * before the end are those the piece was made with where it ends at
- * one of them; else counted by one more native replay to the end
- * (event_end_tail_search_near; a hit at the end itself is not before
- * it: a continue from there runs its instruction first). */
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -1127,6 +1130,16 @@ static uint64_t now_ns(void)
  * thousands of times that), the rest of it is made whole. */
 #define NEAR_STEP_FACTOR 10000ull
 
+/* history_event_search_on from a piece that ends inside a stretch (at
+ * a hit, or a point after it): the next hit of pts in the same stretch,
+ * 1 with *at its event, he->on_hit the place (event_end_hit_point) and
+ * he->on_nth its number there; 0 where the stretch has no more, *from
+ * its next event; -1 where this is not for it to say (the recording's
+ * last stretch, a failure: said on stderr; gdb's Ctrl-C). The hits
+ * before the end are those the piece was made with where it ends at
+ * one of them; else counted by one more native replay to the end
+ * (event_end_tail_search_near; a hit at the end itself is not before
+ * it: a continue from there runs its instruction first). */
 static int on_in_stretch(struct history_event *he, const struct event_search_point *pts,
 			 size_t n, size_t *from, size_t *at)
 {
@@ -1166,6 +1179,19 @@ static int on_in_stretch(struct history_event *he, const struct event_search_poi
 	if (rc >= 0)
 		rc = hit_point(he, k, before + 1, pts, n, &he->on_hit, he->on_hit_sp, NULL, err,
 			       sizeof err);
+	/* The piece to it begins where the thread stands, or, where that
+	 * is a point after a hit (a piece grown past its hit: a time's
+	 * place, maybe inside a hot loop, which each replay of the piece
+	 * finds at a trap a pass), at the hit before it: no hit lies
+	 * between, so a continue from either ends at the same hit. */
+	he->on_start_ok = false;
+	if (rc > 0 && before && he->tail_hit_ns) {
+		char why[512];
+		he->on_start_ok = hit_point(he, k, before, pts, n, &he->on_start, he->on_start_sp,
+					    NULL, why, sizeof why) > 0;
+		if (he->interrupted)
+			return -1;
+	}
 	if (rc > 0) {
 		he->on_inside = true;
 		he->on_nth = before + 1;
@@ -1270,7 +1296,8 @@ struct timeline *history_event_on(struct history_event *he, size_t at, struct ti
 		/* The next hit in the stretch the piece ends in: the piece
 		 * between the two, from where the thread stands. */
 		he->on_inside = false;
-		const struct trace_state *end = &he->tail_view.states[he->tail_view.nstates - 1];
+		const struct trace_state *end = he->on_start_ok
+			? &he->on_start : &he->tail_view.states[he->tail_view.nstates - 1];
 		struct timeline *tl = piece_between(he, at, end, he->on_nth - 1, &he->on_hit,
 						    he->on_nth, 0, he->on_pts, he->on_npts, why, old,
 						    err, errlen);

@@ -146,6 +146,9 @@ struct history_event {
 	uint64_t on_nth;
 	struct trace_state on_hit;
 	uint8_t on_hit_sp[STATE_RECORD_SP_LEN];
+	bool on_start_ok; /* ...and the hit before it, where the piece begins */
+	struct trace_state on_start;
+	uint8_t on_start_sp[STATE_RECORD_SP_LEN];
 	struct event_search_point on_pts[EVENT_SEARCH_MAX];
 	size_t on_npts;
 	size_t on_from; /* the event the search began at */

@@ -83,6 +83,15 @@ def shown(out):
     return [ln for ln in out.splitlines() if not ln.startswith('ptrev: ')]
 
 
+def check_shown_as(oracle, out, what):
+    """check() that gdb showed in out what it showed in oracle (the same
+    session on the whole history, say), ptrev's own lines left out; the
+    lines that differ, side by side, in the message."""
+    a, b = shown(oracle), shown(out)
+    differ = '\n'.join('%s | %s' % (x, y) for x, y in zip(a, b) if x != y)
+    check(a == b, '%s\n%s\n(%d and %d lines)' % (what, differ[:3000], len(a), len(b)))
+
+
 def ptrev_lines(out):
     """ptrev's own lines."""
     return re.findall(r'^ptrev: .*', out, re.M)

@@ -32,8 +32,8 @@ import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'pylib'))
-from ptrev_checks import check, finish, gdb_replay, ptrev_lines, record  # noqa: E402
-from ptrev_checks import shown as state  # noqa: E402
+from ptrev_checks import check, check_shown_as, finish, gdb_replay, ptrev_lines  # noqa: E402
+from ptrev_checks import record  # noqa: E402
 
 # round_done(1) begins round 2's stretch; fold's hits before it are round
 # 1's, 117 in its stretch. Then on through round 2's with continue, with
@@ -158,11 +158,8 @@ def main():
                               'an earlier point') for i in inside),
           'a continue past a piece\'s end makes the way to the next hit in the same stretch '
           '(%s)' % lines)
-    check(state(whole) == state(near),
-          'at and around the hits, every register, variable and backtrace as on the whole '
-          'history\n' + '\n'.join('%s | %s' % (a, b) for a, b in zip(state(whole), state(near))
-                                  if a != b)[:3000]
-          + '\n(%d and %d lines)' % (len(state(whole)), len(state(near))))
+    check_shown_as(whole, near, 'at and around the hits, every register, variable and '
+                   'backtrace as on the whole history')
 
     # A first tail's run here is 1 us: the way to the snprintf, tens of
     # microseconds, runs far longer.
@@ -177,11 +174,8 @@ def main():
           'a reverse-continue to a hit late in its stretch, none before it there, makes the '
           'history from a point shortly before it, not from the stretch\'s start (%s; from the '
           'stretch\'s start: %s)' % (lines, from_start))
-    check(state(whole) == state(late),
-          'around that hit, every register, variable and backtrace as on the whole history\n'
-          + '\n'.join('%s | %s' % (a, b) for a, b in zip(state(whole), state(late))
-                      if a != b)[:3000]
-          + '\n(%d and %d lines)' % (len(state(whole)), len(state(late))))
+    check_shown_as(whole, late, 'around that hit, every register, variable and backtrace as '
+                   'on the whole history')
 
     return finish()
 
