@@ -732,10 +732,12 @@ static int history_resume(struct target *t, const struct target_resume *r)
 			}
 			if (h->ev->interrupted)
 				break; /* gdb's Ctrl-C during the search: the move ends */
-			/* A continue the debug registers search for grows a
-			 * piece that ends at a hit to its stretch's event, from
-			 * where the next hit is searched for natively; anything
-			 * else grows it inside the stretch first. */
+			/* A continue the debug registers search for, where
+			 * further_on made no piece to the next hit, grows a
+			 * piece that ends inside a stretch to the stretch's
+			 * event, from where the next hit is searched for
+			 * natively; anything else grows it inside the stretch
+			 * first. */
 			if (piece_on(h, tid, step || !stops || !breakpoints_only(stops))) {
 				if (!again)
 					break;

@@ -252,9 +252,12 @@ struct timeline *history_event_widen_back(struct history_event *he, size_t from,
  * in the stretch before event k (one thread, breakpoints only): the
  * piece from event from that ends at that hit (event_end_hit_point), at
  * its end, the hit's instruction still to run, as history_event_widen
- * makes one: what follows the hit in its stretch is not stepped. NULL
- * with err, or with err empty where that is not worth it (a short
- * stretch: PTREV_HIT_POINT=0 never, 1 always) or cannot be. */
+ * makes one: what follows the hit in its stretch is not stepped; a
+ * piece of that stretch alone (from == k) begins near the hit too (at
+ * the hit before in it, or about a first tail's run before the hit:
+ * PTREV_HIT_NEAR=0 never). NULL with err, or with err empty where that
+ * is not worth it (a short stretch: PTREV_HIT_POINT=0 never, 1 always)
+ * or cannot be. */
 struct timeline *history_event_piece_to_hit(struct history_event *he, size_t from, size_t k,
 					    const struct stop_set *stops, const char *why,
 					    struct timeline *old, char *err, size_t errlen);
@@ -276,7 +279,12 @@ struct timeline *history_event_head(struct history_event *he, struct timeline *o
  * the debug registers hold, the search failed: said on stderr; gdb's
  * Ctrl-C: interrupted). Then history_event_on makes the piece of that
  * stretch alone (at 0: the recording's last stretches), at its end, as
- * history_event_widen does: no hit lies between, so only it is stepped.
+ * history_event_widen does: no hit lies between, so only it is stepped;
+ * where that stretch runs long, only up to the hit. From a piece that
+ * ends inside a stretch (at a hit, or past one), the next hit in that
+ * same stretch first: *at its event, and history_event_on makes only the
+ * way to it; where the continues in one stretch have cost about what its
+ * rest would, -1 (the piece grows instead: history_event_longer).
  * Past the end of a multi-threaded recording's first thread alone
  * (history_event_head): *at the run of the order that holds the hit
  * (event_end_search_on_run), and history_event_on makes the tail from
