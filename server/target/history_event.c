@@ -791,13 +791,15 @@ static int hit_point(struct history_event *he, size_t k, uint64_t nth,
 
 /* The piece from event from (start NULL), or from the place start
  * describes (hit start_nth of pts in the stretch before event from), to
- * the place hit describes (hit end_nth there, or hit_ns of the native
- * run past it), made as widen makes one; he says what it is. */
+ * the place hit describes (hit end_nth there, end_cpu of the thread's own
+ * run into the stretch, 0: not known; or hit_ns of the native run past
+ * it), made as widen makes one; he says what it is. */
 static struct timeline *piece_between(struct history_event *he, size_t from,
 				      const struct trace_state *start, uint64_t start_nth,
 				      const struct trace_state *hit, uint64_t end_nth,
-				      uint64_t hit_ns, const struct event_search_point *pts,
-				      size_t n, const char *why, struct timeline *old, char *err,
+				      uint64_t end_cpu, uint64_t hit_ns,
+				      const struct event_search_point *pts, size_t n,
+				      const char *why, struct timeline *old, char *err,
 				      size_t errlen)
 {
 	uint64_t was = he->tail_hit_ns;
@@ -809,6 +811,7 @@ static struct timeline *piece_between(struct history_event *he, size_t from,
 	}
 	he->tail_start_nth = start ? start_nth : 0;
 	he->tail_end_nth = end_nth;
+	he->tail_end_cpu = end_cpu;
 	if (pts != he->tail_pts)
 		memcpy(he->tail_pts, pts, n * sizeof *pts);
 	he->tail_npts = n;
@@ -829,8 +832,8 @@ static struct timeline *piece_from_hit(struct history_event *he, size_t k, uint6
 	uint8_t sp[STATE_RECORD_SP_LEN];
 	if (hit_point(he, k, start_nth, pts, n, &start, sp, NULL, err, errlen) <= 0)
 		return NULL;
-	return piece_between(he, k, &start, start_nth, hit, end_nth, hit_ns, pts, n, why, old,
-			     err, errlen);
+	return piece_between(he, k, &start, start_nth, hit, end_nth, he->tail_end_cpu, hit_ns, pts,
+			     n, why, old, err, errlen);
 }
 
 /* A place about a first tail's run before the hit (the piece's end) in
@@ -894,7 +897,8 @@ static struct timeline *to_hit(struct history_event *he, size_t from, size_t k, 
 	if (hit_point(he, k, nth, pts, n, &hit, sp, &hit_cpu, err, errlen) <= 0)
 		return NULL;
 	if (from != k || !hit_near_wanted())
-		return piece_between(he, from, NULL, 0, &hit, nth, 0, pts, n, why, old, err, errlen);
+		return piece_between(he, from, NULL, 0, &hit, nth, hit_cpu, 0, pts, n, why, old, err,
+				     errlen);
 	bool at_prev = false;
 	if (nth > 1) {
 		int rc = hit_point(he, k, nth - 1, pts, n, &prev, prev_sp, &prev_cpu, err, errlen);
@@ -912,8 +916,8 @@ static struct timeline *to_hit(struct history_event *he, size_t from, size_t k, 
 		if (rc > 0)
 			start = &near;
 	}
-	return piece_between(he, from, start, start_nth, &hit, nth, 0, pts, n, why, old, err,
-			     errlen);
+	return piece_between(he, from, start, start_nth, &hit, nth, hit_cpu, 0, pts, n, why, old,
+			     err, errlen);
 }
 
 struct timeline *history_event_piece_to_hit(struct history_event *he, size_t from, size_t k,
@@ -1005,6 +1009,38 @@ struct timeline *history_event_head(struct history_event *he, struct timeline *o
 		     errlen);
 }
 
+/* history_event_longer's first growth of a piece that ends at hit e of
+ * its stretch (gdb's step over the breakpoint before a continue, a
+ * stepi there): to hit e + 1 of the same points where the thread's own
+ * run reaches it within `after` of the end, so that the continue after
+ * the step ends at the piece's end, with no search; the same start.
+ * PTREV_HIT_NEXT_US=N: within N us instead (tests: 0 never, a large N
+ * always). NULL (err empty) where it is not, or cannot be. */
+static struct timeline *to_next_hit(struct history_event *he, uint64_t after, const char *why,
+				    struct timeline *old, char *err, size_t errlen)
+{
+	const struct trace_state *end = &he->tail_view.states[he->tail_view.nstates - 1];
+	const struct trace_state *point;
+	struct trace_state next;
+	uint8_t sp[STATE_RECORD_SP_LEN];
+	uint64_t cpu = 0;
+	err[0] = 0;
+	size_t us;
+	if (env_count("PTREV_HIT_NEXT_US", &us))
+		after = (uint64_t)us * 1000;
+	if (!he->tail_end_nth || !he->tail_end_cpu || !he->tail_npts || !hit_near_wanted() ||
+	    !after)
+		return NULL;
+	int rc = hit_point(he, end->pos, he->tail_end_nth + 1, he->tail_pts, he->tail_npts, &next,
+			   sp, &cpu, err, errlen);
+	err[0] = 0;
+	if (rc <= 0 || !cpu || cpu > he->tail_end_cpu + after)
+		return NULL;
+	size_t from = tail_start(he, &point);
+	return piece_between(he, from, point, he->tail_start_nth, &next, he->tail_end_nth + 1, cpu,
+			     0, he->tail_pts, he->tail_npts, why, old, err, errlen);
+}
+
 struct timeline *history_event_longer(struct history_event *he, bool inside,
 				      struct timeline *old, char *err, size_t errlen)
 {
@@ -1036,6 +1072,9 @@ struct timeline *history_event_longer(struct history_event *he, bool inside,
 		uint8_t sp[STATE_RECORD_SP_LEN];
 		uint64_t was = he->tail_hit_ns;
 		uint64_t after = was ? 4 * was : he->tail_budget_ns / 4 + 1000;
+		struct timeline *tl = was ? NULL : to_next_hit(he, after, why, old, err, errlen);
+		if (tl || he->interrupted)
+			return tl;
 		int rc = event_end_point_after(he->end, he->ev, hit, after, &to, sp, NULL, err,
 					       errlen);
 		if (rc > 0) {
@@ -1177,8 +1216,8 @@ static int on_in_stretch(struct history_event *he, const struct event_search_poi
 		rc = 0;
 	}
 	if (rc >= 0)
-		rc = hit_point(he, k, before + 1, pts, n, &he->on_hit, he->on_hit_sp, NULL, err,
-			       sizeof err);
+		rc = hit_point(he, k, before + 1, pts, n, &he->on_hit, he->on_hit_sp,
+			       &he->on_hit_cpu, err, sizeof err);
 	/* The piece to it begins where the thread stands, or, where that
 	 * is a point after a hit (a piece grown past its hit: a time's
 	 * place, maybe inside a hot loop, which each replay of the piece
@@ -1299,8 +1338,8 @@ struct timeline *history_event_on(struct history_event *he, size_t at, struct ti
 		const struct trace_state *end = he->on_start_ok
 			? &he->on_start : &he->tail_view.states[he->tail_view.nstates - 1];
 		struct timeline *tl = piece_between(he, at, end, he->on_nth - 1, &he->on_hit,
-						    he->on_nth, 0, he->on_pts, he->on_npts, why, old,
-						    err, errlen);
+						    he->on_nth, he->on_hit_cpu, 0, he->on_pts,
+						    he->on_npts, why, old, err, errlen);
 		he->near_ns += now_ns() - he->near_t0;
 		return tl;
 	}

@@ -136,6 +136,7 @@ struct history_event {
 	 * (tail_start_nth 0: it begins at an event), and the points, so
 	 * that going back past its start begins at a hit further back. */
 	uint64_t tail_start_nth, tail_end_nth;
+	uint64_t tail_end_cpu; /* the thread's own run to the end hit (0: not known) */
 	struct event_search_point tail_pts[EVENT_SEARCH_MAX];
 	size_t tail_npts;
 	/* What history_event_search_on found for history_event_on: the
@@ -143,7 +144,7 @@ struct history_event {
 	 * the points whose first hit in the stretch it names (on_npts 0:
 	 * none known, the piece holds that whole stretch). */
 	bool on_inside;
-	uint64_t on_nth;
+	uint64_t on_nth, on_hit_cpu;
 	struct trace_state on_hit;
 	uint8_t on_hit_sp[STATE_RECORD_SP_LEN];
 	bool on_start_ok; /* ...and the hit before it, where the piece begins */

@@ -15,7 +15,9 @@ the piece was grown past its hit or the breakpoints changed) and the
 piece is the way from the end to it; into the next stretch, the piece
 ends at that stretch's first hit. A hit at the point a search runs to is
 not one before it (erp_run_to_point), so a reverse-continue from a
-piece's start goes on to the hit before. Where the way to the hit from
+piece's start goes on to the hit before. gdb's step over the breakpoint
+before a continue makes a piece that ends at a hit end at the next one
+where that comes soon after (to_next_hit). Where the way to the hit from
 the one before (or from the stretch's start) ran long, the piece begins
 shortly before the hit instead, at a point found by time
 (point_before_hit): tail_work's snprintf after each round's loop.
@@ -73,7 +75,7 @@ info registers
 reverse-continue
 print i
 set $n = 0
-while $n < 8
+while $n < 40
   continue
   print i
   set $n = $n + 1
@@ -108,6 +110,27 @@ bt
 '''
 
 
+# Back to fold's hits near the end of round 1, then on with continue:
+# gdb steps over the breakpoint first, and where the next hit comes soon
+# after (a quarter of a first tail's run; PTREV_HIT_NEXT_US here: any)
+# that step makes the piece end at it, so the continue needs no search.
+ON = '''break fold
+reverse-continue
+reverse-continue
+reverse-continue
+print i
+continue
+print i
+continue
+print i
+info registers
+continue
+print i
+continue
+info registers rip
+'''
+
+
 def gdb(ptrev, trace, prog, env, session=SESSION):
     return gdb_replay(ptrev, trace, prog, session, dict(PTREV_BACKGROUND_HISTORY='0', **env),
                       'set pagination off\nset remotetimeout 120\n')
@@ -115,8 +138,8 @@ def gdb(ptrev, trace, prog, env, session=SESSION):
 
 def made(lines, move, what):
     """Instruction counts of the histories made for move, from what."""
-    pat = (r'ptrev: %s \(found natively\): made the history from %s to the hit only, inside '
-           r'the stretch before event \d+: (\d+) instructions' % (move, what))
+    pat = (r'ptrev: %s(?: \(found natively\))?: made the history from %s to the hit only, '
+           r'inside the stretch before event \d+: (\d+) instructions' % (move, what))
     return [int(m.group(1)) for m in (re.match(pat, ln) for ln in lines) if m]
 
 
@@ -134,8 +157,10 @@ def main():
     check(values[:4] == ['1', '29951', '29695', '29439'] and '255' in values,
           'the oracle stops at round 1\'s last folds and on in round 2 (%s)' % values)
 
+    # A step past a piece's end grows it to a point, never to the next
+    # hit (PTREV_HIT_NEXT_US=0), so that continues search (ON below).
     near = gdb(ptrev, trace, prog, {'PTREV_TAIL_EVENTS': '1', 'PTREV_TAIL_US': '1',
-                                    'PTREV_HIT_POINT': '1'})
+                                    'PTREV_HIT_POINT': '1', 'PTREV_HIT_NEXT_US': '0'})
     lines = ptrev_lines(near)
     # A round of 30,000 passes is about a quarter of a million
     # instructions, 256 passes a few thousand.
@@ -176,6 +201,15 @@ def main():
           'stretch\'s start: %s)' % (lines, from_start))
     check_shown_as(whole, late, 'around that hit, every register, variable and backtrace as '
                    'on the whole history')
+
+    whole = gdb(ptrev, trace, prog, {'PTREV_TAIL_HISTORY': '0'}, ON)
+    on = gdb(ptrev, trace, prog, dict(tiny, PTREV_HIT_NEXT_US='1000000'), ON)
+    lines = ptrev_lines(on)
+    grown = made(lines, 'going on past the history made, a longer piece',
+                 r'(?:event \d+|an earlier point)')
+    check(grown, 'the step over the breakpoint makes the piece end at the next hit (%s)' % lines)
+    check_shown_as(whole, on, 'on from hit to hit, every register and variable as on the whole '
+                   'history')
 
     return finish()
 
