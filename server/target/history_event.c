@@ -1077,14 +1077,10 @@ struct timeline *history_event_longer(struct history_event *he, bool inside,
 			return tl;
 		int rc = event_end_point_after(he->end, he->ev, hit, after, &to, sp, NULL, err,
 					       errlen);
-		if (rc > 0) {
-			he->tail_hit_ns = after;
-			struct timeline *tl = widen(he, tail_start(he, &point), point, 0, 0, &to, why,
-						    old, err, errlen);
-			if (!tl)
-				he->tail_hit_ns = was;
-			return tl;
-		}
+		if (rc > 0) /* the same start and hits, the end further on */
+			return piece_between(he, tail_start(he, &point), point, he->tail_start_nth,
+					     &to, he->tail_end_nth, he->tail_end_cpu, after,
+					     he->tail_pts, he->tail_npts, why, old, err, errlen);
 		if (rc < 0)
 			fprintf(stderr, "ptrev: cannot grow the piece inside its stretch (%s): to the "
 				"stretch's end\n", err);
