@@ -3,10 +3,13 @@
  * program's end. */
 #include "ptrev/event_end.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ptrace.h>
 #include <sys/syscall.h>
+#include <sys/user.h>
 
 #include "event_replay.h"
 
@@ -369,4 +372,31 @@ size_t event_end_last_signal(const struct event_end *ee, size_t lo, size_t hi)
 		if (is_signal(ee, k - 1))
 			return k;
 	return 0;
+}
+
+int event_end_syscall_pc(struct event_end *ee, const struct trace_data *td, size_t k,
+			 uint64_t *pc, char *err, size_t errlen)
+{
+	struct erp e;
+	struct user_regs_struct regs;
+	struct erp_copy copy = ee ? erp_take_copy(&ee->e, k + 1) : (struct erp_copy){0};
+	int rc = erp_replay_until_from(&e, td, k + 1, NULL, copy);
+	if (rc < 0) {
+		snprintf(err, errlen, "%s", e.why);
+	} else if (ptrace(PTRACE_GETREGS, e.threads[0].tid, NULL, &regs) < 0) {
+		snprintf(err, errlen, "cannot read the registers after event %zu", k);
+		rc = -1;
+	} else {
+		/* syscall is 0f 05: the two bytes before the PC it returned to. */
+		errno = 0;
+		long word = ptrace(PTRACE_PEEKTEXT, e.threads[0].tid, (void *)(regs.rip - 2), NULL);
+		if (errno || (word & 0xffff) != 0x050f) {
+			snprintf(err, errlen, "no syscall instruction before %#llx after event %zu",
+				 (unsigned long long)regs.rip, k);
+			rc = -1;
+		}
+		*pc = regs.rip - 2;
+	}
+	erp_free(&e);
+	return rc < 0 ? -1 : 0;
 }

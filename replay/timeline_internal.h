@@ -74,6 +74,7 @@ struct timeline {
 
 	/* What the last move could not do (timeline_take_move_note). */
 	char move_note[400];
+	bool end_after_access; /* timeline_end_after_access, until a move */
 	/* Asked during long searches (timeline_set_alive). */
 	bool (*alive)(void *ctx);
 	void *alive_ctx;

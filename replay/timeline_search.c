@@ -176,6 +176,8 @@ static int watch_search(struct timeline *tl, struct tl_thread *t, bool back,
 {
 	int result = 0;
 	bool held = tl_state_by_hold(tl);
+	/* The access t stands right after, at a piece's end, counts too. */
+	uint64_t before = t->pos + (back && tl->end_after_access ? 1 : 0);
 	for (size_t i = 0; i < pts->n; i++) {
 		const struct stop_point *p = &pts->v[i];
 		if (p->type < 2)
@@ -186,7 +188,7 @@ static int watch_search(struct timeline *tl, struct tl_thread *t, bool back,
 		uint64_t pos, at;
 		struct tl_thread *x = t;
 		int r = held ? watch_held(tl, back, p, &x, &at, why, sizeof why)
-			: back ? replayer_find_prev_access(tl->replayer, t->tid, t->pos, p->addr, p->len,
+			: back ? replayer_find_prev_access(tl->replayer, t->tid, before, p->addr, p->len,
 							   p->type, &pos, why, sizeof why)
 			       : replayer_find_next_access(tl->replayer, t->tid, t->pos, p->addr, p->len,
 							   p->type, &pos, why, sizeof why);
@@ -253,12 +255,19 @@ static int stop_at(struct timeline_stop *stop, enum timeline_stop_kind kind,
 	return 0;
 }
 
+void timeline_end_after_access(struct timeline *tl)
+{
+	tl->end_after_access = true;
+}
+
 int timeline_reverse(struct timeline *tl, pid_t tid, bool all, bool step, bool before_signal,
 		     const struct stop_set *pts, struct timeline_stop *stop)
 {
 	if (timeline_sync(tl) != 0)
 		return -1;
 	struct tl_thread *t = tl_thread_or_first(tl, tid);
+	bool after_access = tl->end_after_access;
+	tl->end_after_access = false;
 	if (t->pos == 0 && (step || !tl->global || !all || tl->gpos == 0))
 		return stop_at(stop, TIMELINE_BEGIN, t);
 	if (step) {
@@ -270,7 +279,9 @@ int timeline_reverse(struct timeline *tl, pid_t tid, bool all, bool step, bool b
 	int sig;
 	bool hit = nearest_hit(tl, t, all, true, pts, &who, &found);
 	size_t which;
+	tl->end_after_access = after_access && !tl->global;
 	int wr = watch_search(tl, t, true, pts, &wwho, &wpos, &wg, &which);
+	tl->end_after_access = false;
 	if (wr == -2)
 		return stop_at(stop, TIMELINE_INTERRUPTED, t);
 	bool watch = wr == 1 && (!hit || wg > tl_global_of(tl, who, found));
@@ -386,6 +397,7 @@ static int step_forward(struct timeline *tl, struct tl_thread *t, bool all,
 int timeline_forward(struct timeline *tl, pid_t tid, bool all, bool step,
 		     const struct stop_set *pts, struct timeline_stop *stop)
 {
+	tl->end_after_access = false;
 	if (timeline_sync(tl) != 0)
 		return -1;
 	struct tl_thread *t = tl_thread_or_first(tl, tid);

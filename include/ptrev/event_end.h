@@ -188,6 +188,14 @@ int event_end_tail_search_near(struct event_end *ee, const struct trace_data *td
 			       const struct event_search_point *points, size_t n, size_t *stretch,
 			       uint64_t *nth, const struct event_give_up *give_up, char *err,
 			       size_t errlen);
+/* The address of the syscall instruction that event k of td (one
+ * thread; a syscall) ran: td replayed natively from ee's copy nearest
+ * before until the thread stands after that event, its PC less the
+ * instruction's two bytes (checked to be a syscall instruction). A
+ * stretch has no other syscall, so a breakpoint there is hit once in it,
+ * right before its event (a piece can begin there). 0, -1 with err. */
+int event_end_syscall_pc(struct event_end *ee, const struct trace_data *td, size_t k,
+			 uint64_t *pc, char *err, size_t errlen);
 /* ...where nth is not NULL, with *nth the last hit's number among the
  * hits in its stretch (1: the first after event *stretch - 1).
  *

@@ -133,6 +133,12 @@ struct timeline_stop {
  * the history could not be indexed. */
 int timeline_reverse(struct timeline *tl, pid_t tid, bool all, bool step, bool before_signal,
 		     const struct stop_set *pts, struct timeline_stop *stop);
+/* The thread at the end stands right after a watched access that no
+ * move has reported (a piece of the history made to end at a write
+ * watchpoint's hit, which traps after its instruction): the next reverse
+ * move looks at that instruction too, where one never reports the
+ * access it stands right after. */
+void timeline_end_after_access(struct timeline *tl);
 /* Forwards: the same the other way; recorded signals stop too, and the
  * end of the history. Returns 0 with *stop; 1 when tid stands at the live
  * end of a recording still being made (nothing to replay: the caller runs

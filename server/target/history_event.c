@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "ptrev/event_cut.h"
+#include "ptrev/event_writes.h"
 #include "ptrev/materialise.h"
 #include "ptrev/materialise_job.h"
 #include "ptrev/ptrace_handover.h"
@@ -442,6 +443,53 @@ static int stop_at_signal_run(struct history_event *he, size_t run, int rc, size
 	return 1;
 }
 
+static bool one_thread(const struct trace_data *ev);
+
+bool history_event_watch_pieces(const struct history_event *he, const struct stop_set *stops)
+{
+	const char *v = getenv("PTREV_WATCH_PIECES");
+	if ((v && strcmp(v, "0") == 0) || !he->end || !one_thread(he->ev))
+		return false;
+	for (size_t i = 0; i < stops->n; i++)
+		if (stops->v[i].type > 2)
+			return false; /* read and access watches are not searched for */
+	return true;
+}
+
+/* The ranges of stops' write watchpoints in r (EVENT_SEARCH_MAX at
+ * most: no more fit the debug registers): how many. */
+static size_t watched_ranges(const struct stop_set *stops, struct watched_range *r)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < stops->n && n < EVENT_SEARCH_MAX; i++)
+		if (stops->v[i].type == 2)
+			r[n++] = (struct watched_range){stops->v[i].addr, stops->v[i].len};
+	return n;
+}
+
+/* A write to watched memory that the debug registers do not see (a
+ * syscall's, an address-space change: event_writes.h) after the hit
+ * found (rc 1, in the stretch before event *from; 0: none) and before
+ * the tail's start at event cur is where gdb's move may stop first: that
+ * event (he->hit_write). */
+static int unseen_write(struct history_event *he, const struct stop_set *stops, size_t cur,
+			int rc, size_t *from)
+{
+	struct watched_range r[EVENT_SEARCH_MAX];
+	size_t n = watched_ranges(stops, r);
+	size_t w = n && history_event_watch_pieces(he, stops)
+			   ? event_last_write(he->ev, rc > 0 ? *from : 0, cur, r, n) : 0;
+	if (w == 0)
+		return rc;
+	char what[128];
+	event_write_label(he->ev, w - 1, r, n, what, sizeof what);
+	fprintf(stderr, "ptrev: event %zu (%s) may write the watched memory where the debug "
+		"registers do not see it: going back to it first\n", w - 1, what);
+	*from = w - 1;
+	he->hit_write = true;
+	return 1;
+}
+
 int history_event_search_back(struct history_event *he, const struct stop_set *stops,
 			      size_t *from)
 {
@@ -457,6 +505,7 @@ int history_event_search_back(struct history_event *he, const struct stop_set *s
 			return -1; /* more than the debug registers hold */
 	he->hit_event = 0;
 	he->hit_nth = 0;
+	he->hit_write = false;
 	if (n == 0) /* nothing to stop at but signals: on to the program's start */
 		return run ? stop_at_signal_run(he, run, 0, from) : stop_at_signal(he, cur, 0, from);
 	fprintf(stderr, "ptrev: looking for the last breakpoint or watchpoint hit before the "
@@ -478,11 +527,15 @@ int history_event_search_back(struct history_event *he, const struct stop_set *s
 		snprintf(err, sizeof err, "a hit found after the tail's start");
 		rc = -1;
 	}
+	if (rc >= 0 && !run)
+		rc = unseen_write(he, stops, cur, rc, from);
 	size_t hit = *from;
 	if (rc >= 0 && !run)
 		rc = stop_at_signal(he, cur, rc, from);
 	if (rc <= 0 || *from != hit)
-		he->hit_nth = 0; /* a recorded signal's stretch, not a hit's */
+		he->hit_write = false; /* a recorded signal's stretch */
+	if (rc <= 0 || *from != hit || he->hit_write)
+		he->hit_nth = 0; /* a recorded signal's stretch, a write's event: not a hit's */
 	else if (rc >= 0)
 		rc = stop_at_signal_run(he, run, rc, from);
 	if (rc < 0)
@@ -694,6 +747,37 @@ struct timeline *history_event_widen(struct history_event *he, size_t from, size
 	return widen(he, from, NULL, 0, last, NULL, why, old, err, errlen);
 }
 
+static int hit_point(struct history_event *he, size_t k, uint64_t nth,
+		     const struct event_search_point *pts, size_t n, struct trace_state *out,
+		     uint8_t sp[STATE_RECORD_SP_LEN], uint64_t *cpu_ns, char *err, size_t errlen);
+
+struct timeline *history_event_write_piece(struct history_event *he, size_t from, size_t k,
+					   const char *why, struct timeline *old, char *err,
+					   size_t errlen)
+{
+	size_t last = k + 1 < materialise_event_count(he->ev) ? k + 1 : HISTORY_TO_END;
+	/* Event k's stretch alone: where it ran long, from right before
+	 * its syscall instruction (hit once in the stretch, at its end:
+	 * one replay to learn where it is, one more to stop there). */
+	if (from == k && he->end && last != HISTORY_TO_END &&
+	    event_end_tail_ns(he->end, k, k + 1) > 4 * he->tail_budget_ns) {
+		struct event_search_point pt = {0, DR_EXEC, 1};
+		struct trace_state point;
+		uint8_t sp[STATE_RECORD_SP_LEN];
+		int rc = event_end_syscall_pc(he->end, he->ev, k, &pt.addr, err, errlen);
+		if (rc == 0)
+			rc = hit_point(he, k, 1, &pt, 1, &point, sp, NULL, err, errlen);
+		if (rc > 0)
+			return widen(he, k, &point, 0, last, NULL, why, old, err, errlen);
+		if (he->interrupted)
+			return NULL;
+		fprintf(stderr, "ptrev: cannot begin the piece at the syscall (%s): it begins with "
+			"its stretch\n", err[0] ? err : "no stop there");
+		err[0] = 0;
+	}
+	return widen(he, from, NULL, 0, last, NULL, why, old, err, errlen);
+}
+
 static struct timeline *piece_from_hit(struct history_event *he, size_t k, uint64_t start_nth,
 				       const struct trace_state *hit, uint64_t end_nth,
 				       uint64_t hit_ns, const struct event_search_point *pts,
@@ -750,7 +834,6 @@ static bool hit_near_wanted(void)
 	const char *v = getenv("PTREV_HIT_NEAR");
 	return !(v && strcmp(v, "0") == 0);
 }
-static bool one_thread(const struct trace_data *ev);
 static bool hit_point_worth(struct history_event *he, size_t k)
 {
 	const char *v = getenv("PTREV_HIT_POINT");
@@ -759,14 +842,15 @@ static bool hit_point_worth(struct history_event *he, size_t k)
 	return event_end_tail_ns(he->end, k, k + 1) >= HIT_POINT_MIN_NS;
 }
 
-/* The debug registers' points for stops, breakpoints only, in pts[*n]:
- * false for a watchpoint or more than the registers hold. */
-static bool breakpoint_points(const struct stop_set *stops, struct event_search_point *pts,
-			      size_t *n)
+/* The debug registers for stops' breakpoints and write watchpoints
+ * (false: other points, or more than the registers hold). A write
+ * watchpoint's hit comes after its instruction: a piece that ends there
+ * holds the write. */
+static bool hit_points(const struct stop_set *stops, struct event_search_point *pts, size_t *n)
 {
 	*n = 0;
 	for (size_t i = 0; i < stops->n; i++)
-		if (stops->v[i].type > 1 || add_points(pts, n, &stops->v[i]) < 0)
+		if (stops->v[i].type > 2 || add_points(pts, n, &stops->v[i]) < 0)
 			return false;
 	return *n > 0;
 }
@@ -928,7 +1012,7 @@ struct timeline *history_event_piece_to_hit(struct history_event *he, size_t fro
 	size_t n;
 	err[0] = 0;
 	if (!he->end || !he->hit_nth || k == 0 || !one_thread(he->ev) || !hit_point_worth(he, k) ||
-	    !breakpoint_points(stops, pts, &n))
+	    !hit_points(stops, pts, &n))
 		return NULL;
 	return to_hit(he, from, k, he->hit_nth, pts, n, why, old, err, errlen);
 }
@@ -1243,6 +1327,35 @@ static int on_in_stretch(struct history_event *he, const struct event_search_poi
 	return 0;
 }
 
+/* A write to watched memory that the debug registers do not see (a
+ * syscall's: event_writes.h) before the hit found going forwards (rc 1,
+ * in the stretch before event *at; 0: none) comes first: 1 with *at that
+ * event (he->on_write); 0 where none comes; -1 where it is the event the
+ * piece ends at (from - 1), whose stretch the thread stands in: a piece
+ * that begins with that stretch would begin behind it (the piece grows
+ * instead). */
+static int unseen_write_on(struct history_event *he, const struct stop_set *stops,
+			   size_t from, int rc, size_t *at)
+{
+	struct watched_range r[EVENT_SEARCH_MAX];
+	size_t n = watched_ranges(stops, r), count = materialise_event_count(he->ev);
+	if (n == 0 || from == 0)
+		return 0;
+	size_t w = event_first_write(he->ev, from - 1, rc > 0 ? *at : count, r, n);
+	if (w == 0)
+		return 0;
+	if (w - 1 < from)
+		return -1;
+	char what[128];
+	event_write_label(he->ev, w - 1, r, n, what, sizeof what);
+	fprintf(stderr, "ptrev: event %zu (%s) may write the watched memory where the debug "
+		"registers do not see it: going on to it first\n", w - 1, what);
+	*at = w - 1;
+	he->on_write = true;
+	he->on_npts = 0;
+	return 1;
+}
+
 int history_event_search_on(struct history_event *he, const struct stop_set *stops, size_t *at)
 {
 	struct event_search_point pts[EVENT_SEARCH_MAX];
@@ -1252,6 +1365,7 @@ int history_event_search_on(struct history_event *he, const struct stop_set *sto
 	*at = 0;
 	he->on_inside = false;
 	he->on_npts = 0;
+	he->on_write = false;
 	bool threads = !one_thread(he->ev);
 	if (!history_event_cut(he) || !he->end || (threads && !he->tail_head))
 		return -1;
@@ -1304,12 +1418,15 @@ int history_event_search_on(struct history_event *he, const struct stop_set *sto
 	}
 	if (event_end_last_signal(he->end, from, rc ? *at : count))
 		return -1;
+	he->on_from = from;
+	int w = unseen_write_on(he, stops, from, rc, at);
+	if (w != 0)
+		return w;
 	if (rc > 0) {
 		/* The first hit in that stretch: a piece can end there. */
 		memcpy(he->on_pts, pts, n * sizeof *pts);
 		he->on_npts = n;
 	}
-	he->on_from = from;
 	return rc;
 }
 
@@ -1338,6 +1455,13 @@ struct timeline *history_event_on(struct history_event *he, size_t at, struct ti
 						    he->on_npts, why, old, err, errlen);
 		he->near_ns += now_ns() - he->near_t0;
 		return tl;
+	}
+	if (he->on_write) {
+		/* A write the registers do not see: its event's own. */
+		he->on_write = false;
+		return history_event_write_piece(
+			he, at, at, "going on to the next write to the watched memory (found natively)",
+			old, err, errlen);
 	}
 	if (at && he->on_npts && hit_near_wanted() && hit_point_worth(he, at)) {
 		/* The stretch's first hit: what follows it is not stepped. */

@@ -272,11 +272,12 @@ static bool further_back_run(struct history_target *h, pid_t tid, const struct s
 /* tid stands at the start of a tail's history, going back: a history
  * that begins further back. For a reverse-continue (stops given), a
  * native search first finds the stretch of the last breakpoint or
- * watchpoint hit before. With breakpoints only, the history of that
- * stretch alone (a piece: only it is stepped), tid at its end: no hit
- * comes between there and here; none at all: the whole history at its
- * start. Else (steps, watchpoints, more points than the debug registers
- * hold) a tail that ends where this one does, at the same position
+ * watchpoint hit before. With breakpoints and write watchpoints only
+ * (one thread), the history of that stretch alone (a piece: only it is
+ * stepped; a write the registers do not see, a syscall's: its event and
+ * the stretch after), tid at its end: no hit comes between there and
+ * here; none at all: the whole history at its start. Else (steps,
+ * other watchpoints, more points than the debug registers hold) a tail that ends where this one does, at the same position
  * counted from its end: one about four times as long, or the one that
  * begins with the hit's stretch where that goes further back; the whole
  * history when it is ready, or when no tail would be shorter. False
@@ -291,6 +292,9 @@ static bool further_back(struct history_target *h, pid_t tid, const struct stop_
 		return further_back_run(h, tid, stops);
 	size_t from = 0, cur = history_event_tail_from(he);
 	bool bps = stops && breakpoints_only(stops);
+	/* Write watchpoints too: the search sees the program's stores, and
+	 * the recording says which events may write behind its back. */
+	bool pieces = bps || (stops && history_event_watch_pieces(he, stops));
 	int found = stops ? history_event_search_back(he, stops, &from) : -1;
 	if (he->interrupted)
 		return false; /* gdb's Ctrl-C during the search */
@@ -299,8 +303,9 @@ static bool further_back(struct history_target *h, pid_t tid, const struct stop_
 	 * its point: a piece that ends at the hit ends before the tail's
 	 * start too. */
 	bool before = from < cur || (from == cur && history_event_tail_in_stretch(he));
-	static const char why[] = "going back to the last breakpoint hit (found natively)";
-	if (found > 0 && bps && before && !history_event_whole_ready(he)) {
+	const char *why = bps ? "going back to the last breakpoint hit (found natively)"
+			      : "going back to the last breakpoint or watchpoint hit (found natively)";
+	if (found > 0 && pieces && !he->hit_write && before && !history_event_whole_ready(he)) {
 		/* Ending at the hit, where its stretch runs long; else the
 		 * piece ends with the stretch. */
 		struct timeline *tl = history_event_piece_to_hit(he, history_event_piece_from(he, from),
@@ -317,9 +322,16 @@ static bool further_back(struct history_target *h, pid_t tid, const struct stop_
 			fprintf(stderr, "ptrev: cannot end the history at the hit (%s): it ends with "
 				"the hit's stretch\n", err);
 	}
-	if (found > 0 && bps && from < cur && !history_event_whole_ready(he)) {
-		struct timeline *tl = history_event_widen(he, history_event_piece_from(he, from),
-							  from, why, h->tl, err, sizeof err);
+	if (found > 0 && pieces && from < cur && !history_event_whole_ready(he)) {
+		/* A write the registers do not see is event from's own: the
+		 * piece holds it and the stretch after it. */
+		size_t start = history_event_piece_from(he, from);
+		struct timeline *tl =
+			he->hit_write
+				? history_event_write_piece(he, start, from, "going back to the last "
+							    "write to the watched memory (found "
+							    "natively)", h->tl, err, sizeof err)
+				: history_event_widen(he, start, from, why, h->tl, err, sizeof err);
 		if (tl) {
 			take_history(h, tid, tl, NULL);
 			return true;
@@ -328,7 +340,7 @@ static bool further_back(struct history_target *h, pid_t tid, const struct stop_
 			return false; /* gdb's Ctrl-C: no other way back either */
 		fprintf(stderr, "ptrev: cannot make the history of the hit's stretch (%s)\n", err);
 	}
-	if (found == 0 && bps && !history_event_whole_ready(he)) {
+	if (found == 0 && pieces && !history_event_whole_ready(he)) {
 		/* No hit before: on to the program's start, where only the
 		 * first stretches need stepping (its history's positions count
 		 * from there, as the whole one's do). */
@@ -336,7 +348,7 @@ static bool further_back(struct history_target *h, pid_t tid, const struct stop_
 		if (took != 0)
 			return took > 0;
 	}
-	if (found == 0 && bps)
+	if (found == 0 && pieces)
 		return whole_history_at(h, tid, true); /* no hit before: the program's start */
 	if (found < 0) {
 		from = history_event_wider(he);
@@ -683,6 +695,9 @@ static int history_resume(struct target *t, const struct target_resume *r)
 				ts = (struct timeline_stop){.kind = TIMELINE_BREAKPOINT, .tid = tid};
 				break;
 			}
+			/* Else a write watchpoint's hit, after its instruction. */
+			if (hit)
+				timeline_end_after_access(h->tl);
 			rc = timeline_reverse(alive(h), tid, r->reverse_tid <= 0, step, tid == pre, stops,
 					      &ts);
 		}
@@ -714,8 +729,10 @@ static int history_resume(struct target *t, const struct target_resume *r)
 			if (!h->ev || !history_event_cut(h->ev) || h->ev->interrupted ||
 			    !(again || timeline_at_end(h->tl, tid)) || (!again && history_event_ends_inside(h->ev)))
 				break;
-			if (again && !step && stops && breakpoints_only(stops) &&
-			    !history_event_whole_ready(h->ev) && further_on(h, tid, stops)) {
+			bool searched = stops && (breakpoints_only(stops) ||
+						  history_event_watch_pieces(h->ev, stops));
+			if (again && !step && searched && !history_event_whole_ready(h->ev) &&
+			    further_on(h, tid, stops)) {
 				/* A piece that ends where the hit is (where gdb
 				 * stopped while it was recorded) ends with the
 				 * breakpoint's instruction still to run; at the
@@ -738,7 +755,7 @@ static int history_resume(struct target *t, const struct target_resume *r)
 			 * event, from where the next hit is searched for
 			 * natively; anything else grows it inside the stretch
 			 * first. */
-			if (piece_on(h, tid, step || !stops || !breakpoints_only(stops))) {
+			if (piece_on(h, tid, step || !searched)) {
 				if (!again)
 					break;
 				rc = forward(h, tid, all, step, stops, &ts);

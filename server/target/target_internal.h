@@ -123,6 +123,10 @@ struct history_event {
 	/* ...and (one thread) its number among the hits in its stretch (0:
 	 * not a hit's, a recorded signal's). */
 	uint64_t hit_nth;
+	/* ...or (one thread) that event's own write to watched memory,
+	 * which the debug registers do not see (event_writes.h): the piece
+	 * holds the event and the stretch after it. */
+	bool hit_write;
 	/* The piece ends at a breakpoint's hit inside the stretch after
 	 * event tail_last (history_event_piece_to_hit), the last STATE
 	 * record of tail_view, which tail_hit_owned holds (NULL: it does
@@ -153,6 +157,10 @@ struct history_event {
 	struct event_search_point on_pts[EVENT_SEARCH_MAX];
 	size_t on_npts;
 	size_t on_from; /* the event the search began at */
+	/* ...or an event before that hit which may write watched memory
+	 * where the debug registers do not see it (event_writes.h): the
+	 * piece holds it and the stretch after it. */
+	bool on_write;
 	/* What the continues to hits inside the stretch before event near_k
 	 * have cost so far (wall time; near_t0: the current one's start). */
 	size_t near_k;
@@ -214,6 +222,11 @@ bool history_event_tail_only(const struct history_event *he);
  * (he->interrupted). */
 int history_event_search_back(struct history_event *he, const struct stop_set *stops,
 			      size_t *from);
+/* Can a reverse-continue to stops end its history at the hit found
+ * (a piece), watchpoints among them: a recording of one thread, write
+ * watchpoints only (with history_event_search_back's he->hit_write).
+ * PTREV_WATCH_PIECES=0: never (the reference of benchmarks). */
+bool history_event_watch_pieces(const struct history_event *he, const struct stop_set *stops);
 /* ...or where a tail begins that holds four times the native run time of
  * the last one (and ends where it does), and at least one stretch more;
  * 0: that is the whole history. */
@@ -243,6 +256,13 @@ bool history_event_cut(const struct history_event *he);
 struct timeline *history_event_widen(struct history_event *he, size_t from, size_t last,
 				     const char *why, struct timeline *old, char *err,
 				     size_t errlen);
+/* The piece for a write to watched memory that the debug registers do
+ * not see (history_event_search_back's he->hit_write: event k's own):
+ * from event from to the stretch after k, which ends it; where from is
+ * k and k's stretch ran long, from a point shortly before k's syscall. */
+struct timeline *history_event_write_piece(struct history_event *he, size_t from, size_t k,
+					   const char *why, struct timeline *old, char *err,
+					   size_t errlen);
 /* A tail that ends where the one made does (a piece: at its last event,
  * or at the hit it ends at), from event from, as history_event_widen
  * makes one. */

@@ -316,7 +316,8 @@ def main():
                       if a != b)[:3000])
 
     # A watchpoint: total is written by every round's round_done; the
-    # second reverse-continue goes past a one-event tail's start.
+    # second reverse-continue goes past a one-event tail's start
+    # (watch_pieces.py: the history of the write's stretch alone).
     wwhole = gdb(ptrev, trace, prog, WATCH_SESSION,
                  {'PTREV_TAIL_HISTORY': '0', 'PTREV_BACKGROUND_HISTORY': '0'})
     wtail = gdb(ptrev, trace, prog, WATCH_SESSION,
@@ -324,10 +325,11 @@ def main():
     lines = re.findall(r'^ptrev: .*', wtail, re.M)
     check(any(ln.startswith('ptrev: looking for the last breakpoint or watchpoint hit')
               for ln in lines)
-          and any(ln.startswith('ptrev: going back past the history made') for ln in lines)
+          and any(ln.startswith('ptrev: going back to the last breakpoint or watchpoint hit '
+                                '(found natively)') for ln in lines)
           and not any(ln.startswith('ptrev: making the history of this') for ln in lines),
-          'a reverse-continue with a watchpoint past the tail searches natively and makes a '
-          'longer tail, not the whole history (%s)' % lines)
+          'a reverse-continue with a watchpoint past the tail searches natively and makes the '
+          'history of the hit\'s stretch, not the whole history (%s)' % lines)
     check(state(wwhole) == state(wtail) and wwhole.count('Hardware watchpoint 1: total') >= 3,
           'the watchpoint\'s hits, values and backtraces as on the whole history\n'
           + '\n'.join('%s | %s' % (a, b) for a, b in zip(state(wwhole), state(wtail))
