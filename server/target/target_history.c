@@ -277,7 +277,8 @@ static bool further_back_run(struct history_target *h, pid_t tid, const struct s
  * stepped; a write the registers do not see, a syscall's: its event and
  * the stretch after), tid at its end: no hit comes between there and
  * here; none at all: the whole history at its start. Else (steps,
- * other watchpoints, more points than the debug registers hold) a tail that ends where this one does, at the same position
+ * other watchpoints, more points than the debug registers hold) a tail
+ * that ends where this one does, at the same position
  * counted from its end: one about four times as long, or the one that
  * begins with the hit's stretch where that goes further back; the whole
  * history when it is ready, or when no tail would be shorter. False
