@@ -94,51 +94,50 @@ static size_t syscall_of(const struct trace_data *ev, size_t k, pid_t tid)
 	return ev->nsyscalls;
 }
 
-/* Does gdb change bytes of r right after event k (its records' pos is
- * the event after)? */
-static bool gdb_writes_to(const struct trace_data *ev, size_t k, pid_t tid,
-			  const struct watched_range *r, size_t n)
-{
-	for (size_t i = 0; i < ev->ngdb_writes; i++) {
-		const struct trace_gdb_write *g = &ev->gdb_writes[i];
-		if (g->tid == tid && g->pos == k + 1 && !g->regs && touches(g->addr, g->len, r, n))
-			return true;
-	}
-	return false;
-}
-
-/* May event k of ev's one thread (tid) have written bytes of r? */
-static bool event_writes(const struct trace_data *ev, size_t k, pid_t tid,
-			 const struct watched_range *r, size_t n)
-{
-	size_t i = syscall_of(ev, k, tid);
-	return (i < ev->nsyscalls && syscall_writes_to(ev, i, r, n)) ||
-	       gdb_writes_to(ev, k, tid, r, n);
-}
-
 static pid_t only_thread(const struct trace_data *ev)
 {
 	return ev->nthreads ? ev->threads[0].tid : 0;
 }
 
+/* The last (or the first) event among lo .. hi - 1 of ev's one thread
+ * that may have written bytes of r, plus 1 (0: none): one pass over the
+ * syscalls and gdb's changes (made right after the event before their
+ * pos), not a search of them for every event, which a recording of
+ * hundreds of thousands of syscalls makes quadratic. */
+static size_t edge_write(const struct trace_data *ev, size_t lo, size_t hi,
+			 const struct watched_range *r, size_t n, bool last)
+{
+	pid_t tid = only_thread(ev);
+	size_t found = 0;
+	for (size_t i = 0; i < ev->nsyscalls; i++) {
+		const struct trace_syscall *sc = &ev->syscalls[i];
+		size_t k = (size_t)sc->pos;
+		if (sc->tid == tid && k >= lo && k < hi &&
+		    (!found || (last ? k + 1 > found : k + 1 < found)) &&
+		    syscall_writes_to(ev, i, r, n))
+			found = k + 1;
+	}
+	for (size_t i = 0; i < ev->ngdb_writes; i++) {
+		const struct trace_gdb_write *g = &ev->gdb_writes[i];
+		size_t k = (size_t)g->pos - 1;
+		if (g->tid == tid && g->pos > 0 && k >= lo && k < hi && !g->regs &&
+		    (!found || (last ? k + 1 > found : k + 1 < found)) &&
+		    touches(g->addr, g->len, r, n))
+			found = k + 1;
+	}
+	return found;
+}
+
 size_t event_last_write(const struct trace_data *ev, size_t lo, size_t hi,
 			const struct watched_range *r, size_t n)
 {
-	pid_t tid = only_thread(ev);
-	for (size_t k = hi; k > lo; k--)
-		if (event_writes(ev, k - 1, tid, r, n))
-			return k;
-	return 0;
+	return edge_write(ev, lo, hi, r, n, true);
 }
 
 size_t event_first_write(const struct trace_data *ev, size_t lo, size_t hi,
 			 const struct watched_range *r, size_t n)
 {
-	pid_t tid = only_thread(ev);
-	for (size_t k = lo; k < hi; k++)
-		if (event_writes(ev, k, tid, r, n))
-			return k + 1;
-	return 0;
+	return edge_write(ev, lo, hi, r, n, false);
 }
 
 void event_write_label(const struct trace_data *ev, size_t k, const struct watched_range *r,
