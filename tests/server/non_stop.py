@@ -143,8 +143,8 @@ def main():
           'with every signal blocked, the same (%s; gdbserver %s)\n%s'
           % (facts(got), facts(want), got[-2000:]))
     raw_session(ptrev, prog)
-    finish()
+    return finish()
 
 
 if __name__ == '__main__':
-    main()
+    sys.exit(main())

@@ -84,8 +84,8 @@ def main():
     check(len(p) == 6 and p[:2] + p[3:5] == w[3:5] + w[:2] and p[2] != p[5],
           'in the recording\'s past, main\'s values then the worker\'s, as live (%s)\n%s'
           % (values(past), past[-1500:]))
-    finish()
+    return finish()
 
 
 if __name__ == '__main__':
-    main()
+    sys.exit(main())
