@@ -128,7 +128,7 @@ static int to_stop(struct erp *e, struct erp_thread *t, const struct trace_state
 	uint64_t c1 = cpu_clock_read(t->clock);
 	if (t->next < t->nev) {
 		t->ev[t->next].native_ns += erp_now_ns() - t0;
-		if (c0 && c1 > c0)
+		if (t->clock >= 0 && c1 > c0)
 			t->ev[t->next].native_cpu_ns += c1 - c0;
 	}
 	return rc;

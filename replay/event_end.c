@@ -288,7 +288,7 @@ bool event_end_stretch_ends_at_state(const struct event_end *ee, size_t from)
 }
 
 int event_end_tail_point(struct event_end *ee, const struct trace_data *td, size_t from,
-			 uint64_t after_ns, struct trace_state *out,
+			 uint64_t after_ns, bool leave_loop, struct trace_state *out,
 			 uint8_t sp[STATE_RECORD_SP_LEN], uint64_t *ran_cpu_ns, char *err,
 			 size_t errlen)
 {
@@ -296,7 +296,7 @@ int event_end_tail_point(struct event_end *ee, const struct trace_data *td, size
 	struct erp_copy copy = ee ? erp_take_copy(&ee->e, from) : (struct erp_copy){0};
 	int rc = erp_replay_until_from(&e, td, from, NULL, copy);
 	if (rc == 0)
-		rc = erp_take_point(&e, after_ns, out, sp);
+		rc = erp_take_point(&e, after_ns, leave_loop, out, sp);
 	if (ran_cpu_ns)
 		*ran_cpu_ns = rc >= 0 ? e.took_cpu_ns : 0;
 	if (rc < 0)
@@ -306,7 +306,8 @@ int event_end_tail_point(struct event_end *ee, const struct trace_data *td, size
 }
 
 int event_end_point_after(struct event_end *ee, const struct trace_data *td,
-			  const struct trace_state *from, uint64_t after_ns, struct trace_state *out,
+			  const struct trace_state *from, uint64_t after_ns, bool leave_loop,
+			  struct trace_state *out,
 			  uint8_t sp[STATE_RECORD_SP_LEN], uint64_t *ran_cpu_ns, char *err,
 			  size_t errlen)
 {
@@ -314,7 +315,7 @@ int event_end_point_after(struct event_end *ee, const struct trace_data *td,
 	struct erp_copy copy = ee ? erp_take_copy(&ee->e, from->pos) : (struct erp_copy){0};
 	int rc = erp_replay_until_from(&e, td, from->pos, from, copy);
 	if (rc == 0)
-		rc = erp_take_point(&e, after_ns, out, sp);
+		rc = erp_take_point(&e, after_ns, leave_loop, out, sp);
 	if (ran_cpu_ns)
 		*ran_cpu_ns = rc >= 0 ? e.took_cpu_ns : 0;
 	/* The time taken counts from where the run began, the point from:

@@ -560,12 +560,14 @@ int erp_replay_searching_from(struct erp *e, const struct trace_data *td, size_t
  * record (*out, pos tail_from: a point a replay finds again, as the
  * recorder's are found; state_digest.h; the stack around its rsp in sp).
  * after_ns 0: where the stretch ends at a STATE point in a loop, the place
- * of erp_near_state instead. 1 when taken, 0 when the thread reached its
- * next event first (nothing taken; e is spent either way), -1 with
- * e->why. */
+ * of erp_near_state instead. leave_loop: where the thread is in a loop
+ * with no rarely passed PC nearby, the place where it leaves the loop
+ * (for a point before a hit: the later the better). 1 when taken, 0 when
+ * the thread reached its next event first (nothing taken; e is spent
+ * either way), -1 with e->why. */
 /* (took_cpu_ns: the thread's own CPU time in that run, to where the
  * timer stopped it or to the STATE point its stretch ends at.) */
-int erp_take_point(struct erp *e, uint64_t after_ns, struct trace_state *out,
+int erp_take_point(struct erp *e, uint64_t after_ns, bool leave_loop, struct trace_state *out,
 		   uint8_t sp[STATE_RECORD_SP_LEN]);
 /* t (stopped under ptrace, registers regs) described where it stands as
  * a STATE record of its event pos, reached at most ran_ns after its

@@ -162,7 +162,7 @@ static int measure_overhead(struct erp *e, struct erp_thread *t, const struct tr
 		uint64_t c1 = cpu_clock_read(t->clock);
 		if (!WIFSTOPPED(ws) || WSTOPSIG(ws) != SIGSTOP)
 			return missed(e, t, st, "a signal came first");
-		if (c0 && c1 > c0 && c1 - c0 < best)
+		if (t->clock >= 0 && c1 > c0 && c1 - c0 < best)
 			best = c1 - c0;
 	}
 	t->skip_overhead = best == UINT64_MAX ? DEFAULT_OVERHEAD_NS : best;

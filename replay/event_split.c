@@ -60,21 +60,32 @@ static int stepped(struct erp *e, struct erp_thread *t, struct user_regs_struct 
  * from its native run time at NATIVE_INSNS_PER_NS, a generous rate). A
  * REP string instruction is never the point: stopped between two of its
  * iterations the thread is in a state a breakpoint on the instruction
- * cannot find again (the CPU resumes it with RF set). */
+ * cannot find again (the CPU resumes it with RF set).
+ * A loop longer than both windows has no such PC in them: for a point
+ * before a hit (leave_loop), the thread then runs natively to where the
+ * loop is left (loop_exits), a PC the window never saw: a store after a
+ * computation of millions of passes, the piece before it began with the
+ * stretch (seconds of stepping) where no point was found. */
 #define WINDOW 4000
 #define MAX_HITS 5000
 #define NATIVE_INSNS_PER_NS 3
+/* A PC passed this often in the first window: the thread is in a loop. */
+#define LOOPING 8
+
+/* Both windows' PCs, at most 2 * WINDOW + 1 of them: the table never
+ * fills up. */
+#define SLOTS (4 * WINDOW)
 
 struct pc_counts {
-	uint64_t pc[2 * WINDOW];
-	uint32_t n[2 * WINDOW];
+	uint64_t pc[SLOTS];
+	uint32_t n[SLOTS];
 };
 
 static uint32_t *count_of(struct pc_counts *c, uint64_t pc, bool add)
 {
-	size_t i = (size_t)((pc * 0x9e3779b97f4a7c15ull) >> 40) % (2 * WINDOW);
+	size_t i = (size_t)((pc * 0x9e3779b97f4a7c15ull) >> 40) % SLOTS;
 	while (c->n[i] && c->pc[i] != pc)
-		i = (i + 1) % (2 * WINDOW);
+		i = (i + 1) % SLOTS;
 	if (!c->n[i] && !add)
 		return NULL;
 	c->pc[i] = pc;
@@ -113,13 +124,99 @@ static int off_rep(struct erp *e, struct erp_thread *t, struct user_regs_struct 
 	return 0;
 }
 
+/* Where the loop that the windows ran through (the PCs counted in c) is
+ * left: the successors of its conditional branches that they never saw,
+ * in exits. How many (0: none, or more than max), or -1. */
+static int loop_exits(struct erp *e, struct pc_counts *c, uint64_t *exits, int max)
+{
+	int n = 0;
+	for (size_t i = 0; i < SLOTS; i++) {
+		struct insn_info info;
+		if (!c->n[i])
+			continue;
+		if (erp_classify(e, c->pc[i], &info) < 0)
+			return -1;
+		if (info.kind != INSN_COND)
+			continue;
+		uint64_t next[2] = {info.target, c->pc[i] + info.len};
+		for (int j = 0; j < 2; j++) {
+			bool seen = count_of(c, next[j], false) != NULL;
+			for (int k = 0; k < n && !seen; k++)
+				seen = exits[k] == next[j];
+			if (seen)
+				continue;
+			if (n == max)
+				return 0;
+			exits[n++] = next[j];
+		}
+	}
+	return n;
+}
+
+/* In a loop the windows saw (c): on to where it is left (loop_exits,
+ * run_to_exit). 1 there, 0 the stretch's end came first, 2 nothing done
+ * (no exit to watch, or more than the debug registers hold), -1. */
+static int leave(struct erp *e, struct erp_thread *t, struct pc_counts *c, uint64_t end_pc,
+		 struct user_regs_struct *regs);
+
+/* On natively from where t stands to the first of the n exits (a debug
+ * register each, DR1-DR3: no search's points are armed), end_pc (the
+ * STATE point the stretch ends at, UINT64_MAX: none) watched in DR0 as
+ * erp_take_point does. 1 at an exit (regs; RF cleared, as a step would
+ * leave it, for the place's description), 0 the stretch's end came
+ * first (its STATE point's PC, its syscall, a signal), -1. */
+static int run_to_exit(struct erp *e, struct erp_thread *t, const uint64_t *exits, int n,
+		       uint64_t end_pc, struct user_regs_struct *regs)
+{
+	uint64_t dr7 = end_pc != UINT64_MAX ? 1 : 0;
+	for (int i = 0; i < n; i++) {
+		if (inf_dr_write(t->tid, 1 + i, exits[i]) < 0)
+			return erp_fail(e, "thread %d: no hardware breakpoint for a loop's exit",
+					(int)t->rec_tid);
+		dr7 |= inf_dr7_slot(1 + i, DR_EXEC, 1);
+	}
+	int st, rc = 0;
+	if ((end_pc != UINT64_MAX && inf_dr_write(t->tid, 0, end_pc) < 0) ||
+	    inf_dr_write(t->tid, 7, dr7) < 0)
+		return erp_fail(e, "thread %d: no hardware breakpoint for a loop's exit",
+				(int)t->rec_tid);
+	if (erp_resume(e, t, PTRACE_SYSCALL, 0, &st) < 0 || erp_get_regs(e, t, regs) < 0)
+		rc = -1;
+	else if (WIFSTOPPED(st) && WSTOPSIG(st) == SIGTRAP && regs->rip != end_pc)
+		for (int i = 0; i < n && rc == 0; i++)
+			rc = regs->rip == exits[i];
+	inf_dr_write(t->tid, 7, e->search_dr7);
+	inf_dr_clear_dr6(t->tid);
+	if (rc == 1 && (regs->eflags & 0x10000)) {
+		regs->eflags &= ~0x10000ull;
+		if (erp_set_regs(e, t, regs) < 0)
+			return -1;
+	}
+	return rc;
+}
+
+static int leave(struct erp *e, struct erp_thread *t, struct pc_counts *c, uint64_t end_pc,
+		 struct user_regs_struct *regs)
+{
+	uint64_t exits[3];
+	int n = e->nsearch ? 0 : loop_exits(e, c, exits, 3);
+	if (n < 0)
+		return -1;
+	/* The loop may be left at the end's PC (a breakpoint right after
+	 * it): no point between the two, the loop's PCs are the latest. */
+	for (int i = 0; i < n; i++)
+		if (exits[i] == end_pc)
+			return 2;
+	return n == 0 ? 2 : run_to_exit(e, t, exits, n, end_pc, regs);
+}
+
 /* From regs (where the timer stopped t, about ran_ns into its stretch:
  * the time it was let run, not the wall time until the stop, which a
  * loaded machine stretches by milliseconds while the thread waits for
  * the CPU) on to a cold PC; 1 there (regs), 0 none found before the
  * stretch's end, -1. */
 static int to_cold_pc(struct erp *e, struct erp_thread *t, uint64_t ran_ns,
-		      struct user_regs_struct *regs, uint64_t end_pc)
+		      struct user_regs_struct *regs, uint64_t end_pc, bool leave_loop)
 {
 	uint64_t before = ran_ns * NATIVE_INSNS_PER_NS + 1;
 	uint64_t most = (uint64_t)MAX_HITS * WINDOW / before;
@@ -139,19 +236,47 @@ static int to_cold_pc(struct erp *e, struct erp_thread *t, uint64_t ran_ns,
 		(*count_of(c, regs->rip, true))++;
 		rc = regs->rip == end_pc ? 0 : step(e, t, regs);
 	}
+	/* For a point before a hit, the later the better: in a loop whose
+	 * PCs do not hold the hit's, where the loop is left, however rare
+	 * the loop's own PCs are. */
+	bool left = false;
+	uint32_t *here = rc == 1 ? count_of(c, regs->rip, false) : NULL;
+	if (leave_loop && here && *here >= LOOPING && !count_of(c, end_pc, false)) {
+		rc = leave(e, t, c, end_pc, regs);
+		left = rc == 1;
+		rc = rc == 2 ? 1 : rc;
+	}
 	for (int i = 0; i < WINDOW && rc == 1; i++) {
-		uint32_t *n = count_of(c, regs->rip, false);
+		/* Counted on for the loop's exits (below); a PC's first pass
+		 * here is judged by the first window's count alone. */
+		uint32_t *n = count_of(c, regs->rip, true);
 		struct insn_info info;
-		if (regs->rip == end_pc)
+		if (regs->rip == end_pc) {
 			rc = 0; /* maybe the point the stretch ends at (below) */
-		else if (erp_classify(e, regs->rip, &info) < 0)
-			rc = -1;
-		else if ((n ? *n : 1) <= most && !info.rep)
 			break;
-		else if (i + 1 == WINDOW)
-			rc = 0;
-		else
+		}
+		if (erp_classify(e, regs->rip, &info) < 0) {
+			rc = -1;
+			break;
+		}
+		if ((*n ? *n : 1) <= most && !info.rep)
+			break;
+		if (left) {
+			rc = 0; /* a REP instruction where the loop is left */
+			break;
+		}
+		(*n)++;
+		if (i + 1 < WINDOW) {
 			rc = step(e, t, regs);
+			continue;
+		}
+		rc = leave_loop ? leave(e, t, c, end_pc, regs) : 2;
+		if (rc == 2)
+			rc = 0;
+		else if (rc == 1) {
+			left = true; /* at the exit, a PC the windows never saw */
+			i = -1;
+		}
 	}
 	free(c);
 	return rc;
@@ -202,7 +327,7 @@ static int near_state(struct erp *e, struct erp_thread *t, struct trace_state *o
 	return describe(e, t, &regs, t0, out, sp);
 }
 
-int erp_take_point(struct erp *e, uint64_t after_ns, struct trace_state *out,
+int erp_take_point(struct erp *e, uint64_t after_ns, bool leave_loop, struct trace_state *out,
 		   uint8_t sp[STATE_RECORD_SP_LEN])
 {
 	if (!e->held_at_tail || e->nthreads != 1)
@@ -241,7 +366,7 @@ int erp_take_point(struct erp *e, uint64_t after_ns, struct trace_state *out,
 	uint64_t c0 = cpu_clock_read(t->clock);
 	int ws, rc = erp_run_for(e, t, wall, tm.guard, after_ns, &ws);
 	uint64_t c1 = cpu_clock_read(t->clock);
-	e->took_cpu_ns = c0 && c1 > c0 ? c1 - c0 : 0;
+	e->took_cpu_ns = t->clock >= 0 && c1 > c0 ? c1 - c0 : 0;
 	if (end) {
 		inf_dr_write(t->tid, 7, e->search_dr7);
 		inf_dr_clear_dr6(t->tid);
@@ -252,7 +377,7 @@ int erp_take_point(struct erp *e, uint64_t after_ns, struct trace_state *out,
 		return rc;
 	if (erp_get_regs(e, t, &regs) < 0)
 		return -1;
-	if ((rc = to_cold_pc(e, t, after_ns, &regs, end ? end_pc : UINT64_MAX)) <= 0)
+	if ((rc = to_cold_pc(e, t, after_ns, &regs, end ? end_pc : UINT64_MAX, leave_loop)) <= 0)
 		return rc;
 	return describe(e, t, &regs, t0, out, sp);
 }

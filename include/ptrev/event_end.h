@@ -128,12 +128,14 @@ bool event_end_stretch_ends_at_state(const struct event_end *ee, size_t from);
  * (pos from; replay/event_split.c says why any such place can be found
  * again), with the stack around its rsp in sp; after_ns 0: where the
  * stretch ends at a STATE point in a loop, a few thousand passes before
- * it (erp_take_point). 1 taken, 0 when the stretch ended first (no point:
- * use the whole stretch), -1 with err. *ran_cpu_ns (where not NULL): the
- * thread's own CPU time in that run after after_ns began counting, to
- * the point or to the stretch's end (0: not known). */
+ * it (erp_take_point). leave_loop: stopped in a long loop, the place
+ * where the loop is left instead (a point before a hit). 1 taken, 0 when
+ * the stretch ended first (no point: use the whole stretch), -1 with err.
+ * *ran_cpu_ns (where not NULL): the thread's own CPU time in that run
+ * after after_ns began counting, to the point or to the stretch's end (0:
+ * not known). */
 int event_end_tail_point(struct event_end *ee, const struct trace_data *td, size_t from,
-			 uint64_t after_ns, struct trace_state *out,
+			 uint64_t after_ns, bool leave_loop, struct trace_state *out,
 			 uint8_t sp[STATE_RECORD_SP_LEN], uint64_t *ran_cpu_ns, char *err,
 			 size_t errlen);
 
@@ -145,7 +147,8 @@ int event_end_tail_point(struct event_end *ee, const struct trace_data *td, size
  * stepped only as far as a move needs. 1, 0 when the stretch ended first,
  * -1 with err. */
 int event_end_point_after(struct event_end *ee, const struct trace_data *td,
-			  const struct trace_state *from, uint64_t after_ns, struct trace_state *out,
+			  const struct trace_state *from, uint64_t after_ns, bool leave_loop,
+			  struct trace_state *out,
 			  uint8_t sp[STATE_RECORD_SP_LEN], uint64_t *ran_cpu_ns, char *err,
 			  size_t errlen);
 

@@ -297,8 +297,8 @@ static int tail_point(struct history_event *he, size_t from, uint64_t split,
 	for (size_t i = 0; i < sizeof quarters / sizeof quarters[0]; i++) {
 		if (quarters[i] == 0 && !event_end_stretch_ends_at_state(he->end, from))
 			continue;
-		int rc = event_end_tail_point(he->end, he->ev, from, split / 4 * quarters[i], point,
-					      he->tail_point_sp, NULL, err, sizeof err);
+		int rc = event_end_tail_point(he->end, he->ev, from, split / 4 * quarters[i], false,
+					      point, he->tail_point_sp, NULL, err, sizeof err);
 		if (rc > 0)
 			return 1;
 		if (rc < 0) {
@@ -445,24 +445,21 @@ static int stop_at_signal_run(struct history_event *he, size_t run, int rc, size
 
 static bool one_thread(const struct trace_data *ev);
 
-bool history_event_watch_pieces(const struct history_event *he, const struct stop_set *stops)
+bool history_event_watch_pieces(const struct history_event *he)
 {
 	const char *v = getenv("PTREV_WATCH_PIECES");
-	if ((v && strcmp(v, "0") == 0) || !he->end || !one_thread(he->ev))
-		return false;
-	for (size_t i = 0; i < stops->n; i++)
-		if (stops->v[i].type > 2)
-			return false; /* read and access watches are not searched for */
-	return true;
+	return !(v && strcmp(v, "0") == 0) && he->end && one_thread(he->ev);
 }
 
-/* The ranges of stops' write watchpoints in r (EVENT_SEARCH_MAX at
- * most: no more fit the debug registers): how many. */
+/* The ranges of stops' watchpoints in r (EVENT_SEARCH_MAX at most: no
+ * more fit the debug registers): how many. Read and access watchpoints
+ * too: the history reports a syscall's write to the watched bytes as an
+ * access (replayer_watch_hooks.c), and gdb decides what it was. */
 static size_t watched_ranges(const struct stop_set *stops, struct watched_range *r)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < stops->n && n < EVENT_SEARCH_MAX; i++)
-		if (stops->v[i].type == 2)
+		if (stops->v[i].type >= 2)
 			r[n++] = (struct watched_range){stops->v[i].addr, stops->v[i].len};
 	return n;
 }
@@ -477,7 +474,7 @@ static int unseen_write(struct history_event *he, const struct stop_set *stops, 
 {
 	struct watched_range r[EVENT_SEARCH_MAX];
 	size_t n = watched_ranges(stops, r);
-	size_t w = n && history_event_watch_pieces(he, stops)
+	size_t w = n && history_event_watch_pieces(he)
 			   ? event_last_write(he->ev, rc > 0 ? *from : 0, cur, r, n) : 0;
 	if (w == 0)
 		return rc;
@@ -842,15 +839,16 @@ static bool hit_point_worth(struct history_event *he, size_t k)
 	return event_end_tail_ns(he->end, k, k + 1) >= HIT_POINT_MIN_NS;
 }
 
-/* The debug registers for stops' breakpoints and write watchpoints
- * (false: other points, or more than the registers hold). A write
- * watchpoint's hit comes after its instruction: a piece that ends there
- * holds the write. */
+/* The debug registers for stops' breakpoints and watchpoints (false:
+ * more than the registers hold). A watchpoint's hit comes after its
+ * instruction: a piece that ends there holds the access. A read
+ * watchpoint's are access registers (x86 has no read-only ones): the
+ * history made says whether the access was a read. */
 static bool hit_points(const struct stop_set *stops, struct event_search_point *pts, size_t *n)
 {
 	*n = 0;
 	for (size_t i = 0; i < stops->n; i++)
-		if (stops->v[i].type > 2 || add_points(pts, n, &stops->v[i]) < 0)
+		if (add_points(pts, n, &stops->v[i]) < 0)
 			return false;
 	return *n > 0;
 }
@@ -929,8 +927,11 @@ static struct timeline *piece_from_hit(struct history_event *he, size_t k, uint6
  * cold PC). The hit's PC is watched on the way (the stretch of the cut
  * ends there), so a run that reaches the hit first takes no point and
  * says how long it ran to it (a run's time varies, by a third here):
- * then again by that, or four times further before it, at most four
- * tries. 1 with *out, 0 none. */
+ * then again by that, or four times further before it (at most to a
+ * quarter of the way), at most five tries. Stopped inside a long loop,
+ * the point is where the loop is left (erp_take_point's leave_loop):
+ * what the piece steps before the hit is then what follows the loop.
+ * 1 with *out, 0 none. */
 static int point_before_hit(struct history_event *he, size_t k, const struct trace_state *hit,
 			    uint64_t hit_cpu, const struct trace_state *prev, uint64_t prev_cpu,
 			    struct trace_state *out, uint8_t sp[STATE_RECORD_SP_LEN])
@@ -942,22 +943,28 @@ static int point_before_hit(struct history_event *he, size_t k, const struct tra
 	if (materialise_cut_at(he->ev, hit, &view, &owned) < 0)
 		return 0;
 	uint64_t way = hit_cpu - prev_cpu, before = he->tail_budget_ns;
-	for (int i = 0; i < 4 && rc == 0 && before < way; i++) {
+	for (int i = 0; i < 5 && rc == 0 && before < way; i++) {
 		uint64_t ran = 0;
-		rc = prev ? event_end_point_after(he->end, &view, prev, way - before, out, sp, &ran,
-						  err, sizeof err)
-			  : event_end_tail_point(he->end, &view, k, way - before, out, sp, &ran, err,
-						 sizeof err);
+		rc = prev ? event_end_point_after(he->end, &view, prev, way - before, true, out, sp,
+						  &ran, err, sizeof err)
+			  : event_end_tail_point(he->end, &view, k, way - before, true, out, sp, &ran,
+						 err, sizeof err);
 		if (rc < 0)
 			fprintf(stderr, "ptrev: cannot begin the piece shortly before the hit (%s)\n",
 				err);
 		/* It reached the hit first: this kind of run took that long
 		 * to it (the hit's replay, counted otherwise, may differ by a
-		 * third); the next try by that, else further back. */
+		 * third); the next try by that, else further back, at most to
+		 * a quarter of the way: a run stops late by what resuming the
+		 * thread costs, tens of us here (a stretch of 53 us to the
+		 * hit, asked to stop after 37, stopped 4,000 instructions
+		 * before the hit, too close for a window to find a rare PC). */
 		if (rc == 0 && ran > before && ran < way)
 			way = ran;
+		else if (before < way / 4 * 3)
+			before = before * 4 < way / 4 * 3 ? before * 4 : way / 4 * 3;
 		else
-			before *= 4;
+			break;
 	}
 	free(owned);
 	return rc > 0 ? 1 : 0;
@@ -1159,8 +1166,8 @@ struct timeline *history_event_longer(struct history_event *he, bool inside,
 		struct timeline *tl = was ? NULL : to_next_hit(he, after, why, old, err, errlen);
 		if (tl || he->interrupted)
 			return tl;
-		int rc = event_end_point_after(he->end, he->ev, hit, after, &to, sp, NULL, err,
-					       errlen);
+		int rc = event_end_point_after(he->end, he->ev, hit, after, false, &to, sp, NULL,
+					       err, errlen);
 		if (rc > 0) /* the same start and hits, the end further on */
 			return piece_between(he, tail_start(he, &point), point, he->tail_start_nth,
 					     &to, he->tail_end_nth, he->tail_end_cpu, after,

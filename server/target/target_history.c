@@ -272,12 +272,12 @@ static bool further_back_run(struct history_target *h, pid_t tid, const struct s
 /* tid stands at the start of a tail's history, going back: a history
  * that begins further back. For a reverse-continue (stops given), a
  * native search first finds the stretch of the last breakpoint or
- * watchpoint hit before. With breakpoints and write watchpoints only
- * (one thread), the history of that stretch alone (a piece: only it is
+ * watchpoint hit before. With breakpoints and watchpoints (one
+ * thread), the history of that stretch alone (a piece: only it is
  * stepped; a write the registers do not see, a syscall's: its event and
  * the stretch after), tid at its end: no hit comes between there and
  * here; none at all: the whole history at its start. Else (steps,
- * other watchpoints, more points than the debug registers hold) a tail
+ * watchpoints with threads, more points than the debug registers hold) a tail
  * that ends where this one does, at the same position
  * counted from its end: one about four times as long, or the one that
  * begins with the hit's stretch where that goes further back; the whole
@@ -293,9 +293,10 @@ static bool further_back(struct history_target *h, pid_t tid, const struct stop_
 		return further_back_run(h, tid, stops);
 	size_t from = 0, cur = history_event_tail_from(he);
 	bool bps = stops && breakpoints_only(stops);
-	/* Write watchpoints too: the search sees the program's stores, and
-	 * the recording says which events may write behind its back. */
-	bool pieces = bps || (stops && history_event_watch_pieces(he, stops));
+	/* Watchpoints too: the search's registers see the program's own
+	 * accesses, and the recording says which events may write behind
+	 * its back. */
+	bool pieces = bps || (stops && history_event_watch_pieces(he));
 	int found = stops ? history_event_search_back(he, stops, &from) : -1;
 	if (he->interrupted)
 		return false; /* gdb's Ctrl-C during the search */
@@ -731,7 +732,7 @@ static int history_resume(struct target *t, const struct target_resume *r)
 			    !(again || timeline_at_end(h->tl, tid)) || (!again && history_event_ends_inside(h->ev)))
 				break;
 			bool searched = stops && (breakpoints_only(stops) ||
-						  history_event_watch_pieces(h->ev, stops));
+						  history_event_watch_pieces(h->ev));
 			if (again && !step && searched && !history_event_whole_ready(h->ev) &&
 			    further_on(h, tid, stops)) {
 				/* A piece that ends where the hit is (where gdb

@@ -222,11 +222,12 @@ bool history_event_tail_only(const struct history_event *he);
  * (he->interrupted). */
 int history_event_search_back(struct history_event *he, const struct stop_set *stops,
 			      size_t *from);
-/* Can a reverse-continue to stops end its history at the hit found
- * (a piece), watchpoints among them: a recording of one thread, write
- * watchpoints only (with history_event_search_back's he->hit_write).
+/* Can a reverse-continue end its history at the hit found (a piece),
+ * watchpoints among them (any kind: the search's access registers see
+ * reads too; with history_event_search_back's he->hit_write): a
+ * recording of one thread.
  * PTREV_WATCH_PIECES=0: never (the reference of benchmarks). */
-bool history_event_watch_pieces(const struct history_event *he, const struct stop_set *stops);
+bool history_event_watch_pieces(const struct history_event *he);
 /* ...or where a tail begins that holds four times the native run time of
  * the last one (and ends where it does), and at least one stretch more;
  * 0: that is the whole history. */

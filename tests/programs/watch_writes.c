@@ -1,7 +1,9 @@
 /* Reverse-execution test (watch_pieces.py): a watched byte written in
  * turn by the program's own store and by the kernel (a read() into it),
  * each round's write followed by a long computation, one stretch of the
- * recording, so that the writes lie far from the recording's end.
+ * recording, so that the writes lie far from the recording's end. A
+ * second byte (cell[1]) is read by the program in the store's rounds and
+ * written by the kernel's read() in the others: for rwatch and awatch.
  * argv[1]: rounds (6), argv[2]: passes of each computation (100000). */
 #include <fcntl.h>
 #include <stdio.h>
@@ -29,7 +31,8 @@ int main(int argc, char **argv)
 	for (int round = 0; round < rounds; round++) {
 		if (round % 2 == 0) {
 			cell[0] = (char)('A' + round); /* the program's store */
-		} else if (read(fd, cell, 1) != 1) { /* the kernel's */
+			sum += (unsigned char)cell[1]; /* the program's read */
+		} else if (read(fd, cell, 2) != 2) { /* the kernel's writes */
 			return 3;
 		}
 		/* An address-space change elsewhere: no write to cell. */

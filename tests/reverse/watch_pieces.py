@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""reverse-continue with a write watchpoint makes only the history of the
-write's stretch (issue 11: materialise only the stretch that holds the
-hit), as it does for breakpoints.
+"""reverse-continue with a watchpoint makes only the history of the
+access's stretch (issue 11: materialise only the stretch that holds the
+hit), as it does for breakpoints: write watchpoints, and read and access
+ones (the debug registers' access search; the history made says whether
+it was a read).
 
 watch_writes writes its watched byte in turn by its own store and by a
 read() into it, each followed by a long computation (one stretch of the
@@ -99,10 +101,56 @@ continue
 continue
 '''
 
+# Read and access watchpoints on cell[1]: the program reads it in even
+# rounds, the kernel's read() writes it in odd ones (an access in the
+# history too). Back through rounds 5, 4 and 3, a step, on again; then a
+# read watchpoint back from round 4.
+ACCESS = '''awatch cell[1]
+reverse-continue
+frame function main
+print round
+reverse-continue
+frame function main
+print round
+reverse-continue
+frame function main
+print round
+info registers rip rax
+reverse-stepi
+info registers rip
+continue
+frame function main
+print round
+continue
+frame function main
+print round
+delete
+rwatch cell[1]
+reverse-continue
+frame function main
+print round
+reverse-continue
+frame function main
+print round
+reverse-continue
+frame function main
+print round
+bt
+'''
+
 
 def gdb(ptrev, trace, prog, env, session=SESSION):
     return gdb_replay(ptrev, trace, prog, session, dict(PTREV_BACKGROUND_HISTORY='0', **env),
                       'set pagination off\nset remotetimeout 120\n')
+
+
+def to_hit(lines, move):
+    """Instruction counts of the histories made for move that end at the
+    hit (from its stretch's start or from a point inside it)."""
+    pat = (r'ptrev: %s \(found natively\): made the history from (?:event \d+|an earlier '
+           r'point) to the hit only, inside the stretch before event \d+: (\d+) instructions'
+           % move)
+    return [int(m.group(1)) for m in (re.match(pat, ln) for ln in lines) if m]
 
 
 def main():
@@ -133,10 +181,11 @@ def main():
     check(sizes and all(n < 1000 for n in sizes),
           'that history begins right before the syscall, not with the computation before it '
           '(%s)' % sizes)
-    check(any(re.match(r'ptrev: going back to the last breakpoint or watchpoint hit \(found '
-                       r'natively\): made the history from event \d+ to the hit only', ln)
-              for ln in lines),
-          'a store: the history up to it only (%s)' % lines)
+    stores = to_hit(lines, 'going back to the last breakpoint or watchpoint hit')
+    check(stores, 'a store: the history up to it only (%s)' % lines)
+    check(any(n < 1000 for n in stores),
+          'a store right after the computation: the history from where its loop is left, not '
+          'the loop (%s)' % stores)
     check(not any('mmap' in ln or 'munmap' in ln for ln in lines),
           'an mmap and munmap elsewhere are not writes to the watched byte (%s)' % lines)
     check(not any(ln.startswith('ptrev: going back past the history made') or
@@ -159,13 +208,41 @@ def main():
                                 'natively): made the history of events') for ln in lines),
           'going forwards, a read() into the watched byte: its event and the stretch after it '
           '(%s)' % lines)
-    check(any(re.match(r'ptrev: going on to the next breakpoint hit \(found natively\): made '
-                       r'the history from event \d+ to the hit only', ln) for ln in lines),
+    check(to_hit(lines, 'going on to the next breakpoint hit'),
           'going forwards, a store: the history up to it only (%s)' % lines)
     check(not any(ln.startswith('ptrev: going on past the history made') for ln in lines[2:]),
           'no piece grown step by step (%s)' % lines)
     check_shown_as(whole_on, on, 'going forwards, every watchpoint stop, value, register and '
                    'backtrace as on the whole history')
+
+    whole_acc = gdb(ptrev, trace, prog, {'PTREV_TAIL_HISTORY': '0'}, ACCESS)
+    rounds = re.findall(r'^\$\d+ = (\d+)$', whole_acc, re.M)
+    check(rounds == ['5', '4', '3', '3', '4', '3', '2', '1']
+          and 'Hardware read watchpoint 2: cell[1]' in whole_acc,
+          'the oracle stops at each access of cell[1], the program\'s reads and the '
+          'kernel\'s writes (%s)' % rounds)
+    acc = gdb(ptrev, trace, prog, {'PTREV_TAIL_EVENTS': '1', 'PTREV_TAIL_US': '1',
+                                   'PTREV_HIT_POINT': '1'}, ACCESS)
+    reads = []
+    for kind, part in (('awatch', acc.split('Hardware read watchpoint 2')[0]),
+                       ('rwatch', acc.split('Hardware read watchpoint 2', 1)[1])):
+        lines = ptrev_lines(part)
+        reads += to_hit(lines, 'going back to the last breakpoint or watchpoint hit')
+        check(to_hit(lines, 'going back to the last breakpoint or watchpoint hit')
+              and any(re.match(r'ptrev: event \d+ \(syscall read \(0\)\) may write the '
+                               r'watched memory', ln) for ln in lines),
+              '%s: the program\'s read, the history up to it only; the kernel\'s write, its '
+              'event (%s)' % (kind, lines))
+    check(any(n < 1000 for n in reads),
+          'a read right after the computation: the history from where its loop is left (%s)'
+          % reads)
+    lines = ptrev_lines(acc)
+    check(to_hit(lines, 'going on to the next breakpoint hit'),
+          'awatch going forwards: the history up to the next read only (%s)' % lines)
+    check(sum(ln.startswith('ptrev: going back past the history made') for ln in lines) <= 1,
+          'no longer tails, but for the reverse-stepi before a syscall (%s)' % lines)
+    check_shown_as(whole_acc, acc, 'read and access watchpoints: every stop, value, register '
+                   'and backtrace as on the whole history')
 
     # The reference: no pieces for watchpoints (the longer tails before).
     tails = gdb(ptrev, trace, prog, {'PTREV_TAIL_EVENTS': '1', 'PTREV_TAIL_US': '1',
@@ -174,8 +251,8 @@ def main():
               for ln in ptrev_lines(tails)),
           'PTREV_WATCH_PIECES=0 makes longer tails (%s)' % ptrev_lines(tails))
     check_shown_as(whole, tails, 'the same with PTREV_WATCH_PIECES=0')
-    finish()
+    return finish()
 
 
 if __name__ == '__main__':
-    main()
+    sys.exit(main())
