@@ -48,7 +48,9 @@ static void usage(FILE *f)
 	      "recorder (auto), for reverse execution; --no-record: as gdbserver, no history.\n"
 	      "--attach PID serves a running process (not recorded unless --record is given);\n"
 	      "--wrapper runs the program through WRAPPER, which execs it;\n"
-	      "--disable-packet=vCont,T,Tthread,qC,qfThreadInfo,threads as gdbserver.\n",
+	      "--disable-packet=vCont,T,Tthread,qC,qfThreadInfo,threads as gdbserver.\n"
+	      "gdbserver's own form works too: ptrev serve [options] HOST:PORT|- PROG [ARGS...],\n"
+	      "--multi HOST:PORT, --attach HOST:PORT PID.\n",
 	      f);
 }
 
@@ -74,12 +76,52 @@ struct serve_opts {
 	char **prog_argv;     /* PROG ARGS..., NULL-terminated */
 };
 
+/* Is a gdbserver's COMM argument, where the connection goes: [HOST]:PORT,
+ * or "-" / "stdio" for stdin and stdout? (A program's name has no colon
+ * before digits alone; one that does is given after "--".) */
+static bool is_comm(const char *a)
+{
+	if (strcmp(a, "-") == 0 || strcmp(a, "stdio") == 0)
+		return true;
+	const char *colon = strrchr(a, ':');
+	if (!colon || !colon[1] || strchr(a, '/'))
+		return false;
+	for (const char *p = colon + 1; *p; p++)
+		if (*p < '0' || *p > '9')
+			return false;
+	return true;
+}
+
+/* COMM as --listen's HOST:PORT; NULL for stdin and stdout. */
+static const char *comm_address(const char *a)
+{
+	return strcmp(a, "-") && strcmp(a, "stdio") ? a : NULL;
+}
+
+/* Where the connection goes, said once: by --listen, --stdio, or as
+ * gdbserver's COMM (gdbserver [OPTIONS] COMM PROG, --attach COMM PID,
+ * --multi COMM). */
+static int take_comm(struct serve_opts *o, bool *said, const char *how, const char *listen)
+{
+	if (*said) {
+		fprintf(stderr, "ptrev serve: where gdb connects is given twice (%s): give one of "
+			"--listen HOST:PORT, --stdio, or gdbserver's HOST:PORT or -\n", how);
+		return -1;
+	}
+	*said = true;
+	o->stdio = listen == NULL;
+	if (listen)
+		o->listen = listen;
+	return 0;
+}
+
 static int parse_serve(int argc, char **argv, struct serve_opts *o)
 {
 	memset(o, 0, sizeof *o);
 	o->listen = "127.0.0.1:1234";
 	o->backend = "auto";
 	o->exit_stop = true;
+	bool comm = false;
 	int i;
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -87,11 +129,14 @@ static int parse_serve(int argc, char **argv, struct serve_opts *o)
 			i++;
 			break;
 		} else if (strcmp(a, "--stdio") == 0) {
-			o->stdio = true;
+			if (take_comm(o, &comm, a, NULL) < 0)
+				return -1;
 		} else if (strcmp(a, "--listen") == 0 && i + 1 < argc) {
-			o->listen = argv[++i];
+			if (take_comm(o, &comm, a, argv[++i]) < 0)
+				return -1;
 		} else if (strncmp(a, "--listen=", 9) == 0) {
-			o->listen = a + 9;
+			if (take_comm(o, &comm, "--listen", a + 9) < 0)
+				return -1;
 		} else if (strcmp(a, "--backend") == 0 && i + 1 < argc) {
 			o->backend = argv[++i];
 			o->backend_said = true;
@@ -118,6 +163,12 @@ static int parse_serve(int argc, char **argv, struct serve_opts *o)
 			o->nwrapper = (size_t)(w - i - 1);
 			i = w;
 		} else if (strcmp(a, "--attach") == 0 && i + 1 < argc) {
+			/* gdbserver's order: --attach COMM PID */
+			if (is_comm(argv[i + 1]) && i + 2 < argc &&
+			    take_comm(o, &comm, argv[i + 1], comm_address(argv[i + 1])) < 0)
+				return -1;
+			if (is_comm(argv[i + 1]) && i + 2 < argc)
+				i++;
 			char *end;
 			long pid = strtol(argv[++i], &end, 10);
 			if (*end || pid <= 0 || pid > INT_MAX) {
@@ -138,6 +189,10 @@ static int parse_serve(int argc, char **argv, struct serve_opts *o)
 			o->exit_stop = false;
 		} else if (strcmp(a, "--no-record") == 0) {
 			o->no_record = true;
+		} else if (is_comm(a)) {
+			/* gdbserver's COMM: gdbserver :1234 PROG, gdbserver - PROG */
+			if (take_comm(o, &comm, a, comm_address(a)) < 0)
+				return -1;
 		} else if (a[0] == '-') {
 			fprintf(stderr, "ptrev serve: unknown option '%s'\n", a);
 			return -1;
