@@ -927,8 +927,8 @@ static struct timeline *piece_from_hit(struct history_event *he, size_t k, uint6
  * cold PC). The hit's PC is watched on the way (the stretch of the cut
  * ends there), so a run that reaches the hit first takes no point and
  * says how long it ran to it (a run's time varies, by a third here):
- * then again by that, or four times further before it (at most to a
- * quarter of the way), at most five tries. Stopped inside a long loop,
+ * then again by that, or four times further before it (at most to
+ * half of the way), at most five tries. Stopped inside a long loop,
  * the point is where the loop is left (erp_take_point's leave_loop):
  * what the piece steps before the hit is then what follows the loop.
  * 1 with *out, 0 none. */
@@ -955,14 +955,14 @@ static int point_before_hit(struct history_event *he, size_t k, const struct tra
 		/* It reached the hit first: this kind of run took that long
 		 * to it (the hit's replay, counted otherwise, may differ by a
 		 * third); the next try by that, else further back, at most to
-		 * a quarter of the way: a run stops late by what resuming the
+		 * half of the way: a run stops late by what resuming the
 		 * thread costs, tens of us here (a stretch of 53 us to the
 		 * hit, asked to stop after 37, stopped 4,000 instructions
 		 * before the hit, too close for a window to find a rare PC). */
 		if (rc == 0 && ran > before && ran < way)
 			way = ran;
-		else if (before < way / 4 * 3)
-			before = before * 4 < way / 4 * 3 ? before * 4 : way / 4 * 3;
+		else if (before < way / 2)
+			before = before * 4 < way / 2 ? before * 4 : way / 2;
 		else
 			break;
 	}
@@ -1107,11 +1107,37 @@ struct timeline *history_event_head(struct history_event *he, struct timeline *o
  * the step ends at the piece's end, with no search; the same start.
  * PTREV_HIT_NEXT_US=N: within N us instead (tests: 0 never, a large N
  * always). NULL (err empty) where it is not, or cannot be. */
+/* Where history_event_longer's growth of a piece that ends at a hit (or
+ * a point after it: end) begins: at the piece's start, so that steps back
+ * past the hit need no more history; or, where the piece took long to
+ * make (GROW_FROM_END_S; PTREV_GROW_FROM_END=0 never, 1 always), at its
+ * end, where the thread stands (he->grew_from_end): gdb steps over the
+ * breakpoint before each continue, and a piece of python3's long start
+ * (365,000 instructions, 4 s) was made again for every one. The event
+ * of its stretch, with *start and *start_nth. */
+#define GROW_FROM_END_S 0.5
+#define FROM_END "going on from where the history made ends"
+static size_t grow_start(struct history_event *he, const struct trace_state *end,
+			 const struct trace_state **start, uint64_t *start_nth)
+{
+	const char *v = getenv("PTREV_GROW_FROM_END");
+	he->grew_from_end = v && (v[0] == '0' || v[0] == '1') ? v[0] == '1'
+							   : he->tail_seconds >= GROW_FROM_END_S;
+	if (he->grew_from_end) {
+		*start = end;
+		*start_nth = he->tail_end_nth; /* the hits up to the end's (as on_inside) */
+		return end->pos;
+	}
+	*start_nth = he->tail_start_nth;
+	return tail_start(he, start);
+}
+
 static struct timeline *to_next_hit(struct history_event *he, uint64_t after, const char *why,
 				    struct timeline *old, char *err, size_t errlen)
 {
 	const struct trace_state *end = &he->tail_view.states[he->tail_view.nstates - 1];
 	const struct trace_state *point;
+	uint64_t start_nth;
 	struct trace_state next;
 	uint8_t sp[STATE_RECORD_SP_LEN];
 	uint64_t cpu = 0;
@@ -1127,15 +1153,17 @@ static struct timeline *to_next_hit(struct history_event *he, uint64_t after, co
 	err[0] = 0;
 	if (rc <= 0 || !cpu || cpu > he->tail_end_cpu + after)
 		return NULL;
-	size_t from = tail_start(he, &point);
-	return piece_between(he, from, point, he->tail_start_nth, &next, he->tail_end_nth + 1, cpu,
-			     0, he->tail_pts, he->tail_npts, why, old, err, errlen);
+	size_t from = grow_start(he, end, &point, &start_nth);
+	return piece_between(he, from, point, start_nth, &next, he->tail_end_nth + 1, cpu, 0,
+			     he->tail_pts, he->tail_npts, he->grew_from_end ? FROM_END : why, old,
+			     err, errlen);
 }
 
 struct timeline *history_event_longer(struct history_event *he, bool inside,
 				      struct timeline *old, char *err, size_t errlen)
 {
 	err[0] = 0;
+	he->grew_from_end = false;
 	if (!history_event_cut(he) || !he->end || history_event_whole_ready(he))
 		return NULL;
 	/* Four times the native run of the piece there is: going on step
@@ -1168,10 +1196,13 @@ struct timeline *history_event_longer(struct history_event *he, bool inside,
 			return tl;
 		int rc = event_end_point_after(he->end, he->ev, hit, after, false, &to, sp, NULL,
 					       err, errlen);
-		if (rc > 0) /* the same start and hits, the end further on */
-			return piece_between(he, tail_start(he, &point), point, he->tail_start_nth,
-					     &to, he->tail_end_nth, he->tail_end_cpu, after,
-					     he->tail_pts, he->tail_npts, why, old, err, errlen);
+		uint64_t start_nth;
+		if (rc > 0) { /* the same hits, the end further on */
+			size_t from = grow_start(he, hit, &point, &start_nth);
+			return piece_between(he, from, point, start_nth, &to, he->tail_end_nth,
+					     he->tail_end_cpu, after, he->tail_pts, he->tail_npts,
+					     he->grew_from_end ? FROM_END : why, old, err, errlen);
+		}
 		if (rc < 0)
 			fprintf(stderr, "ptrev: cannot grow the piece inside its stretch (%s): to the "
 				"stretch's end\n", err);
@@ -1180,7 +1211,13 @@ struct timeline *history_event_longer(struct history_event *he, bool inside,
 	size_t last = event_end_piece_on(he->end, he->tail_last, budget);
 	if (last == SIZE_MAX)
 		return NULL;
-	return widen(he, tail_start(he, &point), point, 0, last, NULL, why, old, err, errlen);
+	uint64_t start_nth;
+	size_t from = history_event_ends_inside(he)
+			      ? grow_start(he, &he->tail_view.states[he->tail_view.nstates - 1], &point,
+					   &start_nth)
+			      : tail_start(he, &point);
+	return widen(he, from, point, 0, last, NULL, he->grew_from_end ? FROM_END : why, old, err,
+		     errlen);
 }
 
 struct timeline *history_event_head_to_run(struct history_event *he, size_t run,

@@ -432,7 +432,10 @@ static bool piece_on(struct history_target *h, pid_t tid, bool inside)
 		return false;
 	}
 	take_history(h, tid, tl, NULL);
-	place_at(tl, tid, &w);
+	if (he->grew_from_end) /* where tid stood, the end, begins it */
+		timeline_move_to(tl, tid, 0);
+	else
+		place_at(tl, tid, &w);
 	return true;
 }
 

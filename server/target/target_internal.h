@@ -135,6 +135,10 @@ struct history_event {
 	/* How far past the hit, in the program's native run, the piece was
 	 * last grown inside the stretch (history_event_longer; 0: not). */
 	uint64_t tail_hit_ns;
+	/* The last growth began at the end before, where the thread stands
+	 * (history_event_longer: the piece there took long to make): the
+	 * thread's place is the new piece's start. */
+	bool grew_from_end;
 	/* Such a piece may begin at an earlier hit of the same points in
 	 * that stretch (the tail's point): its number there and the end's
 	 * (tail_start_nth 0: it begins at an event), and the points, so

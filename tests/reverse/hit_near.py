@@ -130,6 +130,34 @@ continue
 info registers rip
 '''
 
+# The same, then stepping back past where a continue's piece began: a
+# piece that took long to make grows from its end, where the thread
+# stands (PTREV_GROW_FROM_END=1 here: always), not from its start again.
+GROW = '''break fold
+reverse-continue
+reverse-continue
+reverse-continue
+print i
+continue
+print i
+continue
+print i
+stepi
+stepi
+info registers rip
+reverse-stepi
+reverse-stepi
+reverse-stepi
+info registers rip rsp
+print i
+reverse-continue
+print i
+continue
+print i
+continue
+print i
+'''
+
 
 def gdb(ptrev, trace, prog, env, session=SESSION):
     return gdb_replay(ptrev, trace, prog, session, dict(PTREV_BACKGROUND_HISTORY='0', **env),
@@ -210,6 +238,21 @@ def main():
     check(grown, 'the step over the breakpoint makes the piece end at the next hit (%s)' % lines)
     check_shown_as(whole, on, 'on from hit to hit, every register and variable as on the whole '
                    'history')
+
+    whole = gdb(ptrev, trace, prog, {'PTREV_TAIL_HISTORY': '0'}, GROW)
+    for next_us in ('0', '1000000'):
+        grow = gdb(ptrev, trace, prog, dict(tiny, PTREV_GROW_FROM_END='1',
+                                            PTREV_HIT_NEXT_US=next_us), GROW)
+        lines = ptrev_lines(grow)
+        check(any(ln.startswith('ptrev: going on from where the history made ends: made the '
+                                'history ') for ln in lines)
+              and not any(ln.startswith('ptrev: going on past the history made, a longer '
+                                        'piece: made the history from an earlier point')
+                          for ln in lines),
+              'the step over the breakpoint grows the piece from its end, not from its start '
+              '(PTREV_HIT_NEXT_US=%s: %s)' % (next_us, lines))
+        check_shown_as(whole, grow, 'grown from its end, then back past that (PTREV_HIT_NEXT_US'
+                       '=%s): every register and variable as on the whole history' % next_us)
 
     return finish()
 
