@@ -1100,13 +1100,6 @@ struct timeline *history_event_head(struct history_event *he, struct timeline *o
 		     errlen);
 }
 
-/* history_event_longer's first growth of a piece that ends at hit e of
- * its stretch (gdb's step over the breakpoint before a continue, a
- * stepi there): to hit e + 1 of the same points where the thread's own
- * run reaches it within `after` of the end, so that the continue after
- * the step ends at the piece's end, with no search; the same start.
- * PTREV_HIT_NEXT_US=N: within N us instead (tests: 0 never, a large N
- * always). NULL (err empty) where it is not, or cannot be. */
 /* Where history_event_longer's growth of a piece that ends at a hit (or
  * a point after it: end) begins: at the piece's start, so that steps back
  * past the hit need no more history; or, where the piece took long to
@@ -1132,6 +1125,14 @@ static size_t grow_start(struct history_event *he, const struct trace_state *end
 	return tail_start(he, start);
 }
 
+/* history_event_longer's first growth of a piece that ends at hit e of
+ * its stretch (gdb's step over the breakpoint before a continue, a
+ * stepi there): to hit e + 1 of the same points where the thread's own
+ * run reaches it within `after` of the end, so that the continue after
+ * the step ends at the piece's end, with no search; the start
+ * grow_start's.
+ * PTREV_HIT_NEXT_US=N: within N us instead (tests: 0 never, a large N
+ * always). NULL (err empty) where it is not, or cannot be. */
 static struct timeline *to_next_hit(struct history_event *he, uint64_t after, const char *why,
 				    struct timeline *old, char *err, size_t errlen)
 {
