@@ -24,6 +24,7 @@
 #include "ptrev/materialise_job.h"
 #include "ptrev/ptrace_handover.h"
 #include "ptrev/syscall_table.h"
+#include "ptrev/unrecorded_insns.h"
 
 /* PTREV_BACKGROUND_HISTORY=0 makes the history only when first needed
  * (what the benchmark compares with), the request waiting for it. */
@@ -77,9 +78,14 @@ int history_event_open(struct history_event *he, const struct trace_data *ev, bo
 	if (!he->end) {
 		/* The inner reason may say that earlier positions keep their
 		 * state: not in this replay, which must show the end first. */
+		/* What went differently may be long before what shows it: an
+		 * instruction whose result was not recorded. */
+		char hint[512] = "";
+		if (strstr(why, "diverged") && unrecorded_insns_note(ev, hint + 2, sizeof hint - 2))
+			memcpy(hint, "; ", 2);
 		snprintf(err, errlen, "cannot re-execute this event recording to its end, which a "
 			 "replay shows first (a recording made with --backend sw can be replayed up to "
-			 "there): %s", why);
+			 "there): %s%s", why, hint);
 		return -1;
 	}
 	/* The thread that ended the recording: the one a fatal signal killed,
