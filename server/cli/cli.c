@@ -193,6 +193,10 @@ static int parse_serve(int argc, char **argv, struct serve_opts *o)
 			/* gdbserver's COMM: gdbserver :1234 PROG, gdbserver - PROG */
 			if (take_comm(o, &comm, a, comm_address(a)) < 0)
 				return -1;
+		} else if (strcmp(a, "--listen") == 0 || strcmp(a, "--backend") == 0 ||
+			   strcmp(a, "-o") == 0 || strcmp(a, "--attach") == 0) {
+			fprintf(stderr, "ptrev serve: %s needs a value\n", a); /* the last word */
+			return -1;
 		} else if (a[0] == '-') {
 			fprintf(stderr, "ptrev serve: unknown option '%s'\n", a);
 			return -1;
@@ -544,7 +548,10 @@ static int cmd_replay(int argc, char **argv)
 			listen = argv[++i];
 		else if (strncmp(argv[i], "--listen=", 9) == 0)
 			listen = argv[i] + 9;
-		else if (argv[i][0] == '-' || file) {
+		else if (strcmp(argv[i], "--listen") == 0) {
+			fputs("ptrev replay: --listen needs a value (HOST:PORT)\n", stderr);
+			return 2;
+		} else if (argv[i][0] == '-' || file) {
 			fprintf(stderr, "ptrev replay: unexpected argument '%s'\n"
 				"usage: ptrev replay [--listen HOST:PORT | --stdio] FILE\n", argv[i]);
 			return 2;

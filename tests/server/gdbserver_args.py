@@ -7,7 +7,7 @@ gdbserver user's first try; before, ptrev ran ":PORT" as the program
 gdbserver (the oracle) and to `ptrev serve --no-record`; gdb's session
 against each says the same (the program's exit and output, the attached
 program's frames). Where gdb connects, given twice, is an error that
-starts nothing.
+starts nothing; so is an option whose value is missing, which says so.
 
 usage: gdbserver_args.py PTREV PROGRAM_DIR
 """
@@ -122,6 +122,13 @@ def main():
     check(r.returncode != 0 and 'given twice' in r.stderr and 'exiting' not in r.stdout,
           '--listen and a gdbserver address both: an error that runs nothing (%s)'
           % r.stderr.strip())
+    # An option whose value is missing (the line's last word) says so,
+    # rather than calling the option unknown.
+    for words in (['serve', '--listen'], ['serve', '--backend'], ['serve', '-o'],
+                  ['serve', '--attach'], ['replay', '--listen']):
+        r = subprocess.run([ptrev] + words, capture_output=True, text=True, timeout=30)
+        check(r.returncode == 2 and '%s needs a value' % words[-1] in r.stderr,
+              'ptrev %s: needs a value (%s)' % (' '.join(words), r.stderr.strip()))
     return finish()
 
 
