@@ -372,6 +372,7 @@ static int make_tail(struct history_event *he, char *err, size_t errlen)
 	he->tail_budget_ns = tail_budget_ns();
 	he->tail_events = materialise_tail_events(he->ev, from, run);
 	he->tail_seconds = (double)st.ns / 1e9;
+	he->tail_insns = st.instructions;
 	fprintf(stderr, "ptrev: made the history of the last %zu event%s%s first: %llu "
 		"instructions in %.1f s (the whole history is made %s; going back further makes "
 		"a longer tail's)\n", he->tail_events, he->tail_events == 1 ? "" : "s",
@@ -710,6 +711,7 @@ static struct timeline *take_made(struct history_event *he, struct trace_data *m
 	he->tail_split = false;
 	he->tail_events = materialise_tail_events(cut ? &view : he->ev, from, run);
 	he->tail_seconds = (double)st.ns / 1e9;
+	he->tail_insns = st.instructions;
 	if (cutview == &he->head)
 		fprintf(stderr, "ptrev: %s: made the history of its first thread only, until it "
 			"makes another: %llu instructions in %.1f s\n", why,
@@ -824,11 +826,13 @@ struct timeline *history_event_widen_back(struct history_event *he, size_t from,
 
 /* Is ending a piece at its hit worth one more native replay (to the hit,
  * from the copy nearest before its stretch) and a trap at each hit of
- * the stretch before it? Where the stretch ran long: about 100 us of
- * the program's native run is half a million instructions, seconds to
- * step, and the hit may lie anywhere in it. PTREV_HIT_POINT=0: never,
- * 1: always (tests). */
-#define HIT_POINT_MIN_NS 100000ull
+ * the stretch before it? Where the stretch ran long: 20 us of the
+ * program's native run can be 100,000 instructions, a third of a second
+ * to step, against tenths of that for the replay, and the hit may lie
+ * anywhere in it (at 100 us, tail_work's stretch of 513,390 instructions,
+ * 1.7 s, was stepped whole for a hit 17 instructions in).
+ * PTREV_HIT_POINT=0: never, 1: always (tests). */
+#define HIT_POINT_MIN_NS 20000ull
 /* PTREV_HIT_NEAR=0: a piece that ends at a hit begins with its stretch,
  * never at the hit before, and a continue past it makes the stretch of
  * the next hit whole (the benchmark's reference). */
@@ -1108,20 +1112,22 @@ struct timeline *history_event_head(struct history_event *he, struct timeline *o
 
 /* Where history_event_longer's growth of a piece that ends at a hit (or
  * a point after it: end) begins: at the piece's start, so that steps back
- * past the hit need no more history; or, where the piece took long to
- * make (GROW_FROM_END_S; PTREV_GROW_FROM_END=0 never, 1 always), at its
- * end, where the thread stands (he->grew_from_end): gdb steps over the
- * breakpoint before each continue, and a piece of python3's long start
- * (365,000 instructions, 4 s) was made again for every one. The event
- * of its stretch, with *start and *start_nth. */
-#define GROW_FROM_END_S 0.5
+ * past the hit need no more history; or, where the piece is long to
+ * make again (GROW_FROM_END_INSNS stepped, half a second or more here,
+ * counted so rather than timed so that a loaded machine decides the
+ * same; PTREV_GROW_FROM_END=0 never, 1 always), at its end, where the
+ * thread stands (he->grew_from_end): gdb steps over the breakpoint before
+ * each continue, and a piece of python3's long start (365,000
+ * instructions, 4 s) was made again for every one. The event of its
+ * stretch, with *start and *start_nth. */
+#define GROW_FROM_END_INSNS 200000
 #define FROM_END "going on from where the history made ends"
 static size_t grow_start(struct history_event *he, const struct trace_state *end,
 			 const struct trace_state **start, uint64_t *start_nth)
 {
 	const char *v = getenv("PTREV_GROW_FROM_END");
 	he->grew_from_end = v && (v[0] == '0' || v[0] == '1') ? v[0] == '1'
-							   : he->tail_seconds >= GROW_FROM_END_S;
+							   : he->tail_insns >= GROW_FROM_END_INSNS;
 	if (he->grew_from_end) {
 		*start = end;
 		*start_nth = he->tail_end_nth; /* the hits up to the end's (as on_inside) */

@@ -111,6 +111,7 @@ struct history_event {
 	void *alive_ctx;
 	bool interrupted;
 	double tail_seconds;
+	uint64_t tail_insns;     /* ...and its instructions */
 	uint64_t tail_budget_ns; /* the native run time it was chosen to hold */
 	/* A tail that ends early, after event tail_last (a piece: going back
 	 * to a breakpoint hit far from the end), made from tail_view, the

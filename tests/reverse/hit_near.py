@@ -160,7 +160,10 @@ print i
 
 
 def gdb(ptrev, trace, prog, env, session=SESSION):
-    return gdb_replay(ptrev, trace, prog, session, dict(PTREV_BACKGROUND_HISTORY='0', **env),
+    # Growth from the piece's start unless a session says otherwise
+    # (grow_start; GROW).
+    return gdb_replay(ptrev, trace, prog, session,
+                      dict(dict(PTREV_BACKGROUND_HISTORY='0', PTREV_GROW_FROM_END='0'), **env),
                       'set pagination off\nset remotetimeout 120\n')
 
 

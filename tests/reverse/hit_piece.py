@@ -79,7 +79,9 @@ info registers rip
 
 
 def gdb(ptrev, trace, prog, env):
-    return gdb_replay(ptrev, trace, prog, SESSION, dict(PTREV_BACKGROUND_HISTORY='0', **env),
+    # Growth from the piece's start, whatever its size (grow_start).
+    return gdb_replay(ptrev, trace, prog, SESSION, dict(PTREV_BACKGROUND_HISTORY='0',
+                                                        PTREV_GROW_FROM_END='0', **env),
                       'set pagination off\nset remotetimeout 120\n')
 
 

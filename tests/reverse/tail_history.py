@@ -255,10 +255,13 @@ def main():
                     {'PTREV_TAIL_EVENTS': '1', 'PTREV_TAIL_US': '1',
                      'PTREV_BACKGROUND_HISTORY': '0'})
     lines = re.findall(r'^ptrev: .*', main_tail, re.M)
+    # (Its stretch whole, or up to the hit only where the stretch runs
+    # long: hit_point_worth.)
     piece = [re.match(r'ptrev: going back to the last breakpoint hit \(found natively\): made '
-                      r'the history of events (\d+) to (\d+) only: ', ln) for ln in lines]
-    piece = [m for m in piece if m]
-    check(len(piece) == 1 and piece[0].group(1) == piece[0].group(2)
+                      r'the history (?:of events (\d+) to (\d+) only|from event (\d+) to the '
+                      r'hit only, inside the stretch before event (\d+)): ', ln) for ln in lines]
+    piece = [m.groups()[:2] if m.group(1) else m.groups()[2:] for m in piece if m]
+    check(len(piece) == 1 and piece[0][0] == piece[0][1]
           and not any(ln.startswith('ptrev: making the history of this') for ln in lines),
           'a reverse-continue to main makes the history of its hit\'s stretch only, found '
           'natively, not the whole history (%s)' % lines)
@@ -293,7 +296,8 @@ def main():
     owhole = gdb(ptrev, trace, prog, START_SESSION,
                  {'PTREV_TAIL_HISTORY': '0', 'PTREV_BACKGROUND_HISTORY': '0'})
     otail = gdb(ptrev, trace, prog, START_SESSION,
-                {'PTREV_TAIL_EVENTS': '1', 'PTREV_TAIL_US': '1', 'PTREV_BACKGROUND_HISTORY': '0'})
+                {'PTREV_TAIL_EVENTS': '1', 'PTREV_TAIL_US': '1', 'PTREV_BACKGROUND_HISTORY': '0',
+                 'PTREV_GROW_FROM_END': '0'})
     lines = re.findall(r'^ptrev: .*', otail, re.M)
     check(any(re.match(r'ptrev: going back to the program\'s start: made the history of '
                        r'events 0 to \d+ only: ', ln) for ln in lines)
