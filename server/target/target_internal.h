@@ -137,7 +137,7 @@ struct history_event {
 	 * last grown inside the stretch (history_event_longer; 0: not). */
 	uint64_t tail_hit_ns;
 	/* The last growth began at the end before, where the thread stands
-	 * (history_event_longer: the piece there took long to make): the
+	 * (history_event_longer: the piece there held GROW_FROM_END_INSNS): the
 	 * thread's place is the new piece's start. */
 	bool grew_from_end;
 	/* Such a piece may begin at an earlier hit of the same points in
