@@ -826,11 +826,13 @@ struct timeline *history_event_widen_back(struct history_event *he, size_t from,
 
 /* Is ending a piece at its hit worth one more native replay (to the hit,
  * from the copy nearest before its stretch) and a trap at each hit of
- * the stretch before it? Where the stretch ran long: about 100 us of
- * the program's native run is half a million instructions, seconds to
- * step, and the hit may lie anywhere in it. PTREV_HIT_POINT=0: never,
- * 1: always (tests). */
-#define HIT_POINT_MIN_NS 100000ull
+ * the stretch before it? Where the stretch ran long: 20 us of the
+ * program's native run is up to 100,000 instructions, a third of a
+ * second to step, and the hit may lie anywhere in it (tail_work's
+ * stretch of 513,390 instructions ran under 100 us and was stepped
+ * whole, 1.7 s, for a hit 17 instructions in). PTREV_HIT_POINT=0:
+ * never, 1: always (tests). */
+#define HIT_POINT_MIN_NS 20000ull
 /* PTREV_HIT_NEAR=0: a piece that ends at a hit begins with its stretch,
  * never at the hit before, and a continue past it makes the stretch of
  * the next hit whole (the benchmark's reference). */

@@ -79,15 +79,15 @@ static void drop_past(struct event_recording_target *r)
 
 static bool in_past(struct event_recording_target *r, pid_t tid)
 {
-	struct timeline *tl = r->past ? history_target_timeline(r->past) : NULL;
-	return tl && timeline_in_past(tl, tid);
+	return r->past && history_target_in_past(r->past, tid);
 }
 
 static size_t erec_threads(struct target *t, pid_t **ids)
 {
 	struct event_recording_target *r = erec(t);
 	struct timeline *tl = r->past ? history_target_timeline(r->past) : NULL;
-	if (tl && timeline_global(tl) && !timeline_at_end(tl, 0))
+	if (tl && timeline_global(tl) &&
+	    (!timeline_at_end(tl, 0) || history_target_in_past(r->past, 0)))
 		return timeline_threads_here(tl, ids);
 	return target_threads(t->beneath, ids);
 }

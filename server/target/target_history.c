@@ -1158,3 +1158,14 @@ struct timeline *history_target_timeline(struct target *t)
 {
 	return hist(t)->tl;
 }
+
+bool history_target_in_past(struct target *t, pid_t tid)
+{
+	struct history_target *h = hist(t);
+	if (!h->tl)
+		return false;
+	/* A piece that ends before the recording does (at a hit, or at an
+	 * event before its end) ends in the past: at its end the thread is
+	 * not where the live program stands. */
+	return timeline_in_past(h->tl, tid) || (h->ev && history_event_cut(h->ev));
+}

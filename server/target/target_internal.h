@@ -82,6 +82,9 @@ bool target_is_event_recording(const struct target *t);
  * the past of a recording target, with pid the live process's. */
 struct target *history_target_live(struct timeline *tl, const struct trace_data *td, pid_t pid);
 struct timeline *history_target_timeline(struct target *t);
+/* Does tid stand before the present of the live recording whose past t
+ * is (not at the end of its history, or at the end of a piece of it)? */
+bool history_target_in_past(struct target *t, pid_t tid);
 /* history's resume answer when the thread stands at the live present:
  * nothing to replay, the program runs for real. */
 #define HISTORY_AT_PRESENT 1

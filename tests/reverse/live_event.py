@@ -128,13 +128,14 @@ continue
 '''
 
 
-def session(ptrev, prog, backend, script, tail=None):
+def session(ptrev, prog, backend, script, tail=None, extra=None):
     """The script live-recorded by backend. The event recorder's history is
     made whole at the first move (PTREV_TAIL_HISTORY=0), as which tail is
     made first depends on the machine's load; tail='N': a tail of the last
-    N events first (PTREV_TAIL_EVENTS)."""
+    N events first (PTREV_TAIL_EVENTS); extra: more environment."""
     env = dict(os.environ, PTREV_TAIL_HISTORY='0') if tail is None else \
         dict(os.environ, PTREV_TAIL_EVENTS=tail)
+    env.update(extra or {})
     text = gdb_batch(prog, ['target remote | %s serve --stdio --record --backend %s -- %s'
                           % (ptrev, backend, prog)] + script.strip().splitlines(), env=env)
     return text
@@ -214,6 +215,17 @@ def tails_at_signal(ptrev, programs):
             what += differences(whole, got, 'whole', 'tail')
             check(got == whole and 'Program received signal SIGUSR1' in text and
                   'unavailable' not in text, what)
+    # A piece that ends at the hit (however short its stretch ran) ends
+    # in the past: its end is not the live program's present. Taken for
+    # it, main's registers were the exited program's (bt: `Cannot access
+    # memory at address 0x8`) and the continue ran the live program to
+    # its exit past the signal.
+    whole = normalise(session(ptrev, prog, 'event', SIGNAL_BACK))
+    text = session(ptrev, prog, 'event', SIGNAL_BACK, tail='1', extra={'PTREV_HIT_POINT': '1'})
+    got = normalise(text)
+    check(got == whole and 'to the hit only, inside the stretch' in text,
+          'SIGNAL_BACK: a piece that ends at the hit is the past, not the live present' +
+          differences(whole, got, 'whole', 'piece'))
 
 
 class Gdb:
