@@ -233,6 +233,12 @@ void gdb_after_exec(struct gdb_server *s);
 void gdb_reverse_packet(struct gdb_server *s, const char *pkt);
 /* Append the stop reply for a stop (T/W/X). */
 void gdb_stop_reply(struct gdb_server *s, const struct target_stop *stop);
+/* On ptrev's stderr, where the program's end is reported to gdb over
+ * TCP, what gdbserver says there: "Child exited with status N", or
+ * "Child terminated with signal = 0xN (SIGNAME)". Nothing for other
+ * stops, nor over stdio, where gdb's terminal shows its own words (as
+ * gdbserver does). */
+void gdb_tell_exit(const struct gdb_server *s, const struct target_stop *stop);
 /* A 64-bit register value as the protocol sends it (8 bytes, little-endian
  * hex), and as an expedited "NN:value;" pair of a stop reply. */
 void gdb_put_reg64(struct strbuf *out, uint64_t v);

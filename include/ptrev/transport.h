@@ -14,5 +14,8 @@ int transport_listen(const char *spec, char *bound, size_t boundlen,
 /* Accept one connection (blocking); returns the fd or -1. Disables Nagle so
  * that small packets are not delayed. */
 int transport_accept(int listen_fd, char *err, size_t errlen);
+/* "host H, port P" of a connection's peer, as gdbserver names it when gdb
+ * connects; "an unknown host" where the socket does not say. */
+void transport_peer(int fd, char *out, size_t outlen);
 
 #endif

@@ -289,6 +289,10 @@ static int serve_connection(struct gdb_server *srv, struct listener *l)
 			break;
 		}
 		fcntl(cfd, F_SETFD, FD_CLOEXEC);
+		char peer[1200];
+		transport_peer(cfd, peer, sizeof peer);
+		fprintf(stderr, "Remote debugging from %s\n", peer);
+		fflush(stderr);
 		rc = gdb_server_run(srv, cfd, cfd);
 		close(cfd);
 		if (rc != GDB_SERVER_KEPT)

@@ -144,6 +144,7 @@ static void queue_stop(struct gdb_server *s, const struct target_stop *stop)
 	struct gdb_nonstop *ns = s->ns;
 	struct strbuf saved = s->reply;
 	strbuf_init(&s->reply);
+	gdb_tell_exit(s, stop);
 	gdb_stop_reply(s, stop);
 	queue_text(ns, s->reply.data ? s->reply.data : "");
 	strbuf_free(&s->reply);

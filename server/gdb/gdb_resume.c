@@ -285,7 +285,22 @@ static void run_and_report(struct gdb_server *s, struct target_resume *r)
 	}
 	if (stop.kind == TARGET_STOP_EXEC)
 		gdb_after_exec(s);
+	gdb_tell_exit(s, &stop);
 	gdb_stop_reply(s, &stop);
+}
+
+void gdb_tell_exit(const struct gdb_server *s, const struct target_stop *stop)
+{
+	if (s->conn.rfd == STDIN_FILENO)
+		return;
+	if (stop->kind == TARGET_STOP_EXITED)
+		fprintf(stderr, "\nChild exited with status %d\n", stop->exit_code & 0xff);
+	else if (stop->kind == TARGET_STOP_KILLED)
+		fprintf(stderr, "\nChild terminated with signal = 0x%x (SIG%s)\n", stop->sig,
+			sigabbrev_np(stop->sig) ? sigabbrev_np(stop->sig) : "?");
+	else
+		return;
+	fflush(stderr);
 }
 
 void gdb_resume_and_wait(struct gdb_server *s, const char *spec)

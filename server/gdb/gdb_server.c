@@ -100,6 +100,9 @@ static void handle_detach(struct gdb_server *s, const char *arg)
 		strbuf_puts(&s->reply, "OK");
 		return;
 	}
+	/* gdbserver's words, on its stderr, as the program goes. */
+	fprintf(stderr, "Detaching from process %d\n", (int)target_pid(s->target));
+	fflush(stderr);
 	if (target_detach(s->target) != 0) {
 		strbuf_puts(&s->reply, "E01");
 		return;

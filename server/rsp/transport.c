@@ -221,3 +221,17 @@ int transport_accept(int listen_fd, char *err, size_t errlen)
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 	return fd;
 }
+
+void transport_peer(int fd, char *out, size_t outlen)
+{
+	struct sockaddr_storage sa;
+	socklen_t len = sizeof sa;
+	char host[NI_MAXHOST], port[NI_MAXSERV];
+	if (getpeername(fd, (struct sockaddr *)&sa, &len) != 0 ||
+	    getnameinfo((struct sockaddr *)&sa, len, host, sizeof host, port, sizeof port,
+			NI_NUMERICHOST | NI_NUMERICSERV) != 0) {
+		snprintf(out, outlen, "an unknown host");
+		return;
+	}
+	snprintf(out, outlen, "host %s, port %s", host, port);
+}

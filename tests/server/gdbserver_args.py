@@ -31,16 +31,19 @@ def gdb(cmds, prog):
 
 def outcome(text):
     """What the session showed: the program's exits and output, the
-    frames' functions; process ids left out. (The servers'
-    own lines differ: gdbserver's "Child exited with status N",
-    "Detaching from process N".)"""
+    frames' functions, and the server's own words where gdb connects,
+    where the program ends and where gdb detaches ("Child exited with
+    status N", "Detaching from process N": before, ptrev said none of
+    them); process ids and ports left out."""
     text = re.sub(r'process \d+', 'process N', text)
+    text = re.sub(r', port \d+', ', port P', text)
     lines = []
     for ln in text.splitlines():
         frame = re.match(r'#(\d+)\s+(?:0x[0-9a-f]+ in )?(\w+)', ln)
         if frame:
             lines.append('#%s %s' % frame.groups())
-        elif re.search(r'^\[Inferior 1|^exiting with', ln):
+        elif re.search(r'^\[Inferior 1|^exiting with|^Child (exited|terminated)|'
+                       r'^Detaching from process|^Remote debugging from', ln):
             lines.append(ln)
     return lines
 
@@ -84,6 +87,19 @@ def main():
     want, got = both(tcp)
     check(outcome(got) and outcome(got) == outcome(want) and 'exited with code 05' in got,
           'SERVER :PORT PROG ARGS as gdbserver (%s; gdbserver %s)'
+          % (outcome(got), outcome(want)))
+
+    # A program killed by a signal: gdbserver's "Child terminated with
+    # signal = 0xb (SIGSEGV)".
+    crash = os.path.join(progdir, 'e2e_crash')
+
+    def crashed(s):
+        port = free_port()
+        return served(s, [':%d' % port, crash], ['target remote :%d' % port, 'continue',
+                                                  'continue'], crash)
+    want, got = both(crashed)
+    check('Child terminated with signal = 0xb (SIGSEGV)' in got and outcome(got) == outcome(want),
+          'SERVER :PORT PROG that crashes, as gdbserver (%s; gdbserver %s)'
           % (outcome(got), outcome(want)))
 
     # gdbserver --multi :PORT, then run and run again
