@@ -3,6 +3,7 @@
 #include "ptrev/unrecorded_insns.h"
 
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +58,20 @@ static size_t count_in(const struct trace_data *td, const struct trace_mmap *m)
 	return n;
 }
 
+/* Append to out (len bytes, *used of them written), cut where it is
+ * full, always terminated. */
+static void append(char *out, size_t len, size_t *used, const char *fmt, ...)
+{
+	if (*used + 1 >= len)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	int w = vsnprintf(out + *used, len - *used, fmt, ap);
+	va_end(ap);
+	if (w > 0)
+		*used = *used + (size_t)w < len ? *used + (size_t)w : len - 1;
+}
+
 size_t unrecorded_insns_note(const struct trace_data *td, char *out, size_t len)
 {
 	size_t used = 0;
@@ -72,19 +87,16 @@ size_t unrecorded_insns_note(const struct trace_data *td, char *out, size_t len)
 			seen = (td->mmaps[j].prot & PROT_EXEC) &&
 			       strcmp(td->mmaps[j].path, m->path) == 0;
 		size_t n = seen ? 0 : count_in(td, m);
-		if (n == 0 || used + 1 >= len)
+		if (n == 0)
 			continue;
 		const char *base = strrchr(m->path, '/');
-		int w = snprintf(out + used, len - used, "%s%s: %zu",
-				 used ? ", " : "the program's code holds rdrand, rdseed or rdpid (",
-				 base ? base + 1 : m->path, n);
-		used = w < 0 ? used : used + (size_t)w < len ? used + (size_t)w : len - 1;
+		append(out, len, &used, "%s%s: %zu",
+		       used ? ", " : "the program's code holds rdrand, rdseed or rdpid (",
+		       base ? base + 1 : m->path, n);
 	}
-	if (used && used + 1 < len) {
-		int w = snprintf(out + used, len - used, "), whose values this CPU gives the "
-				 "recorder no stop for (no CPUID faulting): a replay that runs "
-				 "one goes differently from the recording");
-		used = w < 0 ? used : used + (size_t)w < len ? used + (size_t)w : len - 1;
-	}
+	if (used)
+		append(out, len, &used, "), whose values this CPU gives the recorder no stop for "
+			"(no CPUID faulting): a replay that runs one goes differently from the "
+			"recording");
 	return used;
 }

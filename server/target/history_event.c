@@ -1119,16 +1119,18 @@ struct timeline *history_event_head(struct history_event *he, struct timeline *o
  * thread stands (he->grew_from_end): gdb steps over the breakpoint before
  * each continue, and a piece of python3's long start (365,000
  * instructions, 4 s) was made again for every one. The event of its
- * stretch, with *start and *start_nth. */
+ * stretch, with *start and *start_nth; *why says so where it begins at
+ * the end. */
 #define GROW_FROM_END_INSNS 200000
 #define FROM_END "going on from where the history made ends"
 static size_t grow_start(struct history_event *he, const struct trace_state *end,
-			 const struct trace_state **start, uint64_t *start_nth)
+			 const struct trace_state **start, uint64_t *start_nth, const char **why)
 {
 	const char *v = getenv("PTREV_GROW_FROM_END");
 	he->grew_from_end = v && (v[0] == '0' || v[0] == '1') ? v[0] == '1'
 							   : he->tail_insns >= GROW_FROM_END_INSNS;
 	if (he->grew_from_end) {
+		*why = FROM_END;
 		*start = end;
 		*start_nth = he->tail_end_nth; /* the hits up to the end's (as on_inside) */
 		return end->pos;
@@ -1166,10 +1168,9 @@ static struct timeline *to_next_hit(struct history_event *he, uint64_t after, co
 	err[0] = 0;
 	if (rc <= 0 || !cpu || cpu > he->tail_end_cpu + after)
 		return NULL;
-	size_t from = grow_start(he, end, &point, &start_nth);
+	size_t from = grow_start(he, end, &point, &start_nth, &why);
 	return piece_between(he, from, point, start_nth, &next, he->tail_end_nth + 1, cpu, 0,
-			     he->tail_pts, he->tail_npts, he->grew_from_end ? FROM_END : why, old,
-			     err, errlen);
+			     he->tail_pts, he->tail_npts, why, old, err, errlen);
 }
 
 struct timeline *history_event_longer(struct history_event *he, bool inside,
@@ -1211,10 +1212,10 @@ struct timeline *history_event_longer(struct history_event *he, bool inside,
 					       err, errlen);
 		uint64_t start_nth;
 		if (rc > 0) { /* the same hits, the end further on */
-			size_t from = grow_start(he, hit, &point, &start_nth);
+			size_t from = grow_start(he, hit, &point, &start_nth, &why);
 			return piece_between(he, from, point, start_nth, &to, he->tail_end_nth,
 					     he->tail_end_cpu, after, he->tail_pts, he->tail_npts,
-					     he->grew_from_end ? FROM_END : why, old, err, errlen);
+					     why, old, err, errlen);
 		}
 		if (rc < 0)
 			fprintf(stderr, "ptrev: cannot grow the piece inside its stretch (%s): to the "
@@ -1227,10 +1228,9 @@ struct timeline *history_event_longer(struct history_event *he, bool inside,
 	uint64_t start_nth;
 	size_t from = history_event_ends_inside(he)
 			      ? grow_start(he, &he->tail_view.states[he->tail_view.nstates - 1], &point,
-					   &start_nth)
+					   &start_nth, &why)
 			      : tail_start(he, &point);
-	return widen(he, from, point, 0, last, NULL, he->grew_from_end ? FROM_END : why, old, err,
-		     errlen);
+	return widen(he, from, point, 0, last, NULL, why, old, err, errlen);
 }
 
 struct timeline *history_event_head_to_run(struct history_event *he, size_t run,
