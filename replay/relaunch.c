@@ -61,11 +61,23 @@ static int hex_decode(const char *hex, uint8_t **out, size_t *len)
 void relaunch_free(struct relaunch *rl)
 {
 	free(rl->path);
+	free(rl->exe);
 	free(rl->cwd);
 	free(rl->argv);
 	free(rl->envp);
 	free(rl->auxv);
 	memset(rl, 0, sizeof *rl);
+}
+
+/* Does the program path name the file only from inside the process
+ * (/proc/self/exe, /proc/thread-self/..., /proc/PID/... of its own pid),
+ * so that exec'd by ptrev it names ptrev's? */
+static bool names_from_inside(const char *path, const char *pid)
+{
+	char own[64];
+	snprintf(own, sizeof own, "/proc/%s/", pid ? pid : "self");
+	return strncmp(path, "/proc/self/", 11) == 0 || strncmp(path, "/proc/thread-self/", 18) == 0 ||
+	       (pid && strncmp(path, own, strlen(own)) == 0);
 }
 
 int relaunch_read(struct relaunch *rl, const struct trace_data *td, char *why, size_t whylen)
@@ -89,6 +101,9 @@ int relaunch_read(struct relaunch *rl, const struct trace_data *td, char *why, s
 		return fail(why, whylen, "the recording does not say which program ran");
 	rl->path = strdup(prog);
 	rl->cwd = cwd ? strdup(cwd) : NULL;
+	const char *exe = trace_meta(td, "exe");
+	rl->exe = exe ? strdup(exe) : NULL;
+	rl->path_inside = names_from_inside(prog, trace_meta(td, "pid"));
 	rl->argv = calloc(nargs + 1, sizeof *rl->argv);
 	if (!rl->path || !rl->argv)
 		return fail(why, whylen, "out of memory");
@@ -256,6 +271,18 @@ int relaunch_start(const struct relaunch *rl, bool hide_vdso, pid_t *pid, int *m
 		/* Else gone (another machine): an absolute program path does
 		 * not need it, and file syscalls are emulated. */
 	}
+	/* /proc/self/exe: the file it named runs first, and execs that
+	 * string again from inside, as the program did. */
+	const char *path = rl->path, *again = NULL;
+	if (rl->path_inside && !rl->exe)
+		return fail(why, whylen, "the program ran as %s, which names it only from inside "
+			    "the process, and the recording does not say which file that was (one "
+			    "made before ptrev kept it: record it again)",
+			    rl->path);
+	if (rl->path_inside) {
+		path = rl->exe;
+		again = rl->path;
+	}
 	cpu_bind_tracer_on(rl->cpu);
 	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 	memset(&inf, 0, sizeof inf);
@@ -264,8 +291,8 @@ int relaunch_start(const struct relaunch *rl, bool hide_vdso, pid_t *pid, int *m
 					 .stderr_fd = devnull, .set_signals = rl->have_signals,
 					 .sig_ignored = rl->sig_ignored,
 					 .sig_blocked = rl->sig_blocked, .limits = rl->limits,
-					 .cwd = cwd};
-	rc = inferior_launch_with(&inf, rl->path, rl->argv, rl->envp ? rl->envp : environ, &o,
+					 .cwd = cwd, .exec_again = again};
+	rc = inferior_launch_with(&inf, path, rl->argv, rl->envp ? rl->envp : environ, &o,
 				  err, sizeof err);
 	if (devnull >= 0)
 		close(devnull);

@@ -22,6 +22,10 @@
 
 struct relaunch {
 	char *path, *cwd;
+	/* The file path named (META exe; NULL: not recorded), and whether
+	 * path names it only from inside the process (/proc/self/exe). */
+	char *exe;
+	bool path_inside;
 	char **argv, **envp;      /* envp NULL: not recorded, ours is used */
 	uint8_t at_random[16];
 	bool have_at_random;

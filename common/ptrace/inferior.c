@@ -4,6 +4,7 @@
  * registers in inferior_regs.c. */
 #include "inferior_internal.h"
 #include "ptrev/ptrace_wait.h"
+#include "ptrev/syscall_inject.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -172,6 +173,11 @@ int inferior_launch_with(struct inferior *inf, const char *path, char *const arg
 	if (wait_exec_stop(pid, path, o->wrapper_execs, err, errlen) < 0) {
 		kill(pid, SIGKILL);
 		ptrace_waitpid(pid, NULL, __WALL | WNOHANG);
+		return -1;
+	}
+	if (o->exec_again && syscall_inject_exec(pid, o->exec_again, argv, envp, err, errlen) < 0) {
+		kill(pid, SIGKILL); /* stopped, alive: reaped once the kill lands */
+		ptrace_waitpid(pid, NULL, __WALL);
 		return -1;
 	}
 	/* EXITKILL: if ptrev dies, the kernel kills the inferior too. */

@@ -11,6 +11,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
@@ -174,6 +175,111 @@ restore:
 		*child = cpid;
 	}
 	return ret;
+}
+
+/* Write len bytes of buf at addr in pid's memory, a word at a time (the
+ * last one read first, to keep the bytes after). */
+static int poke(pid_t pid, uint64_t addr, const void *buf, size_t len)
+{
+	const unsigned char *p = buf;
+	for (size_t i = 0; i < len; i += 8) {
+		uint64_t word = 0;
+		size_t n = len - i < 8 ? len - i : 8;
+		if (n < 8) {
+			errno = 0;
+			long old = ptrace(PTRACE_PEEKDATA, pid, (void *)(addr + i), NULL);
+			if (errno)
+				return -1;
+			word = (uint64_t)old;
+		}
+		memcpy(&word, p + i, n);
+		if (ptrace(PTRACE_POKEDATA, pid, (void *)(addr + i), (void *)word) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Copy the strings of v (NULL-ended) below *top in pid's memory, their
+ * addresses into out (n + 1 slots, the last 0). -1 where the stack does
+ * not take them. */
+static int poke_strings(pid_t pid, uint64_t *top, uint64_t floor, char *const v[],
+			uint64_t *out)
+{
+	size_t i = 0;
+	for (; v && v[i]; i++) {
+		size_t len = strlen(v[i]) + 1;
+		if (*top - floor < len)
+			return -1;
+		*top -= len;
+		if (poke(pid, *top, v[i], len) < 0)
+			return -1;
+		out[i] = *top;
+	}
+	out[i] = 0;
+	return 0;
+}
+
+/* How far below the stack pointer the copies may go: the kernel maps at
+ * least 128 KiB of stack at an exec; the strings and arrays stay under
+ * 96 KiB. */
+#define EXEC_SCRATCH (96 * 1024)
+
+int syscall_inject_exec(pid_t pid, const char *path, char *const argv[], char *const envp[],
+			char *err, size_t errlen)
+{
+	struct user_regs_struct r;
+	size_t nargs = 0, nenv = 0;
+	while (argv && argv[nargs])
+		nargs++;
+	while (envp && envp[nenv])
+		nenv++;
+	uint64_t *ptrs = calloc(nargs + nenv + 2, sizeof *ptrs);
+	if (!ptrs || ptrace(PTRACE_GETREGS, pid, NULL, &r) < 0) {
+		snprintf(err, errlen, "inject exec: %s", ptrs ? strerror(errno) : "out of memory");
+		free(ptrs);
+		return -1;
+	}
+	/* Below the red zone, 16-byte aligned as the kernel leaves it. */
+	uint64_t top = (r.rsp - 128) & ~15ull, floor = r.rsp - EXEC_SCRATCH;
+	char *const one[] = {(char *)path, NULL};
+	uint64_t path_at[2];
+	int rc = poke_strings(pid, &top, floor, one, path_at) < 0 ||
+			 poke_strings(pid, &top, floor, argv, ptrs) < 0 ||
+			 poke_strings(pid, &top, floor, envp, ptrs + nargs + 1) < 0
+		 ? -1
+		 : 0;
+	size_t bytes = (nargs + nenv + 2) * sizeof *ptrs;
+	top = (top - bytes) & ~15ull;
+	if (rc == 0 && (top < floor || poke(pid, top, ptrs, bytes) < 0))
+		rc = -1;
+	free(ptrs);
+	if (rc < 0) {
+		snprintf(err, errlen, "inject exec: the command line does not fit on the stack");
+		return -1;
+	}
+	const uint64_t args[6] = {path_at[0], top, top + (nargs + 1) * sizeof(uint64_t)};
+	struct borrowed b;
+	int st = 0;
+	if (borrow(&b, pid, SYS_execve, args, err, errlen) < 0)
+		return -1;
+	/* An exec that works stops with its SIGTRAP at the new program's
+	 * entry; one that fails returns after the borrowed `syscall`. */
+	if (ptrace(PTRACE_SINGLESTEP, pid, NULL, NULL) < 0 || ptrace_wait_task(pid, &st) < 0 ||
+	    !WIFSTOPPED(st) || ptrace(PTRACE_GETREGS, pid, NULL, &r) < 0) {
+		snprintf(err, errlen, "inject exec: %s", WIFSTOPPED(st) || errno ? strerror(errno)
+									    : "the process ended");
+		return -1;
+	}
+	if (r.rip == b.saved.rip + 2) {
+		snprintf(err, errlen, "cannot exec %s: %s", path,
+			 (int64_t)r.rax < 0 ? strerror((int)-(int64_t)r.rax) : "it did not run");
+		return give_back(&b, pid, -1, err, errlen);
+	}
+	if (r.eflags & 0x100) { /* the step's trap flag: not the program's */
+		r.eflags &= ~0x100ull;
+		ptrace(PTRACE_SETREGS, pid, NULL, &r);
+	}
+	return 0;
 }
 
 int syscall_inject_fork(pid_t pid, pid_t *child, char *err, size_t errlen)

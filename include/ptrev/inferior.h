@@ -130,6 +130,10 @@ struct inferior_launch_opts {
 	 * randomisation left on (gdb's `set disable-randomization off`). */
 	const char *cwd;
 	bool randomize;
+	/* Once path runs, it execs this (a replay: the recorded string, e.g.
+	 * /proc/self/exe, which names the program only from inside it; path
+	 * is the file it named), with argv and envp again. NULL: none. */
+	const char *exec_again;
 };
 /* ptrev ignores SIGXFSZ, so that writing a recording past the file size
  * limit fails with EFBIG (reported, the program kept alive) rather than

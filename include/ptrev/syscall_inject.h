@@ -34,4 +34,12 @@ int syscall_inject_fork(pid_t pid, pid_t *child, char *err, size_t errlen);
  * (ptrace_handover.h parks such a copy). */
 int syscall_inject_fork_sibling(pid_t pid, pid_t *child, char *err, size_t errlen);
 
+/* Make process pid, stopped where an exec left it (one thread, its
+ * stack fresh), exec path with argv and envp (copied onto its stack,
+ * below its stack pointer): a path such as /proc/self/exe names the
+ * program only from inside it. 0 once it stands at the new program's
+ * first instruction, or -1 with err (the exec failed: it is as it was). */
+int syscall_inject_exec(pid_t pid, const char *path, char *const argv[], char *const envp[],
+			char *err, size_t errlen);
+
 #endif

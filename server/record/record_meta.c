@@ -60,6 +60,15 @@ void record_write_meta_to(record_meta_fn put, void *w, const char *backend,
 	} else if (getcwd(buf, sizeof buf)) {
 		put(w, "cwd", buf);
 	}
+	/* The file that runs: the program's path may name it only from
+	 * inside the process (/proc/self/exe, which a replay must exec from
+	 * inside the program again: relaunch.c). */
+	snprintf(link, sizeof link, "/proc/%d/exe", (int)pid);
+	n = readlink(link, buf, sizeof buf - 1);
+	if (n > 0) {
+		buf[n] = 0;
+		put(w, "exe", buf);
+	}
 	snprintf(buf, sizeof buf, "%d", (int)pid);
 	put(w, "pid", buf);
 	write_cpu_meta(put, w);

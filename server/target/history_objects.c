@@ -38,8 +38,13 @@ int history_exec_file(const struct trace_data *td, char *path, size_t pathlen, b
 	}
 	const char *prog = trace_meta(td, "program");
 	const char *cwd = trace_meta(td, "cwd");
+	const char *exe = trace_meta(td, "exe");
 	if (!prog || !*prog)
 		return -ENOENT;
+	/* /proc/self/exe names the program only from inside it (gdb would
+	 * read ptrev's): the file it named. */
+	if (exe && strncmp(prog, "/proc/", 6) == 0)
+		prog = exe;
 	char abs[4096];
 	snprintf(abs, sizeof abs, "%s%s%s", prog[0] != '/' && cwd ? cwd : "",
 		 prog[0] != '/' && cwd ? "/" : "", prog);

@@ -216,6 +216,66 @@ static void test_args_and_exit(void)
 	inferior_destroy(&inf);
 }
 
+/* exec_again: the program runs first, then execs /proc/self/exe from
+ * inside (a replay of a program that did so): it is itself again, its
+ * AT_EXECFN the string /proc/self/exe, its arguments and environment
+ * the same. One that cannot be exec'd fails and leaves nothing running. */
+static void test_exec_again(void)
+{
+	int p[2];
+	CHECK(pipe(p) == 0);
+	char *argv[] = { "/proc/self/exe", "args", "two words", NULL };
+	char *envp[] = { "A=1", test_env[0], NULL };
+	struct inferior inf = { 0 };
+	struct inferior_launch_opts o = { .stdin_fd = -1, .stdout_fd = p[1], .stderr_fd = -1,
+					  .exec_again = "/proc/self/exe" };
+	char err[256];
+	if (inferior_launch_with(&inf, target_path, argv, envp, &o, err, sizeof(err)) < 0) {
+		fprintf(stderr, "launch: %s\n", err);
+		failures++;
+		return;
+	}
+	close(p[1]);
+	pid_t pid = inf.pid;
+	char link[64], exe[4096], execfn[32] = "";
+	snprintf(link, sizeof link, "/proc/%d/exe", (int)pid);
+	ssize_t n = readlink(link, exe, sizeof exe - 1);
+	exe[n > 0 ? n : 0] = 0;
+	CHECK(strcmp(exe, target_path) == 0, "%s", exe);
+	uint64_t auxv[128] = {0};
+	snprintf(link, sizeof link, "/proc/%d/auxv", (int)pid);
+	int fd = open(link, O_RDONLY);
+	CHECK(fd >= 0 && read(fd, auxv, sizeof auxv) > 0);
+	for (size_t i = 0; i + 1 < 128 && auxv[i]; i += 2)
+		if (auxv[i] == 31) /* AT_EXECFN */
+			CHECK(inferior_read_mem(&inf, auxv[i + 1], execfn, 15) == 15);
+	if (fd >= 0)
+		close(fd);
+	CHECK(strcmp(execfn, "/proc/self/exe") == 0, "%s", execfn);
+	CHECK(inferior_resume(&inf, pid, false, 0) == 0);
+	struct stop_event ev = wait_event(&inf);
+	if (EXPECT(ev, STOP_EXITED))
+		CHECK(ev.exit_code == 7);
+	char got[1024];
+	size_t gn = 0;
+	ssize_t r;
+	while ((r = read(p[0], got + gn, sizeof(got) - gn)) > 0)
+		gn += (size_t)r;
+	close(p[0]);
+	CHECK(gn > 20 && memcmp(got, "/proc/self/exe\0args\0two words\0--\0A=1\0", 37) == 0);
+	check_reaped(pid);
+	inferior_destroy(&inf);
+
+	o.stdout_fd = -1;
+	o.exec_again = "/no/such/program";
+	struct inferior bad = { 0 };
+	CHECK(inferior_launch_with(&bad, target_path, argv, envp, &o, err, sizeof(err)) == -1);
+	CHECK(strcmp(err, "cannot exec /no/such/program: No such file or directory") == 0, "%s",
+	      err);
+	CHECK(waitpid(-1, NULL, __WALL | WNOHANG) < 0 && errno == ECHILD); /* child reaped */
+	inferior_destroy(&bad);
+}
+
 static void test_missing_binary(void)
 {
 	struct inferior inf = { 0 };
@@ -751,6 +811,7 @@ int main(void)
 	alarm(110); /* a hang is a failure, not a stuck suite */
 	test_launch_at_entry();
 	test_args_and_exit();
+	test_exec_again();
 	test_missing_binary();
 	test_memory_and_swbreak();
 	test_debug_registers();
