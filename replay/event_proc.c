@@ -103,9 +103,18 @@ int erp_search_hit(struct erp *e, struct erp_thread *t, int st, bool stepped)
 	e->search_hits++;
 	e->search_last = t->next;
 	e->search_last_run = e->cur_run;
-	if (e->search_stop_nth && t == &e->threads[0] && t->next == e->search_stop_at &&
-	    e->search_nth == e->search_stop_nth) {
+	bool in_stretch = e->search_stop_nth && t == &e->threads[0] && t->next == e->search_stop_at;
+	if (in_stretch && e->search_prev && e->search_nth + 1 == e->search_stop_nth) {
+		struct user_regs_struct regs;
+		e->search_prev_ok = erp_get_regs(e, t, &regs) == 0 &&
+				    erp_describe(e, t, &regs, t->next,
+						 2 * (erp_now_ns() - e->search_t0) + 1, e->search_prev,
+						 e->search_prev_sp) > 0;
+		e->search_prev_clock = t->clock_open && t->clock >= 0 ? cpu_clock_read(t->clock) : 0;
+	}
+	if (in_stretch && e->search_nth == e->search_stop_nth) {
 		e->search_stopped = true;
+		e->search_stop_clock = t->clock_open && t->clock >= 0 ? cpu_clock_read(t->clock) : 0;
 		return erp_fail(e, "the hit searched for came");
 	}
 	if (e->search_from && !e->search_found &&

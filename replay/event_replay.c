@@ -541,10 +541,13 @@ int erp_replay_searching_from(struct erp *e, const struct trace_data *td, size_t
 
 int erp_replay_to_hit(struct erp *e, const struct trace_data *td, size_t k, uint64_t nth,
 		      const struct event_search_point *points, size_t n,
-		      const struct event_give_up *give_up, struct erp_copy resume)
+		      const struct event_give_up *give_up, struct erp_copy resume,
+		      struct trace_state *prev, uint8_t prev_sp[STATE_RECORD_SP_LEN])
 {
 	struct erp how = {.nsearch = n, .give_up = give_up, .resume = resume,
-			  .search_stop_at = k, .search_stop_nth = nth};
+			  .search_stop_at = k, .search_stop_nth = nth,
+			  .search_prev = nth > 1 ? prev : NULL, .search_prev_sp = prev_sp,
+			  .search_t0 = erp_now_ns()};
 	if (n == 0 || n > EVENT_SEARCH_MAX || k == 0 || nth == 0) {
 		*e = how;
 		e->memfd = -1;

@@ -273,6 +273,15 @@ struct erp {
 	size_t search_stop_at;
 	uint64_t search_stop_nth;
 	bool search_stopped, search_passed;
+	/* ...and (search_prev not NULL) the hit before it there described
+	 * on the way (search_prev_ok), its stack in search_prev_sp, the
+	 * thread's CPU clock then and at the stop (0: not read): one replay
+	 * for both, where a piece to a hit begins at the hit before. The
+	 * replay began at search_t0. */
+	struct trace_state *search_prev;
+	uint8_t *search_prev_sp;
+	bool search_prev_ok;
+	uint64_t search_prev_clock, search_stop_clock, search_t0;
 	/* A search forwards (event_end_search_on): the first hit in a
 	 * stretch before an event numbered search_from or later (its
 	 * thread's next; 0: none searched for) ends the replay (a failure,
@@ -538,10 +547,12 @@ int erp_replay_until_searching(struct erp *e, const struct trace_data *td, size_
  * points armed as erp_replay_until_searching arms them, that ends at the
  * nth hit in the stretch before the thread's event k (search_stopped:
  * the thread stands at that hit, its instruction still to run; the
- * replay's rc is then -1). One that gets to the end never met it. */
+ * replay's rc is then -1). One that gets to the end never met it. prev
+ * (not NULL): hit nth - 1 described there on the way (search_prev). */
 int erp_replay_to_hit(struct erp *e, const struct trace_data *td, size_t k, uint64_t nth,
 		      const struct event_search_point *points, size_t n,
-		      const struct event_give_up *give_up, struct erp_copy resume);
+		      const struct event_give_up *give_up, struct erp_copy resume,
+		      struct trace_state *prev, uint8_t prev_sp[STATE_RECORD_SP_LEN]);
 /* A one-thread recording's replay natively to its end (from the copy
  * resume), with points as erp_replay_until_searching arms them, that ends
  * at the first hit after the thread's event from - 1 (search_found,

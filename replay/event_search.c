@@ -89,6 +89,19 @@ int event_end_hit_point(struct event_end *ee, const struct trace_data *td, size_
 			uint8_t sp[STATE_RECORD_SP_LEN], uint64_t *cpu_ns, char *err,
 			size_t errlen)
 {
+	return event_end_hit_and_before(ee, td, k, nth, points, n, give_up, out, sp, cpu_ns, NULL,
+					NULL, NULL, NULL, err, errlen);
+}
+
+int event_end_hit_and_before(struct event_end *ee, const struct trace_data *td, size_t k,
+			     uint64_t nth, const struct event_search_point *points, size_t n,
+			     const struct event_give_up *give_up, struct trace_state *out,
+			     uint8_t sp[STATE_RECORD_SP_LEN], uint64_t *cpu_ns,
+			     struct trace_state *prev, uint8_t prev_sp[STATE_RECORD_SP_LEN],
+			     uint64_t *prev_cpu_ns, bool *prev_ok, char *err, size_t errlen)
+{
+	if (prev_ok)
+		*prev_ok = false;
 	/* From the copy with the most events done before the hit's stretch
 	 * begins: the stretch's hits are counted from its start. */
 	size_t next = 0;
@@ -96,7 +109,7 @@ int event_end_hit_point(struct event_end *ee, const struct trace_data *td, size_
 	struct erp e;
 	uint64_t t0 = erp_now_ns();
 	int rc = erp_replay_to_hit(&e, td, k, nth, points, n, give_up,
-				   (struct erp_copy){.pid = c, .next = next});
+				   (struct erp_copy){.pid = c, .next = next}, prev, prev_sp);
 	struct user_regs_struct regs;
 	if (rc < 0 && e.search_stopped) {
 		/* How long the thread ran since its event before, at most:
@@ -109,6 +122,18 @@ int event_end_hit_point(struct event_end *ee, const struct trace_data *td, size_
 		 * the event it runs to, up to this stop). */
 		if (cpu_ns && k < e.threads[0].nev)
 			*cpu_ns = e.threads[0].ev[k].native_cpu_ns;
+		/* The hit before: its own run there is the hit's less what
+		 * the thread's clock counted between the two (0: unknown). */
+		if (prev_ok)
+			*prev_ok = rc > 0 && e.search_prev_ok;
+		if (prev_cpu_ns && cpu_ns) {
+			uint64_t between = e.search_stop_clock - e.search_prev_clock;
+			*prev_cpu_ns = e.search_prev_ok && e.search_prev_clock &&
+						       e.search_stop_clock >= e.search_prev_clock &&
+						       *cpu_ns > between
+					       ? *cpu_ns - between
+					       : 0;
+		}
 	} else if (rc >= 0 || e.search_passed) {
 		/* The replay went past the stretch: it has fewer hits. */
 		snprintf(err, errlen, "the stretch before event %zu has no hit %llu", k,

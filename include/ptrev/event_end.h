@@ -219,6 +219,18 @@ int event_end_hit_point(struct event_end *ee, const struct trace_data *td, size_
 			const struct event_give_up *give_up, struct trace_state *out,
 			uint8_t sp[STATE_RECORD_SP_LEN], uint64_t *cpu_ns, char *err,
 			size_t errlen);
+/* The same, with hit nth - 1 of that stretch (nth > 1) described on the
+ * way in *prev, prev_sp and *prev_cpu_ns (its own run there; 0: not
+ * known), *prev_ok saying whether it was: one replay for a piece that
+ * begins at the hit before its end (the two cost a replay each, and
+ * each replay traps at every hit before: 20,000 in sqlite3's stretch,
+ * 0.8 s). */
+int event_end_hit_and_before(struct event_end *ee, const struct trace_data *td, size_t k,
+			     uint64_t nth, const struct event_search_point *points, size_t n,
+			     const struct event_give_up *give_up, struct trace_state *out,
+			     uint8_t sp[STATE_RECORD_SP_LEN], uint64_t *cpu_ns,
+			     struct trace_state *prev, uint8_t prev_sp[STATE_RECORD_SP_LEN],
+			     uint64_t *prev_cpu_ns, bool *prev_ok, char *err, size_t errlen);
 /* The same for any recording (one with several threads too), to the
  * start of run `run` (> 0) of its recorded order: 1 with *hit_run the run
  * the last hit came in (so a tail from that run holds it) and *hit_event

@@ -864,21 +864,32 @@ static bool hit_points(const struct stop_set *stops, struct event_search_point *
 }
 
 /* Hit nth of pts in the stretch before event k, described in *out
- * (event_end_hit_point): 1, 0 where the stretch has fewer (err says
- * so), -1 with err (he->interrupted for gdb's Ctrl-C, err empty). */
-static int hit_point(struct history_event *he, size_t k, uint64_t nth,
-		     const struct event_search_point *pts, size_t n, struct trace_state *out,
-		     uint8_t sp[STATE_RECORD_SP_LEN], uint64_t *cpu_ns, char *err, size_t errlen)
+ * (event_end_hit_point), and (prev not NULL) hit nth - 1 on the way
+ * (*prev_ok: it was): 1, 0 where the stretch has fewer (err says so), -1
+ * with err (he->interrupted for gdb's Ctrl-C, err empty). */
+static int hit_and_before(struct history_event *he, size_t k, uint64_t nth,
+			  const struct event_search_point *pts, size_t n, struct trace_state *out,
+			  uint8_t sp[STATE_RECORD_SP_LEN], uint64_t *cpu_ns,
+			  struct trace_state *prev, uint8_t prev_sp[STATE_RECORD_SP_LEN],
+			  uint64_t *prev_cpu_ns, bool *prev_ok, char *err, size_t errlen)
 {
 	struct event_give_up give_up = {he->alive, he->alive_ctx};
-	int rc = event_end_hit_point(he->end, he->ev, k, nth, pts, n, &give_up, out, sp, cpu_ns,
-				     err, errlen);
+	int rc = event_end_hit_and_before(he->end, he->ev, k, nth, pts, n, &give_up, out, sp,
+					  cpu_ns, prev, prev_sp, prev_cpu_ns, prev_ok, err, errlen);
 	if (rc == -2) {
 		he->interrupted = true;
 		err[0] = 0;
 		return -1;
 	}
 	return rc;
+}
+
+static int hit_point(struct history_event *he, size_t k, uint64_t nth,
+		     const struct event_search_point *pts, size_t n, struct trace_state *out,
+		     uint8_t sp[STATE_RECORD_SP_LEN], uint64_t *cpu_ns, char *err, size_t errlen)
+{
+	return hit_and_before(he, k, nth, pts, n, out, sp, cpu_ns, NULL, NULL, NULL, NULL, err,
+			      errlen);
 }
 
 /* The piece from event from (start NULL), or from the place start
@@ -995,13 +1006,15 @@ static struct timeline *to_hit(struct history_event *he, size_t from, size_t k, 
 	struct trace_state hit, prev, near;
 	uint8_t sp[STATE_RECORD_SP_LEN], prev_sp[STATE_RECORD_SP_LEN], near_sp[STATE_RECORD_SP_LEN];
 	uint64_t hit_cpu = 0, prev_cpu = 0;
-	if (hit_point(he, k, nth, pts, n, &hit, sp, &hit_cpu, err, errlen) <= 0)
+	bool begin_near = from == k && hit_near_wanted(), at_prev = false;
+	/* The hit before, where the piece begins, comes on the way. */
+	if (hit_and_before(he, k, nth, pts, n, &hit, sp, &hit_cpu, begin_near ? &prev : NULL,
+			   prev_sp, &prev_cpu, &at_prev, err, errlen) <= 0)
 		return NULL;
-	if (from != k || !hit_near_wanted())
+	if (!begin_near)
 		return piece_between(he, from, NULL, 0, &hit, nth, hit_cpu, 0, pts, n, why, old, err,
 				     errlen);
-	bool at_prev = false;
-	if (nth > 1) {
+	if (nth > 1 && !at_prev) {
 		int rc = hit_point(he, k, nth - 1, pts, n, &prev, prev_sp, &prev_cpu, err, errlen);
 		if (he->interrupted)
 			return NULL;
