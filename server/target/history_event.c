@@ -1155,9 +1155,11 @@ static size_t grow_start(struct history_event *he, const struct trace_state *end
 /* history_event_longer's first growth of a piece that ends at hit e of
  * its stretch (gdb's step over the breakpoint before a continue, a
  * stepi there): to hit e + 1 of the same points where the thread's own
- * run reaches it within `after` of the end, so that the continue after
- * the step ends at the piece's end, with no search; the start
- * grow_start's.
+ * run reaches it within `after` of the end (a first tail's run: what
+ * the thread's clock counts includes the trap at hit e, about 20 us
+ * here), so that the continue after the step ends at the piece's end,
+ * with no search (two native replays or more, each trapping at every
+ * hit before); the start grow_start's.
  * PTREV_HIT_NEXT_US=N: within N us instead (tests: 0 never, a large N
  * always). NULL (err empty) where it is not, or cannot be. */
 static struct timeline *to_next_hit(struct history_event *he, uint64_t after, const char *why,
@@ -1176,10 +1178,23 @@ static struct timeline *to_next_hit(struct history_event *he, uint64_t after, co
 	if (!he->tail_end_nth || !he->tail_end_cpu || !he->tail_npts || !hit_near_wanted() ||
 	    !after)
 		return NULL;
-	int rc = hit_point(he, end->pos, he->tail_end_nth + 1, he->tail_pts, he->tail_npts, &next,
-			   sp, &cpu, err, errlen);
+	/* The thread's own run from the end to the next hit: both hits'
+	 * clocks read in one replay (the totals of two replays differ by
+	 * more than that where thousands of hits trap before: 20,000 in
+	 * sqlite3's stretch, and a next hit 3,000 instructions on was
+	 * never taken). */
+	struct trace_state before;
+	uint8_t before_sp[STATE_RECORD_SP_LEN];
+	uint64_t before_cpu = 0;
+	bool before_ok = false;
+	int rc = hit_and_before(he, end->pos, he->tail_end_nth + 1, he->tail_pts, he->tail_npts,
+				&next, sp, &cpu, &before, before_sp, &before_cpu, &before_ok, err,
+				errlen);
 	err[0] = 0;
-	if (rc <= 0 || !cpu || cpu > he->tail_end_cpu + after)
+	uint64_t ran = before_ok && before_cpu && cpu >= before_cpu ? cpu - before_cpu
+				   : cpu > he->tail_end_cpu	       ? cpu - he->tail_end_cpu
+									       : 0;
+	if (rc <= 0 || !cpu || ran > after)
 		return NULL;
 	size_t from = grow_start(he, end, &point, &start_nth, &why);
 	return piece_between(he, from, point, start_nth, &next, he->tail_end_nth + 1, cpu, 0,
@@ -1218,7 +1233,8 @@ struct timeline *history_event_longer(struct history_event *he, bool inside,
 		uint8_t sp[STATE_RECORD_SP_LEN];
 		uint64_t was = he->tail_hit_ns;
 		uint64_t after = was ? 4 * was : he->tail_budget_ns / 4 + 1000;
-		struct timeline *tl = was ? NULL : to_next_hit(he, after, why, old, err, errlen);
+		struct timeline *tl =
+			was ? NULL : to_next_hit(he, he->tail_budget_ns, why, old, err, errlen);
 		if (tl || he->interrupted)
 			return tl;
 		int rc = event_end_point_after(he->end, he->ev, hit, after, false, &to, sp, NULL,
@@ -1365,22 +1381,18 @@ static int on_in_stretch(struct history_event *he, const struct event_search_poi
 	} else {
 		rc = 0;
 	}
-	if (rc >= 0)
-		rc = hit_point(he, k, before + 1, pts, n, &he->on_hit, he->on_hit_sp,
-			       &he->on_hit_cpu, err, sizeof err);
 	/* The piece to it begins where the thread stands, or, where that
 	 * is a point after a hit (a piece grown past its hit: a time's
 	 * place, maybe inside a hot loop, which each replay of the piece
 	 * finds at a trap a pass), at the hit before it: no hit lies
-	 * between, so a continue from either ends at the same hit. */
+	 * between, so a continue from either ends at the same hit. Both
+	 * come in one replay. */
+	bool at_before = before && he->tail_hit_ns;
 	he->on_start_ok = false;
-	if (rc > 0 && before && he->tail_hit_ns) {
-		char why[512];
-		he->on_start_ok = hit_point(he, k, before, pts, n, &he->on_start, he->on_start_sp,
-					    NULL, why, sizeof why) > 0;
-		if (he->interrupted)
-			return -1;
-	}
+	if (rc >= 0)
+		rc = hit_and_before(he, k, before + 1, pts, n, &he->on_hit, he->on_hit_sp,
+				    &he->on_hit_cpu, at_before ? &he->on_start : NULL,
+				    he->on_start_sp, NULL, &he->on_start_ok, err, sizeof err);
 	if (rc > 0) {
 		he->on_inside = true;
 		he->on_nth = before + 1;
