@@ -282,20 +282,6 @@ static int to_cold_pc(struct erp *e, struct erp_thread *t, uint64_t ran_ns,
 	return rc;
 }
 
-int erp_describe(struct erp *e, struct erp_thread *t, const struct user_regs_struct *regs,
-		 uint64_t pos, uint64_t ran_ns, struct trace_state *out,
-		 uint8_t sp[STATE_RECORD_SP_LEN])
-{
-	struct state_digest d;
-	char why[256];
-	if (state_digest_take(e->pid, t->tid, e->memfd, regs, NULL, &d, why, sizeof why) < 0)
-		return erp_fail(e, "thread %d: cannot describe where it stands: %s",
-				(int)t->rec_tid, why);
-	state_record_fill(out, t->rec_tid, pos, regs, &d, ran_ns);
-	state_record_stack(out, e->memfd, sp);
-	return 1;
-}
-
 /* t's place (regs), reached t0 after the stretch began, as the point
  * where a tail begins. */
 static int describe(struct erp *e, struct erp_thread *t, const struct user_regs_struct *regs,

@@ -752,6 +752,14 @@ struct timeline *history_event_widen(struct history_event *he, size_t from, size
 	return widen(he, from, NULL, 0, last, NULL, why, old, err, errlen);
 }
 
+struct timeline *history_event_piece_to_end(struct history_event *he, const char *why,
+					    struct timeline *old, char *err, size_t errlen)
+{
+	const struct trace_state *point;
+	size_t from = tail_start(he, &point);
+	return widen(he, from, point, 0, HISTORY_TO_END, NULL, why, old, err, errlen);
+}
+
 static int hit_point(struct history_event *he, size_t k, uint64_t nth,
 		     const struct event_search_point *pts, size_t n, struct trace_state *out,
 		     uint8_t sp[STATE_RECORD_SP_LEN], uint64_t *cpu_ns, char *err, size_t errlen);

@@ -96,9 +96,8 @@ static bool piece_to_tail(struct history_target *h, pid_t tid)
 	 * whole history (the background's, where it is making it). */
 	bool whole = history_event_at_start(h->ev);
 	struct timeline *tl = whole ? history_event_make(h->ev, true, err, sizeof err)
-				    : history_event_widen(h->ev, history_event_tail_from(h->ev),
-							  HISTORY_TO_END, "going on past the history "
-							  "made", h->tl, err, sizeof err);
+				    : history_event_piece_to_end(h->ev, "going on past the history "
+								 "made", h->tl, err, sizeof err);
 	if (!tl) {
 		fprintf(stderr, "ptrev: cannot make the history on to the recording's end: %s\n", err);
 		return false;

@@ -265,6 +265,14 @@ bool history_event_cut(const struct history_event *he);
 struct timeline *history_event_widen(struct history_event *he, size_t from, size_t last,
 				     const char *why, struct timeline *old, char *err,
 				     size_t errlen);
+/* The piece made, from where it begins (its event, or the point inside
+ * a stretch it begins at), on to the recording's end, as
+ * history_event_widen makes one: positions count alike in both (one
+ * from the piece's first event began before a point, every position
+ * shifted: a reverse-continue after the whole history was made in the
+ * background ended at the program's start, past every hit). */
+struct timeline *history_event_piece_to_end(struct history_event *he, const char *why,
+					    struct timeline *old, char *err, size_t errlen);
 /* The piece for a write to watched memory that the debug registers do
  * not see (history_event_search_back's he->hit_write: event k's own):
  * from event from to the stretch after k, which ends it; where from is

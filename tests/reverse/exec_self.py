@@ -62,6 +62,26 @@ def main():
     check(got == want and 'diverged' not in text,
           'postmortem: the recording from the exec of /proc/self/exe replayed to '
           'depth(2) (%s; gdbserver %s; %s)' % (got, want, text.strip()[-600:]))
+
+    # The same after the whole history, made in the background, is
+    # ready while a piece that begins inside a stretch (at the hit
+    # before, PTREV_HIT_POINT=1) is in use: the next move takes the
+    # whole history at the same place. Before, the piece grew to the end
+    # from its stretch's event instead of its point, every position
+    # shifted, and the reverse-continues ended at the program's start
+    # (`No more reverse-execution history`), past depth(1) and depth(2).
+    wait = ('python exec("import time\\nfor i in range(600):\\n'
+            ' if \'was made in the background\' in gdb.execute(\'monitor history\', '
+            'to_string=True): break\\n time.sleep(0.1)")')
+    text = gdb_batch(prog, ['target remote | %s replay --stdio %s' % (ptrev, trace),
+                            'break depth', 'reverse-continue', wait, 'reverse-continue',
+                            'reverse-continue'] + SHOW,
+                     env=dict(os.environ, PTREV_HIT_POINT='1'))
+    got = shown(text)
+    check(got == want and 'made in the background' in text and
+          'inside the stretch' in text,
+          'postmortem: the whole history taken where a piece from a hit stood '
+          '(%s; gdbserver %s; %s)' % (got, want, text.strip()[-600:]))
     return finish()
 
 
