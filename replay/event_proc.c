@@ -87,6 +87,12 @@ static uint64_t lost_search_hit(struct erp *e, struct erp_thread *t, bool steppe
 	return 0;
 }
 
+/* t's CPU clock now (0: none open). */
+static uint64_t clock_now(const struct erp_thread *t)
+{
+	return t->clock_open && t->clock >= 0 ? cpu_clock_read(t->clock) : 0;
+}
+
 int erp_search_hit(struct erp *e, struct erp_thread *t, int st, bool stepped)
 {
 	if (!e->nsearch || !WIFSTOPPED(st) || WSTOPSIG(st) != SIGTRAP)
@@ -110,11 +116,11 @@ int erp_search_hit(struct erp *e, struct erp_thread *t, int st, bool stepped)
 				    erp_describe(e, t, &regs, t->next,
 						 2 * (erp_now_ns() - e->search_t0) + 1, e->search_prev,
 						 e->search_prev_sp) > 0;
-		e->search_prev_clock = t->clock_open && t->clock >= 0 ? cpu_clock_read(t->clock) : 0;
+		e->search_prev_clock = clock_now(t);
 	}
 	if (in_stretch && e->search_nth == e->search_stop_nth) {
 		e->search_stopped = true;
-		e->search_stop_clock = t->clock_open && t->clock >= 0 ? cpu_clock_read(t->clock) : 0;
+		e->search_stop_clock = clock_now(t);
 		return erp_fail(e, "the hit searched for came");
 	}
 	if (e->search_from && !e->search_found &&

@@ -8,7 +8,9 @@
 #include "ptrev/ptrace_wait.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +19,7 @@
 #include <sys/syscall.h>
 #include <sys/user.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 /* What an injection borrowed from the thread. */
 struct borrowed {
@@ -177,87 +180,68 @@ restore:
 	return ret;
 }
 
-/* Write len bytes of buf at addr in pid's memory, a word at a time (the
- * last one read first, to keep the bytes after). */
-static int poke(pid_t pid, uint64_t addr, const void *buf, size_t len)
-{
-	const unsigned char *p = buf;
-	for (size_t i = 0; i < len; i += 8) {
-		uint64_t word = 0;
-		size_t n = len - i < 8 ? len - i : 8;
-		if (n < 8) {
-			errno = 0;
-			long old = ptrace(PTRACE_PEEKDATA, pid, (void *)(addr + i), NULL);
-			if (errno)
-				return -1;
-			word = (uint64_t)old;
-		}
-		memcpy(&word, p + i, n);
-		if (ptrace(PTRACE_POKEDATA, pid, (void *)(addr + i), (void *)word) < 0)
-			return -1;
-	}
-	return 0;
-}
-
-/* Copy the strings of v (NULL-ended) below *top in pid's memory, their
- * addresses into out (n + 1 slots, the last 0). -1 where the stack does
- * not take them. */
-static int poke_strings(pid_t pid, uint64_t *top, uint64_t floor, char *const v[],
-			uint64_t *out)
-{
-	size_t i = 0;
-	for (; v && v[i]; i++) {
-		size_t len = strlen(v[i]) + 1;
-		if (*top - floor < len)
-			return -1;
-		*top -= len;
-		if (poke(pid, *top, v[i], len) < 0)
-			return -1;
-		out[i] = *top;
-	}
-	out[i] = 0;
-	return 0;
-}
-
-/* How far below the stack pointer the copies may go: the kernel maps at
- * least 128 KiB of stack at an exec; the strings and arrays stay under
- * 96 KiB. */
+/* How far below the stack pointer the exec's strings and arrays may go
+ * (red zone and alignment included): the kernel maps at least 128 KiB
+ * of stack at an exec. */
 #define EXEC_SCRATCH (96 * 1024)
+
+/* The exec's arguments as one block for address base: argv's pointer
+ * array, envp's, then the path's, argv's and envp's strings. NULL when
+ * out of memory. */
+static uint64_t *exec_block(uint64_t base, size_t size, const char *path, char *const argv[],
+			    size_t nargs, char *const envp[], size_t nenv)
+{
+	uint64_t *ptrs = calloc(1, size);
+	if (!ptrs)
+		return NULL;
+	char *str = (char *)(ptrs + nargs + 1 + nenv + 1);
+	strcpy(str, path);
+	str += strlen(path) + 1;
+	for (size_t i = 0; i < nargs + nenv; i++) {
+		const char *v = i < nargs ? argv[i] : envp[i - nargs];
+		ptrs[i < nargs ? i : i + 1] = base + (uint64_t)(str - (char *)ptrs);
+		strcpy(str, v);
+		str += strlen(v) + 1;
+	}
+	return ptrs;
+}
 
 int syscall_inject_exec(pid_t pid, const char *path, char *const argv[], char *const envp[],
 			char *err, size_t errlen)
 {
 	struct user_regs_struct r;
-	size_t nargs = 0, nenv = 0;
-	while (argv && argv[nargs])
-		nargs++;
-	while (envp && envp[nenv])
-		nenv++;
-	uint64_t *ptrs = calloc(nargs + nenv + 2, sizeof *ptrs);
-	if (!ptrs || ptrace(PTRACE_GETREGS, pid, NULL, &r) < 0) {
-		snprintf(err, errlen, "inject exec: %s", ptrs ? strerror(errno) : "out of memory");
-		free(ptrs);
+	size_t nargs = 0, nenv = 0, size = strlen(path) + 1;
+	for (; argv && argv[nargs]; nargs++)
+		size += strlen(argv[nargs]) + 1;
+	for (; envp && envp[nenv]; nenv++)
+		size += strlen(envp[nenv]) + 1;
+	size_t arrays = (nargs + 1 + nenv + 1) * sizeof(uint64_t);
+	size += arrays;
+	if (ptrace(PTRACE_GETREGS, pid, NULL, &r) < 0) {
+		snprintf(err, errlen, "inject exec: %s", strerror(errno));
 		return -1;
 	}
-	/* Below the red zone, 16-byte aligned as the kernel leaves it. */
-	uint64_t top = (r.rsp - 128) & ~15ull, floor = r.rsp - EXEC_SCRATCH;
-	char *const one[] = {(char *)path, NULL};
-	uint64_t path_at[2];
-	int rc = poke_strings(pid, &top, floor, one, path_at) < 0 ||
-			 poke_strings(pid, &top, floor, argv, ptrs) < 0 ||
-			 poke_strings(pid, &top, floor, envp, ptrs + nargs + 1) < 0
-		 ? -1
-		 : 0;
-	size_t bytes = (nargs + nenv + 2) * sizeof *ptrs;
-	top = (top - bytes) & ~15ull;
-	if (rc == 0 && (top < floor || poke(pid, top, ptrs, bytes) < 0))
-		rc = -1;
-	free(ptrs);
-	if (rc < 0) {
+	if (128 + size + 15 > EXEC_SCRATCH) {
 		snprintf(err, errlen, "inject exec: the command line does not fit on the stack");
 		return -1;
 	}
-	const uint64_t args[6] = {path_at[0], top, top + (nargs + 1) * sizeof(uint64_t)};
+	/* Below the red zone, 16-byte aligned as the kernel leaves it. */
+	uint64_t base = (r.rsp - 128 - size) & ~15ull;
+	uint64_t *block = exec_block(base, size, path, argv, nargs, envp, nenv);
+	char mem[64];
+	snprintf(mem, sizeof mem, "/proc/%d/mem", (int)pid);
+	int fd = block ? open(mem, O_RDWR | O_CLOEXEC) : -1;
+	bool written = fd >= 0 && pwrite(fd, block, size, (off_t)base) == (ssize_t)size;
+	int e = errno;
+	if (fd >= 0)
+		close(fd);
+	free(block);
+	if (!written) {
+		snprintf(err, errlen, "inject exec: writing its arguments: %s",
+			 block ? strerror(e) : "out of memory");
+		return -1;
+	}
+	const uint64_t args[6] = {base + arrays, base, base + (nargs + 1) * sizeof(uint64_t)};
 	struct borrowed b;
 	int st = 0;
 	if (borrow(&b, pid, SYS_execve, args, err, errlen) < 0)

@@ -37,6 +37,18 @@ static void write_cpu_meta(record_meta_fn put, void *w)
 	put(w, "cpu_stepping", num);
 }
 
+/* What /proc/PID/what links to, in buf (size bytes); false: unreadable. */
+static bool proc_link(pid_t pid, const char *what, char *buf, size_t size)
+{
+	char link[64];
+	snprintf(link, sizeof link, "/proc/%d/%s", (int)pid, what);
+	ssize_t n = readlink(link, buf, size - 1);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	return true;
+}
+
 void record_write_meta_to(record_meta_fn put, void *w, const char *backend,
 			  const char *prog, char **args, pid_t pid,
 			  unsigned psb_period)
@@ -51,24 +63,13 @@ void record_write_meta_to(record_meta_fn put, void *w, const char *backend,
 		put(w, "arg", args[i]);
 	/* The program's own directory: a program that execs another may
 	 * have changed it (event_exec.c); at a launch it is ours. */
-	char link[64];
-	snprintf(link, sizeof link, "/proc/%d/cwd", (int)pid);
-	ssize_t n = readlink(link, buf, sizeof buf - 1);
-	if (n > 0) {
-		buf[n] = 0;
+	if (proc_link(pid, "cwd", buf, sizeof buf) || getcwd(buf, sizeof buf))
 		put(w, "cwd", buf);
-	} else if (getcwd(buf, sizeof buf)) {
-		put(w, "cwd", buf);
-	}
 	/* The file that runs: the program's path may name it only from
 	 * inside the process (/proc/self/exe, which a replay must exec from
 	 * inside the program again: relaunch.c). */
-	snprintf(link, sizeof link, "/proc/%d/exe", (int)pid);
-	n = readlink(link, buf, sizeof buf - 1);
-	if (n > 0) {
-		buf[n] = 0;
+	if (proc_link(pid, "exe", buf, sizeof buf))
 		put(w, "exe", buf);
-	}
 	snprintf(buf, sizeof buf, "%d", (int)pid);
 	put(w, "pid", buf);
 	write_cpu_meta(put, w);
