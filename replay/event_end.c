@@ -175,10 +175,42 @@ size_t event_end_tail_run(const struct event_end *ee, uint64_t budget_ns)
 
 uint64_t event_end_runs_ns(const struct event_end *ee, size_t from)
 {
+	return event_end_runs_between_ns(ee, from, SIZE_MAX);
+}
+
+uint64_t event_end_runs_between_ns(const struct event_end *ee, size_t from, size_t to)
+{
 	uint64_t ran = 0;
-	for (size_t i = from; ee->e.td && i < ee->e.td->nsched; i++)
+	for (size_t i = from; ee->e.td && i < ee->e.td->nsched && i < to; i++)
 		ran += run_ns(ee, i);
 	return ran;
+}
+
+size_t event_end_run_back(const struct event_end *ee, size_t last, uint64_t budget_ns)
+{
+	const struct trace_data *td = ee->e.td;
+	if (ee->e.nthreads < 2 || !td || last >= td->nsched)
+		return 0;
+	uint64_t ran = 0;
+	size_t i = last + 1;
+	while (i > 1) {
+		ran += run_ns(ee, --i);
+		if (ran >= budget_ns)
+			break;
+	}
+	return i;
+}
+
+size_t event_end_run_on(const struct event_end *ee, size_t first, uint64_t budget_ns)
+{
+	const struct trace_data *td = ee->e.td;
+	uint64_t ran = 0;
+	for (size_t i = first; td && i + 1 < td->nsched; i++) {
+		ran += run_ns(ee, i);
+		if (ran >= budget_ns)
+			return i;
+	}
+	return SIZE_MAX;
 }
 
 size_t event_end_tail_runs_of(const struct event_end *ee, size_t n)

@@ -173,10 +173,14 @@ int event_hold_registers(struct event_hold *h, pid_t rec_tid, struct amd64_regfi
 	if (erp_regfile(&h->e, t, rf) < 0)
 		return -1;
 	int before = 0;
-	if (t->at_entry) {
+	if (t->at_entry || t->in_unrecorded) {
 		/* Its run ended at the entry of a syscall, which completes in
 		 * its next run: the history places it before the syscall
-		 * instruction. */
+		 * instruction. So it does one in a syscall the log does not
+		 * hold (erp_end_here: it stands on the instruction), as a
+		 * recording cut short leaves every thread whose syscall
+		 * completes after the cut (event_cut.h), and as the whole
+		 * history shows such a thread there. */
 		rf->gpr.rip -= 2; /* syscall is 2 bytes */
 		rf->gpr.rax = rf->gpr.orig_rax;
 		rf->gpr.orig_rax = (unsigned long long)-1; /* not in a syscall */

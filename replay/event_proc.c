@@ -123,8 +123,9 @@ int erp_search_hit(struct erp *e, struct erp_thread *t, int st, bool stepped)
 		e->search_stop_clock = clock_now(t);
 		return erp_fail(e, "the hit searched for came");
 	}
-	if (e->search_from && !e->search_found &&
-	    (t->next >= e->search_from || (e->search_runs && e->cur_run > 0))) {
+	bool after = e->search_runs && e->cur_run != e->search_run
+			     ? e->cur_run > e->search_run : t->next >= e->search_from;
+	if (e->search_from && !e->search_found && after) {
 		e->search_found = true;
 		e->search_first = t->next;
 		return erp_fail(e, "the first hit searched for came before event %zu",

@@ -524,12 +524,12 @@ int erp_replay_until_searching(struct erp *e, const struct trace_data *td, size_
 	return replay_as(e, td, NULL, &how);
 }
 
-int erp_replay_searching_from(struct erp *e, const struct trace_data *td, size_t from,
-			      bool runs, const struct event_search_point *points, size_t n,
+int erp_replay_searching_from(struct erp *e, const struct trace_data *td, size_t run,
+			      size_t from, bool runs, const struct event_search_point *points, size_t n,
 			      const struct event_give_up *give_up, struct erp_copy resume)
 {
 	struct erp how = {.nsearch = n, .give_up = give_up, .resume = resume,
-			  .search_from = from, .search_runs = runs};
+			  .search_from = from, .search_runs = runs, .search_run = run};
 	if (n == 0 || n > EVENT_SEARCH_MAX || from == 0) {
 		*e = how;
 		e->memfd = -1;

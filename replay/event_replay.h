@@ -287,9 +287,10 @@ struct erp {
 	 * thread's next; 0: none searched for) ends the replay (a failure,
 	 * search_found set, search_first that event: what the search asked
 	 * for). search_runs (event_end_search_on_run): search_from counts
-	 * the events of the first run's thread, and any hit in a later run
-	 * of the order comes after it (search_last_run says which). */
-	size_t search_from, search_first;
+	 * the events of run search_run's thread, and any hit in a later run
+	 * of the order comes after it (search_last_run says which); none in
+	 * an earlier one does. */
+	size_t search_from, search_first, search_run;
 	bool search_runs, search_found;
 	size_t cur_run;          /* the run of the recorded order replayed */
 	bool exited;          /* the replay process is gone */
@@ -557,11 +558,11 @@ int erp_replay_to_hit(struct erp *e, const struct trace_data *td, size_t k, uint
  * resume), with points as erp_replay_until_searching arms them, that ends
  * at the first hit after the thread's event from - 1 (search_found,
  * search_first); one that gets to the end met none there. runs: any
- * recording's, from its start, where from counts the events of the
- * first run's thread and every hit in a later run comes after them
- * (search_runs). */
-int erp_replay_searching_from(struct erp *e, const struct trace_data *td, size_t from,
-			      bool runs, const struct event_search_point *points, size_t n,
+ * recording's, from its start, where from counts the events of run
+ * `run`'s thread and every hit in a later run comes after them, none in
+ * an earlier one (search_runs). */
+int erp_replay_searching_from(struct erp *e, const struct trace_data *td, size_t run,
+			      size_t from, bool runs, const struct event_search_point *points, size_t n,
 			      const struct event_give_up *give_up, struct erp_copy resume);
 
 /* ---- event_split.c ---- */

@@ -164,13 +164,13 @@ int event_end_tail_search_run(const struct trace_data *td, size_t run,
 /* The search forwards from event from (runs: erp search_runs), from
  * copy resume: 1 with *stretch the event the hit came before and *run its
  * run of the order, 0 when none came before the end, -1, -2. */
-static int search_on(const struct trace_data *td, size_t from, bool runs,
+static int search_on(const struct trace_data *td, size_t in_run, size_t from, bool runs,
 		     const struct event_search_point *points, size_t n, size_t *stretch,
 		     size_t *run, const struct event_give_up *give_up, struct erp_copy resume,
 		     char *err, size_t errlen)
 {
 	struct erp e;
-	int rc = erp_replay_searching_from(&e, td, from, runs, points, n, give_up, resume);
+	int rc = erp_replay_searching_from(&e, td, in_run, from, runs, points, n, give_up, resume);
 	if (rc < 0 && e.search_found) {
 		*stretch = e.search_first;
 		*run = e.search_last_run;
@@ -191,11 +191,11 @@ int event_end_search_on(struct event_end *ee, const struct trace_data *td, size_
 	 * way; the replay ends at the first hit after event from - 1. */
 	size_t next = 0, run;
 	pid_t c = from ? event_end_take_copy(ee, from, &next) : 0;
-	return search_on(td, from, false, points, n, stretch, &run, give_up,
+	return search_on(td, 0, from, false, points, n, stretch, &run, give_up,
 			 (struct erp_copy){.pid = c, .next = next}, err, errlen);
 }
 
-int event_end_search_on_run(const struct trace_data *td, size_t from,
+int event_end_search_on_run(const struct trace_data *td, size_t run, size_t from,
 			    const struct event_search_point *points, size_t n, size_t *hit_run,
 			    const struct event_give_up *give_up, char *err, size_t errlen)
 {
@@ -203,6 +203,6 @@ int event_end_search_on_run(const struct trace_data *td, size_t from,
 	 * one-thread recording only. Nothing is stepped, so this costs about
 	 * a native run to the hit. */
 	size_t stretch;
-	return search_on(td, from, true, points, n, &stretch, hit_run, give_up,
+	return search_on(td, run, from, true, points, n, &stretch, hit_run, give_up,
 			 (struct erp_copy){0}, err, errlen);
 }

@@ -73,6 +73,17 @@ size_t event_end_tail_from(const struct event_end *ee, uint64_t budget_ns);
 size_t event_end_tail_run(const struct event_end *ee, uint64_t budget_ns);
 /* The program's own run in the runs from `from` to the end. */
 uint64_t event_end_runs_ns(const struct event_end *ee, size_t from);
+/* ...in runs from .. to - 1. */
+uint64_t event_end_runs_between_ns(const struct event_end *ee, size_t from, size_t to);
+/* Where a piece of a multi-threaded recording's history that ends with
+ * run `last` begins so that it holds about budget_ns of the program's own
+ * run, at least run `last` (event_end_tail_run, walking back from there);
+ * 0: none (one thread, no such run). */
+size_t event_end_run_back(const struct event_end *ee, size_t last, uint64_t budget_ns);
+/* Where such a piece that begins with run `first` ends to hold about
+ * budget_ns: its last run; SIZE_MAX where that would be the recording's
+ * last run or beyond (the tail to the end instead). */
+size_t event_end_run_on(const struct event_end *ee, size_t first, uint64_t budget_ns);
 /* The same for a tail of the last n runs (tests). */
 size_t event_end_tail_runs_of(const struct event_end *ee, size_t n);
 /* The same walking back from before event end (a tail that ends there:
@@ -248,10 +259,11 @@ int event_end_search_on(struct event_end *ee, const struct trace_data *td, size_
 			const struct event_search_point *points, size_t n, size_t *stretch,
 			const struct event_give_up *give_up, char *err, size_t errlen);
 /* The same for any recording from its start, threads in the recorded
- * order: the first hit in its first run after that run's thread's event
- * from - 1, or in a later run: 1 with *hit_run the run it came in (a tail
- * from that run holds it), 0 when none came before the end, -1, -2. */
-int event_end_search_on_run(const struct trace_data *td, size_t from,
+ * order: the first hit in run `run` after that run's thread's event
+ * from - 1 (SIZE_MAX: none there), or in a later run: 1 with *hit_run
+ * the run it came in (a tail from that run holds it), 0 when none came
+ * before the end, -1, -2. */
+int event_end_search_on_run(const struct trace_data *td, size_t run, size_t from,
 			    const struct event_search_point *points, size_t n, size_t *hit_run,
 			    const struct event_give_up *give_up, char *err, size_t errlen);
 

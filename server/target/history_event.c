@@ -128,6 +128,9 @@ void history_event_close(struct history_event *he)
 	if (he->head_ok)
 		event_cut_free(&he->head);
 	he->head_ok = false;
+	if (he->runs_cut_ok)
+		event_cut_free(&he->runs_cut);
+	he->runs_cut_ok = false;
 	free(he->tail_hit_owned);
 	he->tail_hit_owned = NULL;
 }
@@ -237,6 +240,14 @@ static uint64_t tail_budget_ns(void)
 static bool tail_wanted(void)
 {
 	const char *v = getenv("PTREV_TAIL_HISTORY");
+	return !(v && strcmp(v, "0") == 0);
+}
+
+/* PTREV_RUN_PIECES=0: a multi-threaded recording's hit makes the tail
+ * from its run to the end, not a piece of its run (the reference). */
+static bool runs_wanted(void)
+{
+	const char *v = getenv("PTREV_RUN_PIECES");
 	return !(v && strcmp(v, "0") == 0);
 }
 
@@ -621,10 +632,14 @@ size_t history_event_wider_run(struct history_event *he)
 	size_t cur = history_event_tail_run(he);
 	if (cur == 0)
 		return 0;
-	/* Four times the last, as history_event_wider says why. */
-	uint64_t held = event_end_runs_ns(he->end, cur);
-	size_t run = event_end_tail_run(he->end, 4 * (held > he->tail_budget_ns
-						      ? held : he->tail_budget_ns));
+	/* Four times the last, as history_event_wider says why; a piece's
+	 * counted back from its own last run. */
+	bool piece = history_event_runs_cut(he);
+	uint64_t held = piece ? event_end_runs_between_ns(he->end, cur, he->runs_last + 1)
+			      : event_end_runs_ns(he->end, cur);
+	uint64_t budget = 4 * (held > he->tail_budget_ns ? held : he->tail_budget_ns);
+	size_t run = piece ? event_end_run_back(he->end, he->runs_last, budget)
+			   : event_end_tail_run(he->end, budget);
 	return run < cur ? run : cur - 1;
 }
 
@@ -726,6 +741,10 @@ static struct timeline *take_made(struct history_event *he, struct trace_data *m
 			"stretch before event %zu: %llu instructions in %.1f s\n", why, from,
 			he->tail_hit_ns ? "a point after the hit" : "the hit", last + 1,
 			(unsigned long long)st.instructions, he->tail_seconds);
+	else if (cut && run)
+		fprintf(stderr, "ptrev: %s: made the history of runs %zu to %zu of the thread order "
+			"only: %llu instructions in %.1f s\n", why, run, he->runs_last,
+			(unsigned long long)st.instructions, he->tail_seconds);
 	else if (cut)
 		fprintf(stderr, "ptrev: %s: made the history of events %zu to %zu only: %llu "
 			"instructions in %.1f s\n", why, from, last,
@@ -757,7 +776,70 @@ struct timeline *history_event_piece_to_end(struct history_event *he, const char
 {
 	const struct trace_state *point;
 	size_t from = tail_start(he, &point);
-	return widen(he, from, point, 0, HISTORY_TO_END, NULL, why, old, err, errlen);
+	/* A multi-threaded piece: the tail from its first run. */
+	return widen(he, from, point, history_event_tail_run(he), HISTORY_TO_END, NULL, why, old,
+		     err, errlen);
+}
+
+bool history_event_runs_cut(const struct history_event *he)
+{
+	return history_event_cut(he) && he->runs_cut_ok && history_event_tail_run(he) &&
+	       he->tail_view.sched == he->runs_cut.sched;
+}
+
+/* The recording cut after run `last` of its order, or the first run
+ * after it, before run `limit` (and before the last: a piece never ends
+ * with the recording), whose last event is a syscall of its thread: a
+ * cut is at a syscall's entry (event_cut.h). A run may end otherwise (a
+ * recorded signal, a thread stopped between syscalls). 0 with *cut and
+ * *at the run, -1. */
+static int cut_after_run(const struct history_event *he, size_t last, size_t limit,
+			 struct trace_data *cut, size_t *at)
+{
+	const struct trace_data *ev = he->ev;
+	char why[256];
+	for (size_t r = last; r + 1 < ev->nsched && r < limit; r++) {
+		const struct trace_sched_run *s = &ev->sched[r];
+		if (s->count && event_cut(ev, s->tid, s->pos + s->count - 1, cut, why,
+					  sizeof why) == 0) {
+			*at = r;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+struct timeline *history_event_runs_piece(struct history_event *he, size_t run, size_t last,
+					  size_t limit, const char *why, struct timeline *old,
+					  char *err, size_t errlen)
+{
+	struct trace_data cut, made;
+	struct materialise_stats st;
+	pid_t copy = 0;
+	size_t at;
+	err[0] = 0;
+	if (!runs_wanted())
+		return NULL;
+	if (run == 0 || one_thread(he->ev) || cut_after_run(he, last, limit, &cut, &at) < 0) {
+		snprintf(err, errlen, "no run from run %zu on ends at a syscall before %s", last,
+			 limit == SIZE_MAX ? "the recording's end" : "the history made");
+		return NULL;
+	}
+	if (tail_data(he, &cut, 0, NULL, run, &made, &st, &copy, err, errlen) < 0) {
+		event_cut_free(&cut);
+		return NULL;
+	}
+	/* The old cut is the old timeline's until take_made closes it. */
+	struct trace_data was = he->runs_cut;
+	bool had = he->runs_cut_ok;
+	he->runs_cut = cut;
+	he->runs_cut_ok = true;
+	he->runs_last = at;
+	struct timeline *tl = take_made(he, &made, &st, copy, &he->runs_cut, 0, run, 0, NULL, why,
+					old, err, errlen);
+	if (had)
+		event_cut_free(&was);
+	return tl;
 }
 
 static int hit_point(struct history_event *he, size_t k, uint64_t nth,
@@ -1221,12 +1303,20 @@ struct timeline *history_event_longer(struct history_event *he, bool inside,
 	 * it again each time, a third of the total at most. */
 	const struct trace_state *point;
 	const char *why = "going on past the history made, a longer piece";
-	/* A multi-threaded piece (the first thread's, head_threads) is not
-	 * grown: a cut where later runs end shows a thread blocked in a
-	 * syscall there before its syscall instruction, the whole history
-	 * inside the syscall. */
-	if (!one_thread(he->ev))
-		return NULL;
+	/* A multi-threaded piece of runs grows by runs, to the end of one
+	 * that ends at a syscall; the first thread's (head_threads) is not
+	 * grown: its cut is the first clone's entry. */
+	if (!one_thread(he->ev)) {
+		size_t run = history_event_tail_run(he);
+		if (!history_event_runs_cut(he))
+			return NULL;
+		uint64_t ran = event_end_runs_between_ns(he->end, run, he->runs_last + 1);
+		size_t last = event_end_run_on(he->end, he->runs_last + 1,
+					       4 * (ran > he->tail_budget_ns ? ran : he->tail_budget_ns));
+		return last == SIZE_MAX ? NULL
+					: history_event_runs_piece(he, run, last, SIZE_MAX, why, old,
+								   err, errlen);
+	}
 	uint64_t held = event_end_tail_ns(he->end, tail_start(he, &point), he->tail_last + 1);
 	uint64_t budget = 4 * (held > he->tail_budget_ns ? held : he->tail_budget_ns);
 	if (history_event_ends_inside(he) && inside) {
@@ -1456,8 +1546,8 @@ int history_event_search_on(struct history_event *he, const struct stop_set *sto
 	he->on_inside = false;
 	he->on_npts = 0;
 	he->on_write = false;
-	bool threads = !one_thread(he->ev);
-	if (!history_event_cut(he) || !he->end || (threads && !he->tail_head))
+	bool threads = !one_thread(he->ev), runs = history_event_runs_cut(he);
+	if (!history_event_cut(he) || !he->end || (threads && !he->tail_head && !runs))
 		return -1;
 	for (size_t i = 0; i < stops->n; i++)
 		if (add_points(pts, &n, &stops->v[i]) < 0)
@@ -1475,8 +1565,9 @@ int history_event_search_on(struct history_event *he, const struct stop_set *sto
 		fprintf(stderr, "ptrev: looking for the next breakpoint hit after the history made (a "
 			"native replay)...\n");
 		struct event_give_up give_up = {he->alive, he->alive_ctx};
-		rc = threads ? event_end_search_on_run(he->ev, he->head_at + 1, pts, n, at, &give_up,
-						       err, sizeof err)
+		rc = threads ? event_end_search_on_run(he->ev, runs ? he->runs_last : 0,
+						       runs ? SIZE_MAX : he->head_at + 1, pts, n, at,
+						       &give_up, err, sizeof err)
 			     : event_end_search_on(he->end, he->ev, from, pts, n, at, &give_up, err,
 						   sizeof err);
 	}
@@ -1490,15 +1581,18 @@ int history_event_search_on(struct history_event *he, const struct stop_set *sto
 	}
 	/* A recorded signal on the way stops gdb's move first: the tail
 	 * from the piece's start holds it (history_event_widen). With
-	 * threads, any in the runs up to the hit's (the first thread's
-	 * included: its piece ends inside that run), and a hit in the first
-	 * run: the whole history holds them. */
+	 * threads, any in the runs after the piece up to the hit's (the
+	 * first thread's included: its piece ends inside that run), and a
+	 * hit in the first run: the whole history holds them. A piece of
+	 * the hit's run is made (history_event_on), not the tail to the
+	 * end that tail_not_worth weighs. */
 	if (threads) {
 		if (rc && *at == 0)
 			return -1;
-		if (event_end_last_signal_run(he->end, 0, rc ? *at + 1 : he->ev->nsched))
+		if (event_end_last_signal_run(he->end, runs ? he->runs_last + 1 : 0,
+					      rc ? *at + 1 : he->ev->nsched))
 			return -1;
-		if (rc && tail_not_worth(he, *at)) {
+		if (rc && !runs_wanted() && tail_not_worth(he, *at)) {
 			fprintf(stderr, "ptrev: the next hit comes in run %zu of %zu of the thread "
 				"order: the history from there would take longer than the rest of the "
 				"whole one, made in the background\n", *at, he->ev->nsched);
@@ -1526,11 +1620,21 @@ struct timeline *history_event_on(struct history_event *he, size_t at, struct ti
 	const char *why = at ? "going on to the next breakpoint hit (found natively)"
 			     : "going on to the end (no breakpoint hit before it, found natively)";
 	if (!one_thread(he->ev)) {
-		/* From the hit's run (or the last runs) to the end. */
+		/* The hit's run alone (to the first that ends at a syscall),
+		 * else from there (or the last runs) to the end. */
 		size_t run = at ? at : event_end_tail_run(he->end, he->tail_budget_ns);
 		if (run == 0) {
 			snprintf(err, errlen, "no run to begin with but the program's first");
 			return NULL;
+		}
+		if (at) {
+			struct timeline *tl =
+				history_event_runs_piece(he, at, at, SIZE_MAX, why, old, err, errlen);
+			if (tl || he->interrupted)
+				return tl;
+			if (err[0])
+				fprintf(stderr, "ptrev: cannot make the history of the hit's run alone (%s): "
+				"from there to the end\n", err);
 		}
 		return widen(he, 0, NULL, run, HISTORY_TO_END, NULL, why, old, err, errlen);
 	}

@@ -106,12 +106,10 @@ static bool piece_to_tail(struct history_target *h, pid_t tid)
 		timeline_close(h->tl);
 	h->tl = tl;
 	h->td = history_event_data(h->ev);
-	/* The whole history: the program's place (place_at). A tail from the
-	 * piece's start: tid's own position, which both count alike. */
-	if (whole)
-		place_at(tl, tid, &w);
-	else
-		timeline_move_to(tl, tid, w.pos);
+	/* The whole history, or a tail from the piece's start: both count
+	 * alike from there, the program's place (with threads in one order)
+	 * or tid's own position. */
+	place_at(tl, tid, &w);
 	return true;
 }
 
@@ -221,15 +219,19 @@ static int take_start(struct history_target *h, pid_t tid, struct timeline *tl,
 }
 
 /* The same for a multi-threaded recording's tail (from a run of its
- * order), which has no pieces: a tail about four times as long, at least
- * a run more, the whole program where it stood counted from the end; for
- * a reverse-continue (stops given) one that begins with the run of the
- * last hit before, found natively, where that is further back; the whole
- * history where that is ready or no tail would be shorter. */
+ * order): for a reverse-continue with breakpoints only (stops given), the
+ * history of the run of the last hit before alone, found natively (a
+ * piece: history_event_runs_piece; no hit comes between its end and
+ * here), tid at its end; else a history that begins about four times as
+ * far back, at least a run more, or with the hit's run where that is
+ * further back, and ends where this one does (a piece's end, or the
+ * recording's), the whole program where it stood counted from the end;
+ * the whole history where that is ready or no tail would be shorter. */
 static bool further_back_run(struct history_target *h, pid_t tid, const struct stop_set *stops)
 {
 	char err[512];
 	size_t run = history_event_wider_run(h->ev), hit = 0;
+	bool piece = history_event_runs_cut(h->ev);
 	const char *why = "going back past the history made";
 	int found = -1;
 	tid = timeline_thread_or_first(h->tl, tid);
@@ -253,10 +255,30 @@ static bool further_back_run(struct history_target *h, pid_t tid, const struct s
 		if (took != 0)
 			return took > 0;
 	}
+	if (found > 0 && hit > 0 && h->ev->hit_event != SIZE_MAX && breakpoints_only(stops) &&
+	    !history_event_whole_ready(h->ev)) {
+		/* It ends before this history begins: a hit after that is
+		 * after where the move began. */
+		struct timeline *tl = history_event_runs_piece(h->ev, hit, hit,
+							       history_event_tail_run(h->ev), why,
+							       h->tl, err, sizeof err);
+		if (tl) {
+			take_history(h, tid, tl, NULL);
+			return true;
+		}
+		if (h->ev->interrupted)
+			return false;
+		if (err[0])
+			fprintf(stderr, "ptrev: cannot make the history of the hit's run alone (%s)\n",
+				err);
+	}
 	if (run == 0 || history_event_whole_ready(h->ev))
 		return whole_history(h, tid);
 	struct from_end fe = where_from_end(h->tl, tid);
-	struct timeline *tl = history_event_widen_run(h->ev, run, why, h->tl, err, sizeof err);
+	struct timeline *tl =
+		piece ? history_event_runs_piece(h->ev, run, h->ev->runs_last, SIZE_MAX, why, h->tl,
+						 err, sizeof err)
+		      : history_event_widen_run(h->ev, run, why, h->tl, err, sizeof err);
 	if (!tl) {
 		if (h->ev->interrupted)
 			return false;

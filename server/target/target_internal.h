@@ -188,6 +188,13 @@ struct history_event {
 	bool head_ok;
 	uint64_t head_at;  /* the first run's thread's event it is cut at */
 	bool tail_head;    /* the tail is made from it */
+	/* A multi-threaded piece from a run of the order on (the tail's
+	 * history_from_run) to the end of run runs_last, made from runs_cut,
+	 * the recording cut at the syscall that run ends at (event_cut.h);
+	 * kept while it may be tail_view. */
+	struct trace_data runs_cut;
+	bool runs_cut_ok;
+	size_t runs_last;
 	char cut_note[640];
 	/* Its history being made in the background from the start (NULL:
 	 * not, PTREV_BACKGROUND_HISTORY=0, or taken). */
@@ -361,6 +368,19 @@ size_t history_event_tail_run(const struct history_event *he);
 size_t history_event_wider_run(struct history_event *he);
 struct timeline *history_event_widen_run(struct history_event *he, size_t run, const char *why,
 					 struct timeline *old, char *err, size_t errlen);
+/* Is the history made a multi-threaded piece that ends before the
+ * recording does, after a run of its order (history_event_runs_piece)? */
+bool history_event_runs_cut(const struct history_event *he);
+/* A multi-threaded piece: runs `run` to `last` of the order, or to the
+ * end of the first run after it (before run `limit`; SIZE_MAX: any)
+ * that ends at a syscall of its thread (the recording cut at that
+ * syscall's entry: event_cut.h), made as
+ * history_event_widen makes one; NULL with err (none such: err says so;
+ * err empty: PTREV_RUN_PIECES=0, the tail to the end instead, the
+ * reference of tests and benchmarks). */
+struct timeline *history_event_runs_piece(struct history_event *he, size_t run, size_t last,
+					  size_t limit, const char *why, struct timeline *old,
+					  char *err, size_t errlen);
 /* A line on how far its history is made (`monitor history`). */
 void history_event_progress(struct history_event *he, struct strbuf *out);
 /* tid when it exists at the end, else one that does. */

@@ -28,12 +28,15 @@ re-execution stopped before that syscall's instruction undelivered, and
 showed nothing: the history places the thread in the handler there).
 thread_late: a reverse-continue from the end to a breakpoint hit two
 thirds of the way through finds the run of the hit natively (every
-thread's debug registers armed) and makes the history from there only;
-one back to the program's start (no hit of the user's before) makes the
-history of its first thread only, up to the clone that makes another; a
-continue from there finds the next hit's run natively and makes the
-history from there (tests without a background history: where one is
-being made, the whole where it has less left to make).
+thread's debug registers armed) and makes the history of that run alone
+(a piece of runs: the recording cut at the syscall that run ends at);
+steps on past that piece's end make it longer by runs; one back to the
+program's start (no hit of the user's before) makes the history of its
+first thread only, up to the clone that makes another; a continue from
+there finds the next hit's run natively and makes that run alone. In
+the pieces, every thread blocked in a syscall that completes after the
+cut stands before its syscall instruction, as in the whole history
+(before, the held re-execution showed it inside the syscall).
 pigz -p 2 (where installed): the first
 reverse-stepi from the end makes a tail, not the whole history, and
 shows full state there.
@@ -203,7 +206,7 @@ def against_whole(ptrev, trace, prog, name, session, tails=('1', '2', '3', '5', 
         # held it).
         crossed |= any(re.match(r'ptrev: going back (past the history made|to the last '
                                 r'breakpoint or watchpoint hit or signal \(found natively\)): '
-                                r'made the history of the last', ln) or
+                                r'made the history of (the last|runs)', ln) or
                        ln.startswith('ptrev: making the history of this event recording')
                        for ln in lines[1:])
         check(same_state(whole, out),
@@ -288,12 +291,12 @@ def to_start(ptrev, work, progdir):
                                                 "until it makes another: ")]
     start_at = out.find('No more reverse-execution history.')
     on_at = out.find('ptrev: going on to the next breakpoint hit (found natively): made the '
-                     'history of the last ')
+                     'history of runs ')
     whole_at = out.find('ptrev: making the history of this event recording')
     check(len(head) == 1 and 0 <= start_at < on_at and whole_at < 0,
           'thread_late: the reverse-continue to the program\'s start makes the history of its '
-          'first thread only; the continue from there the history from the run of the next '
-          'hit (compute, early), found natively, not the whole history (%s)' % lines)
+          'first thread only; the continue from there the history of the run of the next '
+          'hit (compute, early) alone, found natively, not the whole history (%s)' % lines)
     check(same_state(whole, out),
           'thread_late, to the program\'s start and on: every thread\'s registers, backtrace '
           'and variables as on the whole history\n%s' % differences(whole, out))
@@ -333,10 +336,10 @@ def start_then_late(ptrev, work, progdir):
           'round 80 and to the end' + ('' if good else '\n' + whole[-2000:]))
     lines = ptrev_lines(out)
     on = [ln for ln in lines if ln.startswith('ptrev: going on to the next breakpoint hit (found '
-                                              'natively): made the history of the last ')]
+                                              'natively): made the history of runs ')]
     check(len(on) == 1 and not any(ln.startswith('ptrev: making the history of this') or
                                    ln.startswith('ptrev: still making') for ln in lines),
-          'thread_late: on from the program\'s start to late_mark, only the history from the '
+          'thread_late: on from the program\'s start to late_mark, only the history of the '
           'run of that hit is made (%s)' % lines)
     check(same_state(whole, out),
           'thread_late, from the program\'s start on to late_mark: every thread\'s state as on '
@@ -365,16 +368,75 @@ def found_natively(ptrev, work, progdir):
             env['PTREV_TAIL_RUNS'] = runs
         out = gdb(ptrev, trace, prog, THREAD_LATE, env)
         found = re.search(r'^ptrev: going back to the last breakpoint or watchpoint hit or '
-                          r'signal \(found natively\): made the history of the last \d+ '
-                          r'events: (\d+) instructions', out, re.M)
-        check(found and made and int(found.group(1)) < int(made.group(1)) and
+                          r'signal \(found natively\): made the history of runs (\d+) to (\d+) '
+                          r'of the thread order only: (\d+) instructions', out, re.M)
+        check(found and made and found.group(1) == found.group(2) and
+              int(found.group(3)) < int(made.group(1)) // 20 and
               'making the history of this event recording' not in out,
               'thread_late, tail of %s runs: the reverse-continue finds its hit natively and '
-              'makes the history from its run only (%s)' % (runs or 'ptrev\'s own',
-                                                            ptrev_lines(out)))
+              'makes the history of its run alone (%s)' % (runs or 'ptrev\'s own',
+                                                           ptrev_lines(out)))
         check(same_state(whole, out),
               'thread_late, tail of %s runs: every thread\'s registers, backtrace and variables '
               'as on the whole history\n%s' % (runs or 'ptrev\'s own', differences(whole, out)))
+
+
+# Back to late_mark (a piece: the hit's run alone), then on by steps past
+# that piece's end (the worker's write and read: the main thread's runs
+# next), a look at every thread there, a step back and on to the end.
+THREAD_LATE_ON = '''break late_mark
+reverse-continue
+finish
+next
+next
+next
+next
+next
+info threads
+thread apply all bt
+thread apply all info registers rip rsp rax
+print total
+reverse-stepi 3
+info threads
+thread apply all info registers rip rsp rax
+delete
+continue
+print total
+'''
+
+
+def piece_on(ptrev, work, progdir):
+    """A reverse-continue to a hit in a multi-threaded recording makes the
+    history of the hit's run of the thread order alone (the recording
+    cut at the syscall that run ends at: every other thread stands where
+    its last run left it, one whose syscall completes after the cut
+    before its syscall instruction, as the whole history has it); steps
+    on past that piece's end make it longer by runs (about four times its
+    native run), and a continue with no hit after makes the last runs.
+    Every thread's state as on the whole history."""
+    prog = os.path.join(progdir, 'thread_late')
+    trace = os.path.join(work, 'thread_late.ptrev')
+    whole, out = (gdb(ptrev, trace, prog, THREAD_LATE_ON,
+                      {'PTREV_TAIL_HISTORY': '0', 'PTREV_BACKGROUND_HISTORY': '0'}),
+                  gdb(ptrev, trace, prog, THREAD_LATE_ON, {'PTREV_BACKGROUND_HISTORY': '0'}))
+    good = ('hit Breakpoint 1, late_mark (round=80' in whole and 'worker (arg=' in whole and
+            not unavailable(whole))
+    check(good, 'thread_late: the oracle stops at late_mark in round 80 and steps on in the '
+          'worker' + ('' if good else '\n' + whole[-2000:]))
+    lines = ptrev_lines(out)
+    piece = [ln for ln in lines if re.match(r'ptrev: going back to the last breakpoint or '
+                                            r'watchpoint hit or signal \(found natively\): made '
+                                            r'the history of runs (\d+) to \1 of the thread '
+                                            r'order only: ', ln)]
+    longer = [ln for ln in lines if ln.startswith('ptrev: going on past the history made, a '
+                                                  'longer piece: made the history of runs ')]
+    check(len(piece) == 1 and longer and
+          not any('making the history of this event recording' in ln for ln in lines),
+          'thread_late: the reverse-continue makes the history of the hit\'s run alone, the '
+          'steps past its end a longer piece of runs (%s)' % lines)
+    check(same_state(whole, out),
+          'thread_late, steps on past a piece of runs: every thread\'s state as on the whole '
+          'history\n%s' % differences(whole, out))
 
 
 def pigz(ptrev, work):
@@ -399,6 +461,37 @@ def pigz(ptrev, work):
     check(full_state_said(out) and '__libc_start_main' in out and 'unavailable' not in out,
           'pigz -p 2: full state one step back from the end, a backtrace to '
           '__libc_start_main\n' + out[-2000:])
+    # Back to the writer's writes: the history of the last one's run
+    # alone, every thread as with the tail from that run to the end
+    # (PTREV_RUN_PIECES=0; the whole history is tens of seconds here).
+    ref, out = (gdb(ptrev, trace, prog, PIGZ_WRITES, {'PTREV_BACKGROUND_HISTORY': '0',
+                                                      'PTREV_RUN_PIECES': '0'}),
+                gdb(ptrev, trace, prog, PIGZ_WRITES, {'PTREV_BACKGROUND_HISTORY': '0'}))
+    lines = ptrev_lines(out)
+    check(ref.count('hit Breakpoint 1, __GI___libc_write') == 4 and 'start_thread' in ref and
+          not unavailable(ref),
+          'pigz -p 2: the reference stops at four writes with full state\n' + ref[-2000:])
+    check(any(re.match(r'ptrev: going back (past the history made|to the last breakpoint or '
+                       r'watchpoint hit or signal \(found natively\)): made the history of '
+                       r'runs (\d+) to \2 of the thread order only', ln) for ln in lines),
+          'pigz -p 2: the reverse-continue to the last write makes the history of its run '
+          'alone (%s)' % lines)
+    check(same_state(ref, out),
+          'pigz -p 2, back to its writes: every thread\'s state as with the tail from the '
+          'run to the end\n%s' % differences(ref, out))
+
+
+PIGZ_WRITES = '''break write
+reverse-continue
+reverse-continue
+reverse-continue
+info threads
+thread apply all bt
+thread apply all info registers rip rsp rax
+print nbytes
+continue
+print nbytes
+'''
 
 
 def main():
@@ -445,6 +538,7 @@ def main():
     found_natively(ptrev, work, progdir)
     to_start(ptrev, work, progdir)
     start_then_late(ptrev, work, progdir)
+    piece_on(ptrev, work, progdir)
     pigz(ptrev, work)
     return finish()
 
