@@ -6,12 +6,15 @@
 # to the writes before it (the third far back: most of the compression
 # lies between), and a continue back to the second. Each hit's run of the
 # recorded thread order is found natively; the history made is that run
-# alone (a piece), where PTREV_RUN_PIECES=0, the reference run in the same
-# script, makes the tail from that run to the recording's end. Figures:
-# seconds per move for both, their ratio, and the native run.
+# alone (a piece), where PTREV_RUN_PIECES=0, the reference run in the
+# same script, makes the tail from that run to the recording's end.
+# Figures: seconds per move for both and their ratio (each move's name
+# says the size of the write it stopped at: the same in both, or the
+# rows do not pair), and the native run.
 #
 #   bench/run_pieces_bench.sh PTREV [BYTES]
 set -euo pipefail
+. "$(dirname "$0")/timing.sh"
 
 ptrev=${1:?usage: run_pieces_bench.sh PTREV [BYTES]}
 bytes=${2:-400000}
@@ -23,39 +26,22 @@ trap 'rm -rf "$tmp"' EXIT
 # many blocks (seq's output compresses to a few writes).
 awk -v n="$bytes" 'BEGIN { srand(1); while (len < n) { s = int(rand() * 200000); print s;
 	len += length(s) + 1 } }' | head -c "$bytes" >"$tmp/data.txt"
-t0=$(date +%s.%N)
-"$prog" -p 2 -c "$tmp/data.txt" >/dev/null
-t1=$(date +%s.%N)
+native=$(best_of 3 /dev/null "$prog" -p 2 -c "$tmp/data.txt")
 "$ptrev" record --force -o "$tmp/pigz.ptrev" -- "$prog" -p 2 -c "$tmp/data.txt" >/dev/null 2>&1
-native=$(echo "$t1 - $t0" | bc)
 
-# moves: the seconds of each move, and the byte counts of the writes it
-# stopped at (the same in both runs, or the figures compare nothing).
-moves() {
-	cat >"$tmp/m.gdb" <<GDB
-set pagination off
-set remotetimeout 900
-python
-import time
+{ gdb_timed; cat <<GDB; } >"$tmp/m.gdb"
+gdb.execute('set remotetimeout 900', to_string=True)
 gdb.execute('target remote | $ptrev replay --stdio $tmp/pigz.ptrev', to_string=True)
 gdb.execute('break write', to_string=True)
-for move in ('reverse-continue', 'reverse-continue', 'reverse-continue', 'continue'):
+for i, move in enumerate(('reverse-continue', 'reverse-continue', 'reverse-continue',
+                          'continue')):
     t0 = time.time()
     gdb.execute(move, to_string=True)
-    print('T %.3f %s' % (time.time() - t0, gdb.parse_and_eval('nbytes')))
+    print('T %s-%d(write-of-%s) %.3f' % (move, i + 1, gdb.parse_and_eval('nbytes'),
+                                         time.time() - t0))
 end
 GDB
-	PTREV_BACKGROUND_HISTORY=0 gdb -nx -batch -x "$tmp/m.gdb" "$prog" 2>/dev/null |
-		awk '$1 == "T" { printf "%s %s ", $2, $3 } END { print "" }'
-}
-
-read -r p1 w1 p2 w2 p3 w3 p4 w4 <<<"$(moves)"
-read -r r1 v1 r2 v2 r3 v3 r4 v4 <<<"$(PTREV_RUN_PIECES=0 moves)"
+gdb_moves "$tmp/m.gdb" "$prog" >"$tmp/pieces"
+gdb_moves "$tmp/m.gdb" "$prog" PTREV_RUN_PIECES=0 >"$tmp/reference"
 printf 'pigz -p 2 of %s bytes: native run %.3f s\n' "$bytes" "$native"
-for m in "reverse-continue-1 $p1 $r1 $w1 $v1" "reverse-continue-2 $p2 $r2 $w2 $v2" \
-	 "reverse-continue-3 $p3 $r3 $w3 $v3" "continue-4 $p4 $r4 $w4 $v4"; do
-	read -r name p r w v <<<"$m"
-	same=$([ "$w" = "$v" ] && echo same || echo DIFFERENT)
-	printf '%-20s pieces %8.3f s  reference (PTREV_RUN_PIECES=0) %8.3f s  ratio %.4f  (write of %s bytes, %s)\n' \
-		"$name" "$p" "$r" "$(echo "$p / $r" | bc -l)" "$w" "$same"
-done
+ratio_table "$tmp/reference" "$tmp/pieces" pieces 'RUN_PIECES=0'

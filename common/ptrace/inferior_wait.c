@@ -374,8 +374,11 @@ int inferior_wait(struct inferior *inf, struct stop_event *ev, bool block)
 			struct stop_event e = t->pending;
 			t->has_pending = false;
 			t->running = false;
+			/* Not while stepping (as gdbserver): gdb steps over a
+			 * handler its own way (a step into one stops at its
+			 * first instruction, which gdb did not ask for). */
 			if (e.kind == STOP_SIGNAL && e.sig > 0 && e.sig < 65 &&
-			    inf->pass_signals[e.sig]) {
+			    inf->pass_signals[e.sig] && !t->stepping) {
 				/* Deliver it and carry on as the caller asked. */
 				real_resume(t, t->stepping, e.sig);
 				continue;

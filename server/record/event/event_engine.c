@@ -107,8 +107,12 @@ static int resume_with_signal(struct ev_thread *t, int sig)
 	bool reported = t->gdb_sig != 0;
 	t->gdb_sig = 0;
 	t->parked = false;
-	if (!sig)
+	if (!sig) {
+		/* The signal an event's place was kept for (at_return) is
+		 * dropped: one that comes later is not at that place. */
+		t->at_return = false;
 		return ev_resume(t, 0);
+	}
 	if (!reported || si.si_signo != sig) {
 		memset(&si, 0, sizeof si);
 		si.si_signo = sig;
@@ -147,8 +151,10 @@ static int release(struct ev_rec *r)
 		if (t->gdb_sig || t->gdb_resume_sig)
 			rc = resume_with_signal(t, t->gdb_resume_sig);
 		else if (t->parked) {
+			rc = ev_live_take_waiting(t);
 			t->parked = false;
-			rc = ev_resume(t, t->parked_sig);
+			if (rc == 0)
+				rc = ev_resume(t, t->parked_sig);
 		}
 		if (rc < 0)
 			return -1;

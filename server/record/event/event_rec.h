@@ -205,6 +205,9 @@ bool ev_signal_pending(struct ev_thread *t);
 /* Is our SIGSTOP, not yet seen, the only signal pending for t that it
  * does not block? */
 bool ev_only_our_stop_pending(struct ev_thread *t);
+/* Is a signal other than our SIGSTOP pending for t that it does not
+ * block? */
+bool ev_other_signal_pending(struct ev_thread *t);
 int ev_open_memfd(struct ev_rec *r);
 /* The mappings from now on (a new sideband, the old one freed: at the
  * start and when the program execs), their binaries copied unless
@@ -230,6 +233,12 @@ int ev_live_signal(struct ev_thread *t, int sig, const siginfo_t *si);
  * stopped (held, or its step is done and reported), else 0 with *req the
  * ptrace request to use. */
 int ev_live_resume(struct ev_thread *t, int sig, int *req);
+/* gdb resumes t, which has the CPU and stood for gdb, with no signal of
+ * gdb's: a signal that waits for t (held, or pending in the kernel) is
+ * taken before t runs on, as gdbserver's resume has the kernel deliver it
+ * at once, at a STATE point where t stands (none right after an event).
+ * 0/-1. */
+int ev_live_take_waiting(struct ev_thread *t);
 /* t enters its exit (exit_group, or the last thread's exit) at regs now:
  * 1 when it is held there for gdb, before the syscall instruction. */
 int ev_live_exit_entry(struct ev_thread *t, struct user_regs_struct *now);

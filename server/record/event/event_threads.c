@@ -215,6 +215,12 @@ static bool not_ours(const siginfo_t *si, void *ctx)
 	return true;
 }
 
+bool ev_other_signal_pending(struct ev_thread *t)
+{
+	struct ours_ctx c = {.self = t->rec->self};
+	return each_unblocked(t, not_ours, &c);
+}
+
 bool ev_only_our_stop_pending(struct ev_thread *t)
 {
 	struct ours_ctx c = {.self = t->rec->self};

@@ -154,7 +154,8 @@ int sw_signal_stop(struct sw_thread *t, int sig, struct user_regs_struct *now)
 		t->stop_expected--;
 		return sw_resume(t, now, moved && !restarting(now));
 	}
-	if (sig > 0 && sig < 65 && r->inf->pass_signals[sig]) {
+	/* Reported to a step all the same (as gdbserver: inferior_wait). */
+	if (sig > 0 && sig < 65 && r->inf->pass_signals[sig] && !t->stepping) {
 		sw_prepare_signal(t, sig, &si);
 		return sw_resume(t, now, false);
 	}

@@ -516,7 +516,7 @@ int sw_engine_wait(struct sw_engine *e, struct stop_event *ev, bool block)
 			continue;
 		}
 		t = pick_pending(r);
-		if (t && t->pending.kind == STOP_SIGNAL && t->held &&
+		if (t && t->pending.kind == STOP_SIGNAL && t->held && !t->stepping &&
 		    t->pending.sig < 65 && r->inf->pass_signals[t->pending.sig]) {
 			/* Passed since it was seen: deliver and carry on. */
 			t->held = false;
