@@ -12,6 +12,8 @@
 #include <string.h>
 #include <sys/syscall.h>
 
+#include "ptrev/syscall_table.h"
+
 /* How many of a thread's events the cut keeps (those numbered below n),
  * and whether its end (THREAD exit record) came before the cut. */
 struct kept {
@@ -81,11 +83,23 @@ static int keep_records(struct cut *c, const void *v, size_t n, size_t size, siz
 	return 0;
 }
 
+/* Does syscall s complete within the run it ends (the replay does not
+ * hold the thread at its entry: event_replay.c's completes_at_once)? An
+ * exit, a clone, one that changes the address space or that the table
+ * cannot describe (the CPU kept: syscall_keeps_cpu, kept_cpu). */
+static bool completes_in_run(const struct trace_syscall *s)
+{
+	return s->nr == SYS_exit || s->nr == SYS_exit_group || s->nr == SYS_clone ||
+	       s->nr == SYS_clone3 || syscall_keeps_cpu(s->nr) || s->kept_cpu;
+}
+
 /* Each thread's kept count from the recorded order: runs before run i
  * whole, run i (tid's, holding event) up to the syscall. Another
  * thread's last run ended at the entry of a syscall it was in when the
  * cut came: that syscall is left out (the thread stands at its entry,
- * not held), unless it was the thread's exit. */
+ * not held), unless it was the thread's exit or one that completed in
+ * that run (a worker's mprotect: kept, the thread shown after it, as the
+ * whole history shows it). */
 static int keep_from_order(struct cut *c, pid_t tid, uint64_t event, size_t *cut_run,
 			   char *err, size_t errlen)
 {
@@ -118,7 +132,7 @@ static int keep_from_order(struct cut *c, pid_t tid, uint64_t event, size_t *cut
 		const struct trace_syscall *s =
 			k == cut || !k->n ? NULL : syscall_at(td, k->tid, k->n - 1);
 		k->ended = s && s->nr == SYS_exit;
-		if (s && !k->ended)
+		if (s && !k->ended && !completes_in_run(s))
 			k->n--;
 	}
 	return 0;
@@ -211,6 +225,20 @@ fail:
 	free(c.k);
 	memset(out, 0, sizeof *out);
 	return -1;
+}
+
+int event_cut_after_run(const struct trace_data *td, size_t run, struct trace_data *out,
+			char *err, size_t errlen)
+{
+	memset(out, 0, sizeof *out);
+	const struct trace_sched_run *r = run < td->nsched ? &td->sched[run] : NULL;
+	const struct trace_syscall *s = r && r->count ? syscall_at(td, r->tid, r->pos + r->count - 1)
+					      : NULL;
+	if (!s || completes_in_run(s)) {
+		snprintf(err, errlen, "run %zu does not end in a syscall", run);
+		return -1;
+	}
+	return event_cut(td, r->tid, r->pos + r->count - 1, out, err, errlen);
 }
 
 void event_cut_free(struct trace_data *out)

@@ -25,6 +25,13 @@
  * it). */
 int event_cut(const struct trace_data *td, pid_t tid, uint64_t event, struct trace_data *out,
 	      char *err, size_t errlen);
+/* The same at the end of run `run` of td's thread order, whose last
+ * event must be a syscall the thread was in when the next run began (not
+ * one that completes within the run: an exit, a clone, an mprotect),
+ * so that the thread stands where the whole history has it there: before
+ * its syscall instruction. 0, or -1 with err. */
+int event_cut_after_run(const struct trace_data *td, size_t run, struct trace_data *out,
+			char *err, size_t errlen);
 void event_cut_free(struct trace_data *out);
 
 #endif

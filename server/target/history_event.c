@@ -789,9 +789,9 @@ bool history_event_runs_cut(const struct history_event *he)
 
 /* The recording cut after run `last` of its order, or the first run
  * after it, before run `limit` (and before the last: a piece never ends
- * with the recording), whose last event is a syscall of its thread: a
- * cut is at a syscall's entry (event_cut.h). A run may end otherwise (a
- * recorded signal, a thread stopped between syscalls). 0 with *cut and
+ * with the recording), that ends in a syscall of its thread
+ * (event_cut_after_run). A run may end otherwise (a recorded signal, a
+ * thread stopped between syscalls, one that completed). 0 with *cut and
  * *at the run, -1. */
 static int cut_after_run(const struct history_event *he, size_t last, size_t limit,
 			 struct trace_data *cut, size_t *at)
@@ -799,9 +799,7 @@ static int cut_after_run(const struct history_event *he, size_t last, size_t lim
 	const struct trace_data *ev = he->ev;
 	char why[256];
 	for (size_t r = last; r + 1 < ev->nsched && r < limit; r++) {
-		const struct trace_sched_run *s = &ev->sched[r];
-		if (s->count && event_cut(ev, s->tid, s->pos + s->count - 1, cut, why,
-					  sizeof why) == 0) {
+		if (event_cut_after_run(ev, r, cut, why, sizeof why) == 0) {
 			*at = r;
 			return 0;
 		}
@@ -1614,6 +1612,20 @@ int history_event_search_on(struct history_event *he, const struct stop_set *sto
 	return rc;
 }
 
+/* Is the stretch before event at the recording's last, ending at a
+ * STATE point (a live recording's present: event_engine_present)? A
+ * piece that ended at a hit there would end where the present is but
+ * short of the recording's end, so the move would stop there as at a hit
+ * in the past, and the next go on from a tail that a forward move only
+ * reports the end of ("No more reverse-execution history"), not on into
+ * the live program: the stretch is made whole instead, to the end. */
+static bool at_present(const struct history_event *he, size_t at)
+{
+	const struct trace_data *ev = he->ev;
+	return at + 1 == materialise_event_count(ev) && ev->nstates &&
+	       ev->states[ev->nstates - 1].pos == at;
+}
+
 struct timeline *history_event_on(struct history_event *he, size_t at, struct timeline *old,
 				  char *err, size_t errlen)
 {
@@ -1657,7 +1669,8 @@ struct timeline *history_event_on(struct history_event *he, size_t at, struct ti
 			he, at, at, "going on to the next write to the watched memory (found natively)",
 			old, err, errlen);
 	}
-	if (at && he->on_npts && hit_near_wanted() && hit_point_worth(he, at)) {
+	if (at && he->on_npts && hit_near_wanted() && hit_point_worth(he, at) &&
+	    !at_present(he, at)) {
 		/* The stretch's first hit: what follows it is not stepped. */
 		struct timeline *tl = to_hit(he, at, at, 1, he->on_pts, he->on_npts, why, old, err,
 					     errlen);

@@ -151,7 +151,7 @@ static int release(struct ev_rec *r)
 		if (t->gdb_sig || t->gdb_resume_sig)
 			rc = resume_with_signal(t, t->gdb_resume_sig);
 		else if (t->parked) {
-			rc = ev_live_take_waiting(t);
+			rc = ev_signal_take_waiting(t);
 			t->parked = false;
 			if (rc == 0)
 				rc = ev_resume(t, t->parked_sig);

@@ -233,12 +233,7 @@ int ev_live_signal(struct ev_thread *t, int sig, const siginfo_t *si);
  * stopped (held, or its step is done and reported), else 0 with *req the
  * ptrace request to use. */
 int ev_live_resume(struct ev_thread *t, int sig, int *req);
-/* gdb resumes t, which has the CPU and stood for gdb, with no signal of
- * gdb's: a signal that waits for t (held, or pending in the kernel) is
- * taken before t runs on, as gdbserver's resume has the kernel deliver it
- * at once, at a STATE point where t stands (none right after an event).
- * 0/-1. */
-int ev_live_take_waiting(struct ev_thread *t);
+
 /* t enters its exit (exit_group, or the last thread's exit) at regs now:
  * 1 when it is held there for gdb, before the syscall instruction. */
 int ev_live_exit_entry(struct ev_thread *t, struct user_regs_struct *now);
@@ -284,6 +279,12 @@ int ev_delivered_stop(struct ev_thread *t, struct user_regs_struct *now);
 /* Send the first held signal to t (stopped, its previous event done), to
  * be taken at where: its stop then delivers it (ev_own_signal_stop). */
 int ev_send_held(struct ev_thread *t, enum trace_signal_where where);
+/* gdb resumes t, which has the CPU and stood for gdb, with no signal of
+ * gdb's: a signal that waits for t (held, or pending in the kernel) is
+ * taken before t runs on, as gdbserver's resume has the kernel deliver it
+ * at once, at a STATE point where t stands (none right after an event).
+ * 0/-1. */
+int ev_signal_take_waiting(struct ev_thread *t);
 /* The stop our own signal caused: put the recorded siginfo in place and
  * deliver it. */
 int ev_own_signal_stop(struct ev_thread *t);

@@ -202,6 +202,33 @@ int ev_send_held(struct ev_thread *t, enum trace_signal_where where)
 	return 0;
 }
 
+int ev_signal_take_waiting(struct ev_thread *t)
+{
+	struct ev_rec *r = t->rec;
+	if (r->cpu != t || t->state != EV_T_RUNNING || !t->started || t->exiting ||
+	    t->delivering || t->own_sig || t->parked_sig || t->exit_hold_point)
+		return 0;
+	/* A signal that arrived while gdb held the program (gdb's `signals`
+	 * test: alarm(1), a sleep, then a function called; the handler
+	 * runs first) or one held since t ran its own code. */
+	bool kernel = ev_other_signal_pending(t);
+	if (!t->nheld && !kernel)
+		return 0;
+	if (t->moved) {
+		struct user_regs_struct now;
+		if (ptrace(PTRACE_GETREGS, t->tid, NULL, &now) < 0)
+			return ev_fail(r, "thread %d: registers: %s", (int)t->tid, strerror(errno));
+		if (ev_point_write(t, &now) < 0)
+			return -1;
+	}
+	if (t->nheld)
+		return ev_send_held(t, TRACE_SIG_AFTER_EVENT);
+	/* Its stop comes before t runs an instruction: taken as at an
+	 * event (ev_signal_stop). */
+	t->at_return = true;
+	return 0;
+}
+
 int ev_own_signal_stop(struct ev_thread *t)
 {
 	int sig = t->own_sig;
