@@ -83,11 +83,7 @@ static int keep_records(struct cut *c, const void *v, size_t n, size_t size, siz
 	return 0;
 }
 
-/* Does syscall s complete within the run it ends (the replay does not
- * hold the thread at its entry: event_replay.c's completes_at_once)? An
- * exit, a clone, one that changes the address space or that the table
- * cannot describe (the CPU kept: syscall_keeps_cpu, kept_cpu). */
-static bool completes_in_run(const struct trace_syscall *s)
+bool event_cut_completes_in_run(const struct trace_syscall *s)
 {
 	return s->nr == SYS_exit || s->nr == SYS_exit_group || s->nr == SYS_clone ||
 	       s->nr == SYS_clone3 || syscall_keeps_cpu(s->nr) || s->kept_cpu;
@@ -132,7 +128,7 @@ static int keep_from_order(struct cut *c, pid_t tid, uint64_t event, size_t *cut
 		const struct trace_syscall *s =
 			k == cut || !k->n ? NULL : syscall_at(td, k->tid, k->n - 1);
 		k->ended = s && s->nr == SYS_exit;
-		if (s && !k->ended && !completes_in_run(s))
+		if (s && !k->ended && !event_cut_completes_in_run(s))
 			k->n--;
 	}
 	return 0;
@@ -234,7 +230,7 @@ int event_cut_after_run(const struct trace_data *td, size_t run, struct trace_da
 	const struct trace_sched_run *r = run < td->nsched ? &td->sched[run] : NULL;
 	const struct trace_syscall *s = r && r->count ? syscall_at(td, r->tid, r->pos + r->count - 1)
 					      : NULL;
-	if (!s || completes_in_run(s)) {
+	if (!s || event_cut_completes_in_run(s)) {
 		snprintf(err, errlen, "run %zu does not end in a syscall", run);
 		return -1;
 	}

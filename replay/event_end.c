@@ -161,16 +161,7 @@ static uint64_t run_ns(const struct event_end *ee, size_t i)
 size_t event_end_tail_run(const struct event_end *ee, uint64_t budget_ns)
 {
 	const struct trace_data *td = ee->e.td;
-	if (ee->e.nthreads < 2 || !td || td->nsched < 2)
-		return 0;
-	uint64_t ran = 0;
-	size_t i = td->nsched;
-	while (i > 1) {
-		ran += run_ns(ee, --i);
-		if (ran >= budget_ns)
-			break;
-	}
-	return i;
+	return td && td->nsched >= 2 ? event_end_run_back(ee, td->nsched - 1, budget_ns) : 0;
 }
 
 uint64_t event_end_runs_ns(const struct event_end *ee, size_t from)

@@ -14,6 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "ptrev/event_cut.h"
 #include "ptrev/ptrace_handover.h"
 #include "ptrev/syscall_inject.h"
 #include "ptrev/syscall_table.h"
@@ -60,11 +61,8 @@ static bool completes_at_once(const struct erp_thread *t, uint64_t k)
 {
 	if (k + 1 == t->nev && t->ev[k].kind == ERP_SIGNAL)
 		return ((const struct trace_signal *)t->ev[k].rec)->handler_ip == 0;
-	if (k >= t->nev || t->ev[k].kind != ERP_SYSCALL)
-		return false;
-	const struct trace_syscall *s = t->ev[k].rec;
-	return s->nr == SYS_exit || s->nr == SYS_exit_group || s->nr == SYS_clone ||
-	       s->nr == SYS_clone3 || syscall_keeps_cpu(s->nr) || s->kept_cpu;
+	return k < t->nev && t->ev[k].kind == ERP_SYSCALL &&
+	       event_cut_completes_in_run(t->ev[k].rec);
 }
 
 /* The event that ends the program (exit_group, the last thread's exit, a

@@ -11,6 +11,7 @@
 #ifndef PTREV_EVENT_CUT_H
 #define PTREV_EVENT_CUT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -33,5 +34,11 @@ int event_cut(const struct trace_data *td, pid_t tid, uint64_t event, struct tra
 int event_cut_after_run(const struct trace_data *td, size_t run, struct trace_data *out,
 			char *err, size_t errlen);
 void event_cut_free(struct trace_data *out);
+/* Does syscall s complete within the run of the recorded order it ends,
+ * the thread not held at its entry until its next run? An exit, a
+ * clone, one that changes the address space or that the table cannot
+ * describe (the CPU kept: syscall_keeps_cpu, kept_cpu). The replay
+ * (event_replay.c) and a cut (which keeps such a syscall) agree by it. */
+bool event_cut_completes_in_run(const struct trace_syscall *s);
 
 #endif
