@@ -55,15 +55,14 @@ static int run_to_state(struct erp *e, struct erp_thread *t, const struct trace_
 	 * the breakpoint is not to see it again. */
 	if (out->regs.rip == pc && erp_pass_seen(e, t, &out->regs) < 0)
 		return -1;
-	if (inf_dr_write(t->tid, 0, pc) < 0 || inf_dr_write(t->tid, 7, e->search_dr7 | 1) < 0)
-		return erp_fail(e, "thread %d: no hardware breakpoint for its STATE point",
-				(int)t->rec_tid);
+	if (erp_point_arm(e, t, pc) < 0)
+		return -1;
 	for (;;) {
 		if (erp_resume_to_pass(e, t, pc, &ws) < 0)
 			return -1;
 		if (WSTOPSIG(ws) != SIGTRAP || erp_get_regs(e, t, &out->regs) < 0 ||
 		    out->regs.rip != pc) {
-			inf_dr_write(t->tid, 7, e->search_dr7);
+			erp_point_disarm(e, t);
 			/* Passes were let go uncounted: the point may have been
 			 * one of them (event_skip.c). */
 			e->skip_missed = t->skip_target != 0 || t->skip_let_go;
@@ -85,7 +84,8 @@ static int run_to_state(struct erp *e, struct erp_thread *t, const struct trace_
 		if (m)
 			break;
 	}
-	inf_dr_write(t->tid, 7, e->search_dr7);
+	if (erp_point_disarm(e, t) < 0)
+		return -1;
 	/* Arrived by a hit, RF is set: the recorded thread had none. */
 	out->regs.eflags &= ~0x10000ull;
 	out->kind = AT_STATE;
@@ -359,14 +359,13 @@ int erp_near_state(struct erp *e, struct erp_thread *t, const struct trace_state
 	uint64_t pc = st->regs[16];
 	int ws, m = 0;
 	bool jumped = false;
-	if (inf_dr_write(t->tid, 0, pc) < 0 || inf_dr_write(t->tid, 7, e->search_dr7 | 1) < 0)
-		return erp_fail(e, "thread %d: no hardware breakpoint for its STATE point",
-				(int)t->rec_tid);
+	if (erp_point_arm(e, t, pc) < 0)
+		return -1;
 	while (!jumped) {
 		if (erp_resume_to_pass(e, t, pc, &ws) < 0)
 			return -1;
 		if (WSTOPSIG(ws) != SIGTRAP || erp_get_regs(e, t, regs) < 0 || regs->rip != pc) {
-			inf_dr_write(t->tid, 7, e->search_dr7);
+			erp_point_disarm(e, t);
 			return erp_fail(e, "replay diverged in thread %d before its event %zu (a "
 					"STATE point at %#llx)", (int)t->rec_tid, t->next,
 					(unsigned long long)pc);
@@ -379,8 +378,7 @@ int erp_near_state(struct erp *e, struct erp_thread *t, const struct trace_state
 			break;
 		jumped = m == 1;
 	}
-	inf_dr_write(t->tid, 7, e->search_dr7);
-	if (m < 0)
+	if (erp_point_disarm(e, t) < 0 || m < 0)
 		return -1;
 	if (!jumped)
 		return 0;

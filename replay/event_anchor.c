@@ -23,14 +23,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static int put_byte(struct erp *e, uint64_t pc, uint8_t b)
-{
-	if (pwrite(e->memfd, &b, 1, (off_t)pc) != 1)
-		return erp_fail(e, "cannot write the code at %#llx of the replay",
-				(unsigned long long)pc);
-	return 0;
-}
-
 /* Step t off the instruction at pc it stands on (the original byte in
  * place): 0, or -1 when something else than the step's end came. */
 static int step_off(struct erp *e, struct erp_thread *t, struct user_regs_struct *regs)
@@ -71,10 +63,10 @@ int erp_run_passes(struct erp *e, struct erp_thread *t, uint64_t pc, uint64_t n)
 			continue; /* a loop of one instruction is at pc again */
 		}
 		int st;
-		if (put_byte(e, pc, 0xcc) < 0)
+		if (erp_put_code_byte(e, pc, 0xcc) < 0)
 			return -1;
 		int rc = erp_resume(e, t, PTRACE_SYSCALL, 0, &st);
-		if (put_byte(e, pc, orig) < 0 || rc < 0)
+		if (erp_put_code_byte(e, pc, orig) < 0 || rc < 0)
 			return -1;
 		siginfo_t si;
 		memset(&si, 0, sizeof si);

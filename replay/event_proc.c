@@ -46,11 +46,11 @@ int erp_arm_search(struct erp *e, struct erp_thread *t)
 	for (size_t i = 0; i < e->nsearch; i++) {
 		const struct event_search_point *p = &e->search[i];
 		if (inf_dr_write(t->tid, 1 + (int)i, p->addr) < 0)
-			return erp_fail(e, "no debug register for a search: %s", strerror(errno));
+			return erp_fail(e, "no debug register for a search: %s", inf_dr_strerror(errno));
 		e->search_dr7 |= inf_dr7_slot(1 + (int)i, p->kind, p->kind == DR_EXEC ? 1 : p->len);
 	}
 	if (inf_dr_write(t->tid, 7, e->search_dr7) < 0)
-		return erp_fail(e, "no debug register for a search: %s", strerror(errno));
+		return erp_fail(e, "no debug register for a search: %s", inf_dr_strerror(errno));
 	return 0;
 }
 
@@ -300,12 +300,85 @@ static int wait_stop(struct erp *e, struct erp_thread *t, int req, int *st)
 	return wait_stop_by(e, t, req, st, 0, 0, 0) < 0 ? -1 : 0;
 }
 
+int erp_put_code_byte(struct erp *e, uint64_t pc, uint8_t b)
+{
+	if (pwrite(e->memfd, &b, 1, (off_t)pc) != 1)
+		return erp_fail(e, "cannot write the code at %#llx of the replay",
+				(unsigned long long)pc);
+	return 0;
+}
+
+/* erp_resume with the STATE point's breakpoint an int3 (e->soft_pc): the
+ * byte is in the code only while t runs, so nothing else (a copy forked
+ * at a stop, a read of the code, a step) ever sees it. A hit is told as
+ * the debug register's would be: t at pc, RF set. Standing at pc with RF
+ * set (the pass counted), the byte stays out for this run, as RF lets
+ * the debug register pass over that instruction once (erp_resume_to_pass
+ * steps off first but for a syscall instruction, whose stop comes
+ * first). */
+static int resume_soft(struct erp *e, struct erp_thread *t, int req, int sig, int *st)
+{
+	uint64_t pc = e->soft_pc;
+	struct user_regs_struct regs;
+	uint8_t orig;
+	if (erp_get_regs(e, t, &regs) < 0)
+		return -1;
+	bool put = !(regs.rip == pc && (regs.eflags & 0x10000));
+	if (put && (erp_read_mem(e, pc, &orig, 1) != 1 || erp_put_code_byte(e, pc, 0xcc) < 0))
+		return erp_fail(e, "thread %d: no breakpoint for its STATE point at %#llx (%s; "
+				"and the code cannot be written)", (int)t->rec_tid,
+				(unsigned long long)pc, inf_dr_strerror(ENODEV));
+	int rc = 0;
+	if (ptrace(req, t->tid, NULL, (void *)(long)sig) < 0)
+		rc = erp_fail(e, "replay thread %d: %s", (int)t->tid, strerror(errno));
+	else
+		rc = wait_stop(e, t, req, st);
+	if (put && !e->exited && erp_put_code_byte(e, pc, orig) < 0)
+		return -1;
+	if (rc < 0 || !put || !WIFSTOPPED(*st) || WSTOPSIG(*st) != SIGTRAP)
+		return rc;
+	siginfo_t si;
+	memset(&si, 0, sizeof si);
+	if (ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &si) < 0 || si.si_code != SI_KERNEL ||
+	    erp_get_regs(e, t, &regs) < 0 || regs.rip != pc + 1)
+		return 0;
+	regs.rip = pc;
+	regs.eflags |= 0x10000;
+	return erp_set_regs(e, t, &regs);
+}
+
 int erp_resume(struct erp *e, struct erp_thread *t, int req, int sig, int *st)
 {
+	if (e->soft_pc && req != PTRACE_SINGLESTEP)
+		return resume_soft(e, t, req, sig, st);
 	/* sig is delivered with this resume only. */
 	if (ptrace(req, t->tid, NULL, (void *)(long)sig) < 0)
 		return erp_fail(e, "replay thread %d: %s", (int)t->tid, strerror(errno));
 	return wait_stop(e, t, req, st);
+}
+
+int erp_point_arm(struct erp *e, struct erp_thread *t, uint64_t pc)
+{
+	if (!inf_dr_traps()) {
+		e->soft_pc = pc;
+		return 0;
+	}
+	if (inf_dr_write(t->tid, 0, pc) < 0 || inf_dr_write(t->tid, 7, e->search_dr7 | 1) < 0)
+		return erp_fail(e, "thread %d: no hardware breakpoint for its STATE point: %s",
+				(int)t->rec_tid, inf_dr_strerror(errno));
+	return 0;
+}
+
+int erp_point_disarm(struct erp *e, struct erp_thread *t)
+{
+	if (e->soft_pc) {
+		e->soft_pc = 0;
+		return 0;
+	}
+	if (inf_dr_write(t->tid, 7, e->search_dr7) < 0)
+		return erp_fail(e, "thread %d: cannot clear its hardware breakpoint",
+				(int)t->rec_tid);
+	return 0;
 }
 
 int erp_resume_to_pass(struct erp *e, struct erp_thread *t, uint64_t pc, int *st)
@@ -318,9 +391,8 @@ int erp_resume_to_pass(struct erp *e, struct erp_thread *t, uint64_t pc, int *st
 	 * its pass (which the breakpoint is still to see). */
 	if (regs.rip == pc && (regs.eflags & 0x10000) &&
 	    !(erp_read_mem(e, pc, b, 2) == 2 && b[0] == 0x0f && b[1] == 0x05)) {
-		if (inf_dr_write(t->tid, 7, e->search_dr7) < 0 ||
-		    erp_resume(e, t, PTRACE_SINGLESTEP, 0, st) < 0 ||
-		    inf_dr_write(t->tid, 7, e->search_dr7 | 1) < 0)
+		if (erp_point_disarm(e, t) < 0 || erp_resume(e, t, PTRACE_SINGLESTEP, 0, st) < 0 ||
+		    erp_point_arm(e, t, pc) < 0)
 			return erp_fail(e, "thread %d: stepping off its STATE point's PC: %s",
 					(int)t->rec_tid, e->why[0] ? e->why : strerror(errno));
 		inf_dr_clear_dr6(t->tid);

@@ -254,6 +254,9 @@ struct erp {
 	struct event_search_point search[EVENT_SEARCH_MAX];
 	size_t nsearch;
 	uint64_t search_dr7;     /* DR7's bits for them */
+	/* The STATE point's breakpoint where the debug registers do not
+	 * trap: an int3 at this PC while a thread runs (0: none). */
+	uint64_t soft_pc;
 	uint64_t search_hits;
 	size_t search_last, search_last_run;
 	/* The counts before the last hit, for erp_run_to_point: a hit at
@@ -353,8 +356,17 @@ int erp_set_regs(struct erp *e, struct erp_thread *t, const struct user_regs_str
  * passing). *st its status; the thread or process ending is a failure
  * unless allowed. */
 int erp_resume(struct erp *e, struct erp_thread *t, int req, int sig, int *st);
-/* Resume t (PTRACE_SYSCALL) to its next pass of pc, where DR0 is armed
- * (DR7 = search_dr7 | 1), and wait for the stop. Where t stands on pc
+/* The breakpoint that finds a STATE point's PC (and a tail's point, an
+ * anchor's): DR0 (DR7 = search_dr7 | 1), or where this machine's debug
+ * registers do not trap (inf_dr_traps) an int3 that erp_resume puts in
+ * while t runs, its hit told as DR0's (t at pc, RF set). 0, or -1. */
+int erp_point_arm(struct erp *e, struct erp_thread *t, uint64_t pc);
+int erp_point_disarm(struct erp *e, struct erp_thread *t);
+/* Write one byte of the replay's code (an int3 or the byte it replaced).
+ * 0, or -1 with why. */
+int erp_put_code_byte(struct erp *e, uint64_t pc, uint8_t b);
+/* Resume t (PTRACE_SYSCALL) to its next pass of pc, where the point is
+ * armed (erp_point_arm), and wait for the stop. Where t stands on pc
  * after a pass counted (RF set: the kernel's after a hit, or
  * erp_pass_seen's), that instruction is stepped first with DR0 disarmed,
  * rather than left to RF: a second hit at the same pass would count it

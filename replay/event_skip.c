@@ -126,9 +126,8 @@ static int to_next_pass(struct erp *e, struct erp_thread *t, uint64_t pc, int gu
 			struct user_regs_struct *regs)
 {
 	int ws;
-	if (inf_dr_write(t->tid, 7, e->search_dr7 | 1) < 0)
-		return erp_fail(e, "thread %d: no hardware breakpoint for its STATE point",
-				(int)t->rec_tid);
+	if (erp_point_arm(e, t, pc) < 0)
+		return -1;
 	if (erp_resume_to_pass(e, t, pc, &ws) < 0)
 		return -1;
 	while (erp_timer_stop(t, guard, ws))
@@ -223,9 +222,8 @@ static int one_run(struct erp *e, struct erp_thread *t, const struct trace_state
 				cpu = (uint64_t)((double)*left * 3 / 4 / t->skip_rate);
 		}
 	}
-	if (inf_dr_write(t->tid, 7, e->search_dr7) < 0)
-		return erp_fail(e, "thread %d: cannot clear its hardware breakpoint",
-				(int)t->rec_tid);
+	if (erp_point_disarm(e, t) < 0)
+		return -1;
 	int ws;
 	uint64_t t0 = erp_now_ns();
 	int rc = erp_run_for(e, t, wall, guard, cpu, &ws);

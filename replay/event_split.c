@@ -171,15 +171,15 @@ static int run_to_exit(struct erp *e, struct erp_thread *t, const uint64_t *exit
 	uint64_t dr7 = end_pc != UINT64_MAX ? 1 : 0;
 	for (int i = 0; i < n; i++) {
 		if (inf_dr_write(t->tid, 1 + i, exits[i]) < 0)
-			return erp_fail(e, "thread %d: no hardware breakpoint for a loop's exit",
-					(int)t->rec_tid);
+			return erp_fail(e, "thread %d: no hardware breakpoint for a loop's exit: %s",
+					(int)t->rec_tid, inf_dr_strerror(errno));
 		dr7 |= inf_dr7_slot(1 + i, DR_EXEC, 1);
 	}
 	int st, rc = 0;
 	if ((end_pc != UINT64_MAX && inf_dr_write(t->tid, 0, end_pc) < 0) ||
 	    inf_dr_write(t->tid, 7, dr7) < 0)
-		return erp_fail(e, "thread %d: no hardware breakpoint for a loop's exit",
-				(int)t->rec_tid);
+		return erp_fail(e, "thread %d: no hardware breakpoint for a loop's exit: %s",
+				(int)t->rec_tid, inf_dr_strerror(errno));
 	if (erp_resume(e, t, PTRACE_SYSCALL, 0, &st) < 0 || erp_get_regs(e, t, regs) < 0)
 		rc = -1;
 	else if (WIFSTOPPED(st) && WSTOPSIG(st) == SIGTRAP && regs->rip != end_pc)
@@ -198,6 +198,8 @@ static int run_to_exit(struct erp *e, struct erp_thread *t, const uint64_t *exit
 static int leave(struct erp *e, struct erp_thread *t, struct pc_counts *c, uint64_t end_pc,
 		 struct user_regs_struct *regs)
 {
+	if (!inf_dr_traps())
+		return 2; /* no debug register to watch its exits */
 	uint64_t exits[3];
 	int n = e->nsearch ? 0 : loop_exits(e, c, exits, 3);
 	if (n < 0)
@@ -338,10 +340,16 @@ int erp_take_point(struct erp *e, uint64_t after_ns, bool leave_loop, struct tra
 	 * thread in exit's code). */
 	const struct trace_state *end = ends_at_state(t);
 	uint64_t end_pc = end ? end->regs[16] : 0;
+	/* Where the debug registers do not trap, nothing watches that PC
+	 * through a timed run (erp_point_arm's int3 is in the code for
+	 * erp_resume's runs only): no point is taken, the stretch is stepped
+	 * whole. */
+	if (end && !inf_dr_traps())
+		return 0;
 	if (end && (inf_dr_write(t->tid, 0, end_pc) < 0 ||
 		    inf_dr_write(t->tid, 7, e->search_dr7 | 1) < 0))
-		return erp_fail(e, "thread %d: no hardware breakpoint for its STATE point",
-				(int)t->rec_tid);
+		return erp_fail(e, "thread %d: no hardware breakpoint for its STATE point: %s",
+				(int)t->rec_tid, inf_dr_strerror(errno));
 	struct erp_timed tm;
 	erp_timed_begin(t, &tm);
 	uint64_t wall = tm.guard >= 0 ? erp_backstop_ns(after_ns) : after_ns;

@@ -53,12 +53,12 @@ static int arm(struct replayer *r, struct rp_proc *p, const struct pieces *pc, b
 	for (int i = 0; i < pc->n; i++) {
 		if (inf_dr_write(p->pid, i, pc->pc[i].addr) < 0)
 			return rp_fail(r, "cannot set a hardware watchpoint at %#llx: %s",
-				       (unsigned long long)pc->pc[i].addr, strerror(errno));
+				       (unsigned long long)pc->pc[i].addr, inf_dr_strerror(errno));
 		dr7 |= inf_dr7_slot(i, access ? DR_ACCESS : DR_WRITE, pc->pc[i].len);
 	}
 	if (inf_dr_write(p->pid, 6, 0) < 0 || inf_dr_write(p->pid, 7, dr7) < 0)
 		return rp_fail(r, "cannot enable hardware watchpoints (debug "
-			       "registers) in the replay process: %s", strerror(errno));
+			       "registers) in the replay process: %s", inf_dr_strerror(errno));
 	return 0;
 }
 

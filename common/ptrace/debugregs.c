@@ -16,9 +16,20 @@
 #define DR_OFFSET(i) (offsetof(struct user, u_debugreg) + (i) * sizeof(long))
 #define DR7_LOCAL_SLOWDOWN 0x100 /* LE: exact data breakpoints, as gdb sets */
 
-int inf_dr_write(pid_t tid, int n, uint64_t value)
+int inf_dr_write_raw(pid_t tid, int n, uint64_t value)
 {
 	return ptrace(PTRACE_POKEUSER, tid, (void *)DR_OFFSET(n), (void *)value) < 0 ? -1 : 0;
+}
+
+int inf_dr_write(pid_t tid, int n, uint64_t value)
+{
+	/* Enabling a register that would never trap is refused: the caller
+	 * takes the way it has without one, or says why it cannot. */
+	if (n == 7 && (value & 0xff) && !inf_dr_traps()) {
+		errno = ENODEV;
+		return -1;
+	}
+	return inf_dr_write_raw(tid, n, value);
 }
 
 uint64_t inf_dr_read(pid_t tid, int n)

@@ -33,8 +33,14 @@ int record_main(int argc, char **argv);
  * err (td is then empty). */
 int cli_open_recording(const char *path, struct trace_data *td, char *err, size_t errlen);
 /* Say once on stderr that path ends inside a record (td->torn), and that
- * what precedes it is used; nothing for a whole file. */
+ * what precedes it is used; nothing for a whole file. Also that its
+ * program read the TSC unseen (recorded where rdtsc does not trap:
+ * ptrev/tsc_trap.h). */
 void cli_say_torn(const char *path, const struct trace_data *td);
+
+/* ptrev info --machine (machine_cmd.c): what this machine offers, on
+ * stdout. */
+int machine_info_main(void);
 
 /* PROG as execve needs it in out: with a slash as given, else ./PROG when
  * the current directory has a regular file of that name (as gdbserver),

@@ -37,8 +37,21 @@ int inf_dr_split(uint64_t addr, uint64_t len, struct dr_piece out[4]);
 uint64_t inf_dr7_slot(int slot, int kind, int len);
 
 /* Write debug register n (0-3 an address, 6 the status, 7 the control) of
- * stopped thread tid. 0, or -1 with errno. */
+ * stopped thread tid. 0, or -1 with errno: ENODEV for a DR7 that enables
+ * a register where they do not trap (inf_dr_traps). */
 int inf_dr_write(pid_t tid, int n, uint64_t value);
+/* The same, whether the registers trap or not (a test's, to show they
+ * do not). */
+int inf_dr_write_raw(pid_t tid, int n, uint64_t value);
+
+/* Do the debug registers of this machine trap? Some hypervisors accept
+ * them and never raise their #DB (debugregs_probe.c). Asked once, by a
+ * traced child; call it before tracing anything else (cli_main does), as
+ * its child could be taken by a waitpid(-1) of another thread.
+ * PTREV_DEBUG_REGISTERS=0 answers no without asking (tests), =1 yes. */
+bool inf_dr_traps(void);
+/* inf_dr_write's errno told: ENODEV says the registers do not trap. */
+const char *inf_dr_strerror(int err);
 
 /* Debug register n (0-3, 6, 7) of stopped thread tid; 0 when it cannot
  * be read. */

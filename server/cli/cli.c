@@ -1,6 +1,8 @@
 /* The command line: `ptrev serve|record|replay|info|decode ...`.
  * Each subcommand parses its own options and calls into its module. */
 #include "ptrev/cli.h"
+#include "ptrev/debugregs.h"
+#include "ptrev/tsc_trap.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -33,7 +35,7 @@ static void usage(FILE *f)
 	      "  ptrev record [--backend auto|pt|event|sw] [--psb-period BYTES] [--no-copy] [--force]\n"
 	      "               -o FILE -- PROG [ARGS...]\n"
 	      "  ptrev replay [--listen HOST:PORT | --stdio] FILE\n"
-	      "  ptrev info   FILE\n"
+	      "  ptrev info   FILE | --machine\n"
 	      "  ptrev decode FILE [--insn]\n"
 	      "  ptrev decode --raw PT [--image FILE:ADDR]... [--pages ADDRFILE:DUMPFILE]...\n"
 	      "               [--elf FILE[:BIAS]]... [--cpu F/M[/S]]\n"
@@ -621,6 +623,10 @@ int cli_main(int argc, char **argv)
 		return 2;
 	}
 	const char *cmd = argv[1];
+	/* Asked now, before anything is traced: the probes' children must
+	 * not meet a waitpid(-1) of ours (ptrev/debugregs.h, tsc_trap.h). */
+	inf_dr_traps();
+	tsc_traps();
 	if (strcmp(cmd, "serve") == 0)
 		return cmd_serve(argc - 1, argv + 1);
 	if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {

@@ -2,8 +2,10 @@
  * Counts come from the END record; a recording without one (recorder
  * killed) is summarised from the records that are there and says it is
  * incomplete. */
+#include "ptrev/cli.h"
 #include "ptrev/materialise.h"
 #include "ptrev/trace_info.h"
+#include "ptrev/tsc_trap.h"
 
 #include <inttypes.h>
 #include <intel-pt.h>
@@ -318,7 +320,11 @@ void trace_info_print(FILE *out, const char *path, const struct trace_data *td)
 		fputs("bits per instruction: unknown\n", out);
 	fprintf(out, "syscalls: %" PRIu64 "\n", td->complete ? e->syscalls : td->nsyscalls);
 	fprintf(out, "signals: %" PRIu64 "\n", td->complete ? e->signals : td->nsignals);
-	fprintf(out, "rdtsc: %zu\n", td->nrdtsc);
+	const char *tsc = trace_meta(td, TSC_META_KEY);
+	fprintf(out, "rdtsc: %zu%s\n", td->nrdtsc,
+		tsc && strcmp(tsc, TSC_META_UNTRAPPED) == 0
+			? " (rdtsc did not trap where this was recorded: the values the program "
+			  "read are not in it)" : "");
 	if (unmade)
 		fprintf(out, "state points: %zu\n", td->nstates);
 	if (td->ngdb_writes) {
@@ -345,11 +351,13 @@ void trace_info_print(FILE *out, const char *path, const struct trace_data *td)
 int trace_info_main(int argc, char **argv)
 {
 	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		puts("usage: ptrev info FILE");
+		puts("usage: ptrev info FILE\n       ptrev info --machine");
 		return 0;
 	}
+	if (argc == 2 && !strcmp(argv[1], "--machine"))
+		return machine_info_main();
 	if (argc != 2) {
-		fputs("usage: ptrev info FILE\n", stderr);
+		fputs("usage: ptrev info FILE\n       ptrev info --machine\n", stderr);
 		return 2;
 	}
 	struct trace_data td;

@@ -9,11 +9,17 @@
 
 #include "ptrev/event_cut.h"
 #include "ptrev/materialise.h"
+#include "ptrev/tsc_trap.h"
 
 void cli_say_torn(const char *path, const struct trace_data *td)
 {
 	if (td->torn[0])
 		fprintf(stderr, "ptrev: %s: %s; using the records before it\n", path, td->torn);
+	const char *tsc = trace_meta(td, TSC_META_KEY);
+	if (tsc && strcmp(tsc, TSC_META_UNTRAPPED) == 0)
+		fprintf(stderr, "ptrev: %s was recorded where rdtsc does not trap: the TSC values "
+			"its program read are not in it, and its replay can differ where it used "
+			"them (and says so there)\n", path);
 }
 
 /* The history of td up to the syscall no replay can reproduce that its

@@ -6,6 +6,7 @@
 #include "ptrev/record_startup.h"
 #include "ptrev/start_files.h"
 #include "ptrev/start_state.h"
+#include "ptrev/tsc_trap.h"
 
 #include <elf.h>
 #include <fcntl.h>
@@ -112,6 +113,10 @@ int record_startup_meta_to(record_meta_fn put, void *ctx, pid_t pid)
 	} else {
 		rc = -1;
 	}
+	/* The program reads the TSC unseen where rdtsc does not trap: the
+	 * replay says so where it differs (ptrev/tsc_trap.h). */
+	if (!tsc_traps() && put(ctx, TSC_META_KEY, TSC_META_UNTRAPPED) < 0)
+		rc = -1;
 	auxv = start_state_read_proc(pid, "auxv", &len);
 	if (!auxv)
 		return -1;

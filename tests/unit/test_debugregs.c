@@ -7,13 +7,18 @@
  * what a stale BS looks like, which callers ask only of a thread they
  * resumed to run); and a real hit of DR0, which DR6 names (with DR6
  * cleared after it: what a hit the kernel could not attribute looks
- * like). */
+ * like). First the probe (debugregs_probe.c): PTREV_DEBUG_REGISTERS=0
+ * refuses an enabling DR7 with ENODEV; where the probe says the machine's
+ * registers do not trap, a DR0 armed by hand must not stop the child, and
+ * the rest is skipped. */
 #include "ptrev/debugregs.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/ptrace.h>
 #include <sys/user.h>
 #include <sys/wait.h>
@@ -78,10 +83,47 @@ static void finish_child(pid_t pid)
 	waitpid(pid, NULL, 0);
 }
 
+/* PTREV_DEBUG_REGISTERS=0 (in a child: the answer is taken once): the
+ * registers are dead, an enabling DR7 is refused with ENODEV before any
+ * ptrace, a disabling one is not. */
+static void dead_registers(void)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		setenv("PTREV_DEBUG_REGISTERS", "0", 1);
+		int bad = inf_dr_traps();
+		errno = 0;
+		bad |= inf_dr_write(getppid(), 7, inf_dr7_slot(0, DR_EXEC, 1)) != -1 ||
+		       errno != ENODEV;
+		errno = 0;
+		bad |= inf_dr_write(getppid(), 7, 0) == 0 || errno == ENODEV; /* not traced */
+		bad |= strstr(inf_dr_strerror(ENODEV), "do not trap") == NULL;
+		_exit(bad);
+	}
+	int st;
+	CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	      "PTREV_DEBUG_REGISTERS=0: an enabling DR7 refused with ENODEV, a clearing one not");
+}
+
 int main(void)
 {
 	struct user_regs_struct r;
 	pid_t pid;
+
+	dead_registers();
+	/* The probe's answer against a trap of our own: the machine's
+	 * registers trap, or the hit below never comes. */
+	if (!inf_dr_traps()) {
+		pid = start(PLAIN);
+		uint64_t at = (uint64_t)(uintptr_t)debugregs_nops + 1;
+		CHECK(inf_dr_write_raw(pid, 0, at) == 0 &&
+		      inf_dr_write_raw(pid, 7, inf_dr7_slot(0, DR_EXEC, 1)) == 0 &&
+		      !trap(pid, PTRACE_CONT, &r), "the probe says the registers do not trap: "
+		      "DR0 armed by hand does not stop the child");
+		finish_child(pid);
+		printf("SKIP the rest: %s\n", inf_dr_strerror(ENODEV));
+		return failures ? 1 : 77;
+	}
 
 	pid = start(ICEBP);
 	CHECK(trap(pid, PTRACE_CONT, &r), "the ICEBP traps");

@@ -21,6 +21,7 @@
 #include "ptrev/ptrace_wait.h"
 #include "ptrev/sideband.h"
 #include "ptrev/syscall_inject.h"
+#include "ptrev/tsc_trap.h"
 
 #define DEFAULT_SIGNAL_MS 5
 #define DEFAULT_SLICE_MS 50
@@ -49,6 +50,8 @@ static int trap_rdtsc(struct ev_thread *t)
 		 * logged and a replay may see others. */
 		fprintf(stderr, "ptrev: cannot trap rdtsc (prctl: %s); rdtsc values are not "
 			"recorded\n", strerror((int)-res));
+	else
+		tsc_traps_warn();
 	return 0;
 }
 

@@ -7,6 +7,7 @@
 #include "recorder_sw.h"
 
 #include "ptrev/syscall_inject.h"
+#include "ptrev/tsc_trap.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -270,6 +271,8 @@ int sw_set_tsc_trapping(struct sw_thread *t, bool on)
 		 * recording is still exact, only the values are not logged. */
 		fprintf(stderr, "ptrev: cannot trap rdtsc (prctl: %s); rdtsc "
 			"values are not recorded\n", strerror((int)-res));
+	} else if (on) {
+		tsc_traps_warn();
 	}
 	return 0;
 }
