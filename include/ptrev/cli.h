@@ -33,10 +33,12 @@ int record_main(int argc, char **argv);
  * err (td is then empty). */
 int cli_open_recording(const char *path, struct trace_data *td, char *err, size_t errlen);
 /* Say once on stderr that path ends inside a record (td->torn), and that
- * what precedes it is used; nothing for a whole file. Also that its
- * program read the TSC unseen (recorded where rdtsc does not trap:
- * ptrev/tsc_trap.h). */
+ * what precedes it is used; nothing for a whole file. */
 void cli_say_torn(const char *path, const struct trace_data *td);
+/* ...that its program read the TSC unseen (recorded where rdtsc does not
+ * trap: ptrev/tsc_trap.h), where a replay's state can differ (replay
+ * says it; decode shows the history, the same either way). */
+void cli_say_untrapped_tsc(const char *path, const struct trace_data *td);
 
 /* ptrev info --machine (machine_cmd.c): what this machine offers, on
  * stdout. */

@@ -586,6 +586,7 @@ static int cmd_replay(int argc, char **argv)
 		return 1;
 	}
 	cli_say_torn(file, &td);
+	cli_say_untrapped_tsc(file, &td);
 	static struct gdb_server srv;
 	gdb_server_init(&srv);
 	size_t nthreads = 0;

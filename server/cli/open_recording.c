@@ -15,6 +15,10 @@ void cli_say_torn(const char *path, const struct trace_data *td)
 {
 	if (td->torn[0])
 		fprintf(stderr, "ptrev: %s: %s; using the records before it\n", path, td->torn);
+}
+
+void cli_say_untrapped_tsc(const char *path, const struct trace_data *td)
+{
 	const char *tsc = trace_meta(td, TSC_META_KEY);
 	if (tsc && strcmp(tsc, TSC_META_UNTRAPPED) == 0)
 		fprintf(stderr, "ptrev: %s was recorded where rdtsc does not trap: the TSC values "
