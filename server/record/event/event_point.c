@@ -13,12 +13,55 @@
 #include "event_rec.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
 
+#include "ptrev/proc_maps.h"
 #include "ptrev/state_record.h"
 #include "ptrev/syscall_table.h"
+#include "ptrev/tsc_trap.h"
+
+/* Add [addr, addr+len) to the ranges left out: 0, or -1 (out of memory). */
+static int skip_add(uint64_t **skip, size_t *nskip, size_t *cap, uint64_t addr, uint64_t len)
+{
+	if (*nskip >= TRACE_STATE_MAX_SKIP)
+		return 0;
+	if (*nskip == *cap) {
+		*cap = *cap ? 2 * *cap : 16;
+		uint64_t *g = realloc(*skip, 2 * *cap * sizeof *g);
+		if (!g)
+			return -1;
+		*skip = g;
+	}
+	(*skip)[2 * *nskip] = addr;
+	(*skip)[2 * *nskip + 1] = len;
+	(*nskip)++;
+	return 0;
+}
+
+/* Where rdtsc does not trap (ptrev/tsc_trap.h), the dynamic loader's
+ * writable data is left out: it keeps the TSC time its relocations took
+ * (relocate_time, read unseen), which every replay has otherwise, so no
+ * point of a dynamically linked program was ever found again. Nothing a
+ * loop changes lives there (dlopen goes through syscalls). */
+static int skip_loader_data(struct ev_rec *r, uint64_t **skip, size_t *nskip, size_t *cap)
+{
+	if (tsc_traps())
+		return 0;
+	FILE *f = proc_maps_open(r->pid);
+	struct proc_mapping m;
+	int rc = 0;
+	while (f && rc == 0 && proc_maps_next(f, &m)) {
+		const char *base = strrchr(m.name, '/');
+		if (m.perms[1] == 'w' && base && strncmp(base + 1, "ld-linux", 8) == 0)
+			rc = skip_add(skip, nskip, cap, m.start, m.end - m.start);
+	}
+	if (f)
+		fclose(f);
+	return rc;
+}
 
 /* The view of the other threads (state_digest.h): malloc'd arrays in v,
  * freed by view_free. */
@@ -28,7 +71,7 @@ static int view_take(struct ev_rec *r, const struct ev_thread *t, struct state_v
 	uint64_t *rsps = calloc(r->nthreads + 1, sizeof *rsps);
 	uint64_t *skip = NULL;
 	size_t nskip = 0, cap = 0;
-	if (!tids || !rsps)
+	if (!tids || !rsps || skip_loader_data(r, &skip, &nskip, &cap) < 0)
 		goto oom;
 	memset(v, 0, sizeof *v);
 	for (size_t i = 0; i < r->nthreads; i++) {
@@ -45,18 +88,9 @@ static int view_take(struct ev_rec *r, const struct ev_thread *t, struct state_v
 		syscall_args(&o->entry, args);
 		struct sc_range w[64];
 		int n = syscall_may_write(o->entry_nr, args, ev_read_mem, r, w, 64);
-		for (int k = 0; k < n && nskip < TRACE_STATE_MAX_SKIP; k++) {
-			if (nskip == cap) {
-				cap = cap ? 2 * cap : 16;
-				uint64_t *g = realloc(skip, 2 * cap * sizeof *g);
-				if (!g)
-					goto oom;
-				skip = g;
-			}
-			skip[2 * nskip] = w[k].addr;
-			skip[2 * nskip + 1] = w[k].len;
-			nskip++;
-		}
+		for (int k = 0; k < n; k++)
+			if (skip_add(&skip, &nskip, &cap, w[k].addr, w[k].len) < 0)
+				goto oom;
 	}
 	v->tids = tids;
 	v->rsps = rsps;
