@@ -1,7 +1,7 @@
 /* Do this machine's debug registers trap?
  *
  * Why: some hypervisors take every write of DR0-DR7 and never raise the
- * #DB they program (a Firecracker guest, AMD EPYC, kernel 6.18: gdb's own
+ * #DB they program (a bhyve guest, AMD EPYC, kernel 6.18: gdb's own
  * `hbreak` and `watch` never stop there either, and gdbserver says OK to
  * Z1/Z2 all the same). A replay that runs to a hardware breakpoint there
  * runs past its place and meets the next syscall as a divergence, or never

@@ -39,6 +39,8 @@ void cli_say_torn(const char *path, const struct trace_data *td);
  * trap: ptrev/tsc_trap.h), where a replay's state can differ (replay
  * says it; decode shows the history, the same either way). */
 void cli_say_untrapped_tsc(const char *path, const struct trace_data *td);
+/* Was td recorded where rdtsc does not trap (its META says so)? */
+bool cli_recorded_untrapped_tsc(const struct trace_data *td);
 
 /* ptrev info --machine (machine_cmd.c): what this machine offers, on
  * stdout. */

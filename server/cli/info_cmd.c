@@ -5,7 +5,6 @@
 #include "ptrev/cli.h"
 #include "ptrev/materialise.h"
 #include "ptrev/trace_info.h"
-#include "ptrev/tsc_trap.h"
 
 #include <inttypes.h>
 #include <intel-pt.h>
@@ -320,9 +319,8 @@ void trace_info_print(FILE *out, const char *path, const struct trace_data *td)
 		fputs("bits per instruction: unknown\n", out);
 	fprintf(out, "syscalls: %" PRIu64 "\n", td->complete ? e->syscalls : td->nsyscalls);
 	fprintf(out, "signals: %" PRIu64 "\n", td->complete ? e->signals : td->nsignals);
-	const char *tsc = trace_meta(td, TSC_META_KEY);
 	fprintf(out, "rdtsc: %zu%s\n", td->nrdtsc,
-		tsc && strcmp(tsc, TSC_META_UNTRAPPED) == 0
+		cli_recorded_untrapped_tsc(td)
 			? " (rdtsc did not trap where this was recorded: the values the program "
 			  "read are not in it)" : "");
 	if (unmade)

@@ -17,10 +17,15 @@ void cli_say_torn(const char *path, const struct trace_data *td)
 		fprintf(stderr, "ptrev: %s: %s; using the records before it\n", path, td->torn);
 }
 
-void cli_say_untrapped_tsc(const char *path, const struct trace_data *td)
+bool cli_recorded_untrapped_tsc(const struct trace_data *td)
 {
 	const char *tsc = trace_meta(td, TSC_META_KEY);
-	if (tsc && strcmp(tsc, TSC_META_UNTRAPPED) == 0)
+	return tsc && strcmp(tsc, TSC_META_UNTRAPPED) == 0;
+}
+
+void cli_say_untrapped_tsc(const char *path, const struct trace_data *td)
+{
+	if (cli_recorded_untrapped_tsc(td))
 		fprintf(stderr, "ptrev: %s was recorded where rdtsc does not trap: the TSC values "
 			"its program read are not in it, and its replay can differ where it used "
 			"them (and says so there)\n", path);
