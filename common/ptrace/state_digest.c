@@ -3,6 +3,7 @@
  * what is covered and why it tells points apart). */
 #include "ptrev/state_digest.h"
 #include "ptrev/proc_maps.h"
+#include "ptrev/tsc_trap.h"
 
 #include <dirent.h>
 #include <elf.h>
@@ -198,6 +199,13 @@ static uint64_t live_start(const struct proc_mapping *m, const uint64_t *rsps, s
 	return inside == 1 ? lo : m->start;
 }
 
+/* Is m the dynamic loader's own (its file's mapping)? */
+static bool loader_mapping(const struct proc_mapping *m)
+{
+	const char *base = strrchr(m->name, '/');
+	return base && strncmp(base + 1, "ld-linux", 8) == 0;
+}
+
 static int memory_hash(pid_t pid, int memfd, const uint64_t *rsps, size_t nrsps,
 		       const struct state_digest *d, uint64_t *bytes, uint64_t *out)
 {
@@ -208,7 +216,8 @@ static int memory_hash(pid_t pid, int memfd, const uint64_t *rsps, size_t nrsps,
 		return -1;
 	while (proc_maps_next(f, &m)) {
 		if (m.perms[1] != 'w' || m.perms[3] != 'p' || !strcmp(m.name, "[vvar]") ||
-		    !strcmp(m.name, "[vsyscall]") || m.end - m.start > MAX_MAPPING)
+		    !strcmp(m.name, "[vsyscall]") || m.end - m.start > MAX_MAPPING ||
+		    ((d->flags & STATE_DIGEST_NO_LOADER_DATA) && loader_mapping(&m)))
 			continue;
 		uint64_t lo = live_start(&m, rsps, nrsps);
 		if (hash_range(memfd, d, lo, m.end, &h, &n) < 0) {
@@ -255,7 +264,7 @@ int state_digest_take(pid_t pid, pid_t tid, int memfd, const struct user_regs_st
 		      size_t errlen)
 {
 	memset(out, 0, sizeof *out);
-	out->flags = STATE_DIGEST_LIVE_STACKS;
+	out->flags = STATE_DIGEST_LIVE_STACKS | (tsc_traps() ? 0 : STATE_DIGEST_NO_LOADER_DATA);
 	if (view) {
 		out->skip = view->skip;
 		out->nskip = view->nskip;

@@ -67,6 +67,13 @@ uint64_t fnv1a64(uint64_t h, const void *p, size_t n);
 /* state_digest.flags: the dead stacks are left out of mem_hash (every
  * description taken now; descriptions taken before had 0). */
 #define STATE_DIGEST_LIVE_STACKS 1u
+/* ...and the dynamic loader's writable data is left out of it. Taken so
+ * where rdtsc does not trap (ptrev/tsc_trap.h): ld.so keeps there the TSC
+ * time its relocations took (relocate_time), which the program reads
+ * unseen there and every replay has otherwise, so no point of a
+ * dynamically linked program would be found again. Nothing a loop
+ * changes lives there (dlopen goes through syscalls). */
+#define STATE_DIGEST_NO_LOADER_DATA 2u
 
 struct state_digest {
 	uint64_t flags;

@@ -180,6 +180,9 @@ struct trace_state {
  * entry undone to stop there): rcx and r11 are what that instruction put
  * there, not the program's, and are not compared. */
 #define TRACE_STATE_AT_SYSCALL 2u
+/* The memory digest leaves out the dynamic loader's writable mapping
+ * (state_digest.h, STATE_DIGEST_NO_LOADER_DATA). */
+#define TRACE_STATE_NO_LOADER_DATA 4u
 
 /* A change gdb made to the program while it was recorded (set var, print
  * x = 1, call, jump, set $pc): the program ran on from the changed state,

@@ -4,8 +4,9 @@
  * resume flag and orig_rax are not compared; the hash is FNV-1a 64; the
  * dead stack below the red zone is left out (flags); ranges the caller
  * names (skip) are left out of memory and stack, the same bytes hashed
- * elsewhere. The
- * traced child is this program forked, stopped in a loop of its own. */
+ * elsewhere; where rdtsc does not trap (forced here: PTREV_TSC_TRAPS=0) the
+ * dynamic loader's writable data is left out (flags). The traced child is
+ * this program forked, stopped in a loop of its own. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -33,6 +34,25 @@ static void child(void)
 		counter++;
 }
 
+/* The start of the dynamic loader's writable mapping in pid, 0: none. */
+static uint64_t loader_data(pid_t pid)
+{
+	char path[64], line[512];
+	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+	FILE *f = fopen(path, "r");
+	uint64_t at = 0;
+	while (f && !at && fgets(line, sizeof line, f)) {
+		unsigned long long lo;
+		char perms[8];
+		if (sscanf(line, "%llx-%*x %7s", &lo, perms) == 2 && perms[1] == 'w' &&
+		    strstr(line, "/ld-linux"))
+			at = lo;
+	}
+	if (f)
+		fclose(f);
+	return at;
+}
+
 static int open_mem(pid_t pid)
 {
 	char path[64];
@@ -43,6 +63,8 @@ static int open_mem(pid_t pid)
 int main(void)
 {
 	char err[256];
+	/* Before any digest asks the machine (tsc_traps). */
+	setenv("PTREV_TSC_TRAPS", "0", 1);
 	CHECK(fnv1a64(FNV64_INIT, "", 0) == 0xcbf29ce484222325ull, "empty");
 	CHECK(fnv1a64(FNV64_INIT, "a", 1) == 0xaf63dc4c8601ec8cull, "\"a\"");
 	CHECK(fnv1a64(FNV64_INIT, "foobar", 6) == 0x85944171f73967e8ull, "\"foobar\"");
@@ -109,7 +131,8 @@ int main(void)
 
 	/* The dead stack, below the red zone: what glibc's trampoline left
 	 * there differs from run to run (state_digest.h). Not compared... */
-	CHECK(d.flags == STATE_DIGEST_LIVE_STACKS, "flags %llx", (unsigned long long)d.flags);
+	CHECK(d.flags == (STATE_DIGEST_LIVE_STACKS | STATE_DIGEST_NO_LOADER_DATA), "flags %llx",
+	      (unsigned long long)d.flags);
 	uint64_t dead = (regs.rsp - 128 - 64) & ~7ull;
 	pread(memfd, &word, 8, (off_t)dead);
 	word ^= 1;
@@ -169,6 +192,24 @@ int main(void)
 	pwrite(memfd, &c, 1, (off_t)(at + 10));
 	CHECK(state_digest_matches(pid, pid, memfd, &regs, &regs, &s, err, sizeof err) == 1,
 	      "memory put back (ranges left out)");
+
+	/* The dynamic loader's data (relocate_time, read unseen where rdtsc
+	 * does not trap): left out where the flag says, and only there. */
+	uint64_t ld = loader_data(pid);
+	CHECK(ld != 0, "no ld.so mapping in the child");
+	if (ld) {
+		pread(memfd, &b, 1, (off_t)ld);
+		b ^= 0x40;
+		CHECK(pwrite(memfd, &b, 1, (off_t)ld) == 1, "write ld.so's data");
+		CHECK(state_digest_matches(pid, pid, memfd, &regs, &regs, &d, err, sizeof err) == 1,
+		      "a byte of the loader's data compared");
+		struct state_digest with = d;
+		with.flags &= ~(uint64_t)STATE_DIGEST_NO_LOADER_DATA;
+		CHECK(state_digest_matches(pid, pid, memfd, &regs, &regs, &with, err, sizeof err) == 0,
+		      "a description that hashed the loader's data matched one that did not");
+		b ^= 0x40;
+		pwrite(memfd, &b, 1, (off_t)ld);
+	}
 
 	/* A vector register. */
 	struct user_fpregs_struct fp;

@@ -18,10 +18,8 @@
 #include <string.h>
 #include <sys/ptrace.h>
 
-#include "ptrev/proc_maps.h"
 #include "ptrev/state_record.h"
 #include "ptrev/syscall_table.h"
-#include "ptrev/tsc_trap.h"
 
 /* Add [addr, addr+len) to the ranges left out: 0, or -1 (out of memory). */
 static int skip_add(uint64_t **skip, size_t *nskip, size_t *cap, uint64_t addr, uint64_t len)
@@ -41,28 +39,6 @@ static int skip_add(uint64_t **skip, size_t *nskip, size_t *cap, uint64_t addr, 
 	return 0;
 }
 
-/* Where rdtsc does not trap (ptrev/tsc_trap.h), the dynamic loader's
- * writable data is left out: it keeps the TSC time its relocations took
- * (relocate_time, read unseen), which every replay has otherwise, so no
- * point of a dynamically linked program was ever found again. Nothing a
- * loop changes lives there (dlopen goes through syscalls). */
-static int skip_loader_data(struct ev_rec *r, uint64_t **skip, size_t *nskip, size_t *cap)
-{
-	if (tsc_traps())
-		return 0;
-	FILE *f = proc_maps_open(r->pid);
-	struct proc_mapping m;
-	int rc = 0;
-	while (f && rc == 0 && proc_maps_next(f, &m)) {
-		const char *base = strrchr(m.name, '/');
-		if (m.perms[1] == 'w' && base && strncmp(base + 1, "ld-linux", 8) == 0)
-			rc = skip_add(skip, nskip, cap, m.start, m.end - m.start);
-	}
-	if (f)
-		fclose(f);
-	return rc;
-}
-
 /* The view of the other threads (state_digest.h): malloc'd arrays in v,
  * freed by view_free. */
 static int view_take(struct ev_rec *r, const struct ev_thread *t, struct state_view *v)
@@ -71,7 +47,7 @@ static int view_take(struct ev_rec *r, const struct ev_thread *t, struct state_v
 	uint64_t *rsps = calloc(r->nthreads + 1, sizeof *rsps);
 	uint64_t *skip = NULL;
 	size_t nskip = 0, cap = 0;
-	if (!tids || !rsps || skip_loader_data(r, &skip, &nskip, &cap) < 0)
+	if (!tids || !rsps)
 		goto oom;
 	memset(v, 0, sizeof *v);
 	for (size_t i = 0; i < r->nthreads; i++) {
