@@ -42,6 +42,8 @@ struct erp_icache {
  * DR0 is left to the STATE points (event_advance.c). */
 int erp_arm_search(struct erp *e, struct erp_thread *t)
 {
+	if (!inf_dr_traps())
+		return erp_soft_arm_search(e);
 	e->search_dr7 = 0;
 	for (size_t i = 0; i < e->nsearch; i++) {
 		const struct event_search_point *p = &e->search[i];
@@ -95,11 +97,25 @@ static uint64_t clock_now(const struct erp_thread *t)
 
 int erp_search_hit(struct erp *e, struct erp_thread *t, int st, bool stepped)
 {
-	if (!e->nsearch || !WIFSTOPPED(st) || WSTOPSIG(st) != SIGTRAP)
+	/* Where the points are int3s (event_soft.c) their hits are counted
+	 * where the int3 traps. */
+	if (!e->nsearch || e->search_soft || !WIFSTOPPED(st) || WSTOPSIG(st) != SIGTRAP)
 		return 0;
 	uint64_t dr6 = inf_dr_read_dr6(t->tid);
 	if (!(dr6 & 0xe) && !(dr6 = lost_search_hit(e, t, stepped)))
 		return 0;
+	int rc = erp_search_count(e, t, dr6);
+	if (rc <= 0) {
+		if (rc == 0)
+			inf_dr_write(t->tid, 6, dr6 & ~0xeull);
+		return rc;
+	}
+	inf_dr_clear_dr6(t->tid);
+	return 1;
+}
+
+int erp_search_count(struct erp *e, struct erp_thread *t, uint64_t dr6)
+{
 	e->search_was_hits = e->search_hits;
 	e->search_was_last = e->search_last;
 	e->search_was_last_run = e->search_last_run;
@@ -131,12 +147,7 @@ int erp_search_hit(struct erp *e, struct erp_thread *t, int st, bool stepped)
 		return erp_fail(e, "the first hit searched for came before event %zu",
 				e->search_first);
 	}
-	if (dr6 & 0x4001) { /* BS (a single step's end) or B0 */
-		inf_dr_write(t->tid, 6, dr6 & ~0xeull);
-		return 0;
-	}
-	inf_dr_clear_dr6(t->tid);
-	return 1;
+	return dr6 & 0x4001 ? 0 : 1; /* BS (a single step's end) or B0: the caller's */
 }
 
 int erp_launch(struct erp *e)
@@ -277,7 +288,8 @@ static int wait_stop_by(struct erp *e, struct erp_thread *t, int req, int *st, u
 		}
 		if (erp_count_stop(e) < 0 || given_up(e) < 0)
 			return -1;
-		int passed = erp_search_hit(e, t, *st, req == PTRACE_SINGLESTEP);
+		int passed = e->nsoft ? erp_soft_hit(e, t, req, st)
+				      : erp_search_hit(e, t, *st, req == PTRACE_SINGLESTEP);
 		if (passed < 0)
 			return -1;
 		if (!passed)
@@ -308,49 +320,36 @@ int erp_put_code_byte(struct erp *e, uint64_t pc, uint8_t b)
 	return 0;
 }
 
-/* erp_resume with the STATE point's breakpoint an int3 (e->soft_pc): the
- * byte is in the code only while t runs, so nothing else (a copy forked
- * at a stop, a read of the code, a step) ever sees it. A hit is told as
- * the debug register's would be: t at pc, RF set. Standing at pc with RF
- * set (the pass counted), the byte stays out for this run, as RF lets
- * the debug register pass over that instruction once (erp_resume_to_pass
- * steps off first but for a syscall instruction, whose stop comes
- * first). */
+/* erp_resume where breakpoints are int3s (event_soft.c): the STATE
+ * point's (soft_pc) and the search's, in the code only while t runs. */
 static int resume_soft(struct erp *e, struct erp_thread *t, int req, int sig, int *st)
 {
-	uint64_t pc = e->soft_pc;
-	struct user_regs_struct regs;
-	uint8_t orig;
-	if (erp_get_regs(e, t, &regs) < 0)
+	uint64_t skip;
+	int rc = erp_soft_pass(e, t, req, sig, true, st, &skip);
+	if (rc <= 0)
+		return rc;
+	if (erp_soft_put(e, true, skip) < 0) {
+		erp_soft_take(e);
 		return -1;
-	bool put = !(regs.rip == pc && (regs.eflags & 0x10000));
-	if (put && (erp_read_mem(e, pc, &orig, 1) != 1 || erp_put_code_byte(e, pc, 0xcc) < 0))
-		return erp_fail(e, "thread %d: no breakpoint for its STATE point at %#llx (%s; "
-				"and the code cannot be written)", (int)t->rec_tid,
-				(unsigned long long)pc, inf_dr_strerror(ENODEV));
-	int rc = 0;
+	}
 	if (ptrace(req, t->tid, NULL, (void *)(long)sig) < 0)
 		rc = erp_fail(e, "replay thread %d: %s", (int)t->tid, strerror(errno));
 	else
 		rc = wait_stop(e, t, req, st);
-	if (put && !e->exited && erp_put_code_byte(e, pc, orig) < 0)
+	if (erp_soft_take(e) < 0)
 		return -1;
-	if (rc < 0 || !put || !WIFSTOPPED(*st) || WSTOPSIG(*st) != SIGTRAP)
-		return rc;
-	siginfo_t si;
-	memset(&si, 0, sizeof si);
-	if (ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &si) < 0 || si.si_code != SI_KERNEL ||
-	    erp_get_regs(e, t, &regs) < 0 || regs.rip != pc + 1)
-		return 0;
-	regs.rip = pc;
-	regs.eflags |= 0x10000;
-	return erp_set_regs(e, t, &regs);
+	return rc;
 }
 
 int erp_resume(struct erp *e, struct erp_thread *t, int req, int sig, int *st)
 {
-	if (e->soft_pc && req != PTRACE_SINGLESTEP)
+	if ((e->soft_pc || e->search_soft) && req != PTRACE_SINGLESTEP)
 		return resume_soft(e, t, req, sig, st);
+	/* A search's int3 is not in the code for a step: the hit where t
+	 * stands is counted before it (not with a signal, whose handler
+	 * runs first). */
+	if (!sig && erp_soft_count_here(e, t) < 0)
+		return -1;
 	/* sig is delivered with this resume only. */
 	if (ptrace(req, t->tid, NULL, (void *)(long)sig) < 0)
 		return erp_fail(e, "replay thread %d: %s", (int)t->tid, strerror(errno));
@@ -491,9 +490,22 @@ static int run_for(struct erp *e, struct erp_thread *t, uint64_t ns, int guard, 
 int erp_run_for(struct erp *e, struct erp_thread *t, uint64_t ns, int guard, uint64_t guard_ns,
 		int *st)
 {
+	/* Where breakpoints are int3s (event_soft.c), they are in for the
+	 * run, as the debug registers would be armed through it. */
+	bool soft = e->search_soft || e->soft_pc;
+	uint64_t skip;
+	int rc = soft ? erp_soft_pass(e, t, PTRACE_SYSCALL, 0, true, st, &skip) : 1;
+	if (rc <= 0)
+		return rc;
+	if (soft && erp_soft_put(e, true, 0) < 0) {
+		erp_soft_take(e);
+		return -1;
+	}
 	uint64_t saved = 0;
 	bool changed = guard >= 0 && cpu_timer_let_through(t->tid, &saved);
-	int rc = run_for(e, t, ns, guard, guard_ns, st);
+	rc = run_for(e, t, ns, guard, guard_ns, st);
+	if (erp_soft_take(e) < 0)
+		rc = -1;
 	if (timer_mask_back(e, t, changed, saved) < 0)
 		return -1;
 	return rc;

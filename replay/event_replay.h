@@ -257,6 +257,14 @@ struct erp {
 	/* The STATE point's breakpoint where the debug registers do not
 	 * trap: an int3 at this PC while a thread runs (0: none). */
 	uint64_t soft_pc;
+	/* ...and the search's points as int3s there too (event_soft.c);
+	 * the bytes in the code now (soft_at: where, soft_orig: what they
+	 * replaced; soft_state: the STATE point's among them). */
+	bool search_soft;
+	uint64_t soft_at[EVENT_SEARCH_MAX + 1];
+	uint8_t soft_orig[EVENT_SEARCH_MAX + 1];
+	size_t nsoft;
+	bool soft_state;
 	uint64_t search_hits;
 	size_t search_last, search_last_run;
 	/* The counts before the last hit, for erp_run_to_point: a hit at
@@ -342,6 +350,10 @@ int erp_arm_search(struct erp *e, struct erp_thread *t);
  * at or after event search_from, where a search forwards ends
  * (search_first set). */
 int erp_search_hit(struct erp *e, struct erp_thread *t, int st, bool stepped);
+/* The hit of the search's points that DR6 bits dr6 name (B1-B3; B0 and BS
+ * when the STATE point or a step's end came with it), t at it: counted
+ * as erp_search_hit says, 1, 0 or -1. */
+int erp_search_count(struct erp *e, struct erp_thread *t, uint64_t dr6);
 void erp_kill(struct erp *e);
 void erp_reap(struct erp *e);
 int erp_get_regs(struct erp *e, struct erp_thread *t, struct user_regs_struct *regs);
@@ -358,8 +370,9 @@ int erp_set_regs(struct erp *e, struct erp_thread *t, const struct user_regs_str
 int erp_resume(struct erp *e, struct erp_thread *t, int req, int sig, int *st);
 /* The breakpoint that finds a STATE point's PC (and a tail's point, an
  * anchor's): DR0 (DR7 = search_dr7 | 1), or where this machine's debug
- * registers do not trap (inf_dr_traps) an int3 that erp_resume puts in
- * while t runs, its hit told as DR0's (t at pc, RF set). 0, or -1. */
+ * registers do not trap (inf_dr_traps) an int3 in the code while t runs
+ * (erp_resume's runs but single steps, erp_run_for's), its hit told as
+ * DR0's (t at pc, RF set; event_soft.c). 0, or -1. */
 int erp_point_arm(struct erp *e, struct erp_thread *t, uint64_t pc);
 int erp_point_disarm(struct erp *e, struct erp_thread *t);
 /* Write one byte of the replay's code (an int3 or the byte it replaced).
@@ -434,6 +447,35 @@ int erp_undo_entry(struct erp *e, struct erp_thread *t, const struct user_regs_s
 /* The instruction at ip, classified (cached). */
 int erp_classify(struct erp *e, uint64_t ip, struct insn_info *out);
 void erp_icache_clear(struct erp *e);
+
+/* ---- event_soft.c ---- */
+/* A search's points as int3s, where the debug registers do not trap: 0,
+ * or -1 for a data point (no int3 sees a write). */
+int erp_soft_arm_search(struct erp *e);
+/* Before t runs natively with req (not a single step): where it stands
+ * on one of the points (the STATE point's with state) with RF set (its
+ * pass counted), that instruction is passed first. 1 go on (*skip: a PC
+ * whose byte stays out, where sig is delivered first; 0: none), 0
+ * something else came first (*st, the caller's stop), -1. */
+int erp_soft_pass(struct erp *e, struct erp_thread *t, int req, int sig, bool state, int *st,
+		  uint64_t *skip);
+/* The bytes in (the search's points, the STATE point's with state; none
+ * at skip) and out again: 0, or -1. */
+int erp_soft_put(struct erp *e, bool state, uint64_t skip);
+int erp_soft_take(struct erp *e);
+/* Before a single step: a search's point where t stands without RF is a
+ * hit, counted now (RF set). 0, or -1 (the hit ended the replay). */
+int erp_soft_count_here(struct erp *e, struct erp_thread *t);
+/* Stop st of t, resumed with req while the bytes are in: one of their
+ * int3s? Counted and passed: 1 (t to be resumed with req again, the
+ * bytes back); 0 a stop for the caller (*st: not an int3 of these, the
+ * STATE point's hit told as DR0's, or what came while passing), -1. */
+int erp_soft_hit(struct erp *e, struct erp_thread *t, int req, int *st);
+/* Run t natively (PTRACE_SYSCALL) with an int3 at each of pcs[0..n) (at
+ * most EVENT_SEARCH_MAX + 1), nothing else armed, to its next stop: at
+ * one of them it is told as a debug register's hit (t at the pc, RF
+ * set). 0 (*st), or -1. */
+int erp_soft_run_to(struct erp *e, struct erp_thread *t, const uint64_t *pcs, int n, int *st);
 
 /* ---- event_step.c ---- */
 enum erp_stop_kind { AT_SYSCALL, AT_SIGNAL, AT_STATE };

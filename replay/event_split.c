@@ -160,14 +160,39 @@ static int leave(struct erp *e, struct erp_thread *t, struct pc_counts *c, uint6
 		 struct user_regs_struct *regs);
 
 /* On natively from where t stands to the first of the n exits (a debug
- * register each, DR1-DR3: no search's points are armed), end_pc (the
- * STATE point the stretch ends at, UINT64_MAX: none) watched in DR0 as
- * erp_take_point does. 1 at an exit (regs; RF cleared, as a step would
+ * register each, DR1-DR3: no search's points are armed; an int3 each
+ * where the registers do not trap), end_pc (the STATE point the stretch
+ * ends at, UINT64_MAX: none) watched in DR0 as erp_take_point does. 1 at an exit (regs; RF cleared, as a step would
  * leave it, for the place's description), 0 the stretch's end came
  * first (its STATE point's PC, its syscall, a signal), -1. */
+/* The same where the debug registers do not trap: int3s (event_soft.c). */
+static int run_to_exit_soft(struct erp *e, struct erp_thread *t, const uint64_t *exits, int n,
+			    uint64_t end_pc, struct user_regs_struct *regs)
+{
+	uint64_t pcs[4];
+	int np = 0, st, rc = 0;
+	for (int i = 0; i < n && i < 3; i++)
+		pcs[np++] = exits[i];
+	if (end_pc != UINT64_MAX)
+		pcs[np++] = end_pc;
+	if (erp_soft_run_to(e, t, pcs, np, &st) < 0 || erp_get_regs(e, t, regs) < 0)
+		return -1;
+	if (WIFSTOPPED(st) && WSTOPSIG(st) == SIGTRAP && regs->rip != end_pc)
+		for (int i = 0; i < n && rc == 0; i++)
+			rc = regs->rip == exits[i];
+	if (rc == 1) {
+		regs->eflags &= ~0x10000ull;
+		if (erp_set_regs(e, t, regs) < 0)
+			return -1;
+	}
+	return rc;
+}
+
 static int run_to_exit(struct erp *e, struct erp_thread *t, const uint64_t *exits, int n,
 		       uint64_t end_pc, struct user_regs_struct *regs)
 {
+	if (!inf_dr_traps())
+		return run_to_exit_soft(e, t, exits, n, end_pc, regs);
 	uint64_t dr7 = end_pc != UINT64_MAX ? 1 : 0;
 	for (int i = 0; i < n; i++) {
 		if (inf_dr_write(t->tid, 1 + i, exits[i]) < 0)
@@ -198,8 +223,6 @@ static int run_to_exit(struct erp *e, struct erp_thread *t, const uint64_t *exit
 static int leave(struct erp *e, struct erp_thread *t, struct pc_counts *c, uint64_t end_pc,
 		 struct user_regs_struct *regs)
 {
-	if (!inf_dr_traps())
-		return 2; /* no debug register to watch its exits */
 	uint64_t exits[3];
 	int n = e->nsearch ? 0 : loop_exits(e, c, exits, 3);
 	if (n < 0)
@@ -340,16 +363,8 @@ int erp_take_point(struct erp *e, uint64_t after_ns, bool leave_loop, struct tra
 	 * thread in exit's code). */
 	const struct trace_state *end = ends_at_state(t);
 	uint64_t end_pc = end ? end->regs[16] : 0;
-	/* Where the debug registers do not trap, nothing watches that PC
-	 * through a timed run (erp_point_arm's int3 is in the code for
-	 * erp_resume's runs only): no point is taken, the stretch is stepped
-	 * whole. */
-	if (end && !inf_dr_traps())
-		return 0;
-	if (end && (inf_dr_write(t->tid, 0, end_pc) < 0 ||
-		    inf_dr_write(t->tid, 7, e->search_dr7 | 1) < 0))
-		return erp_fail(e, "thread %d: no hardware breakpoint for its STATE point: %s",
-				(int)t->rec_tid, inf_dr_strerror(errno));
+	if (end && erp_point_arm(e, t, end_pc) < 0)
+		return -1;
 	struct erp_timed tm;
 	erp_timed_begin(t, &tm);
 	uint64_t wall = tm.guard >= 0 ? erp_backstop_ns(after_ns) : after_ns;
@@ -362,7 +377,7 @@ int erp_take_point(struct erp *e, uint64_t after_ns, bool leave_loop, struct tra
 	uint64_t c1 = cpu_clock_read(t->clock);
 	e->took_cpu_ns = t->clock >= 0 && c1 > c0 ? c1 - c0 : 0;
 	if (end) {
-		inf_dr_write(t->tid, 7, e->search_dr7);
+		erp_point_disarm(e, t);
 		inf_dr_clear_dr6(t->tid);
 	}
 	if (erp_timed_end(e, t, &tm, rc > 0) < 0)

@@ -21,7 +21,7 @@ int machine_info_main(void)
 	printf("debug registers: %s\n", inf_dr_traps()
 		       ? "trap (hardware breakpoints and watchpoints)"
 		       : "do not trap (its hypervisor ignores them): a replay runs to its places "
-			 "with int3, and searches for breakpoint and watchpoint hits step");
+			 "and searches for breakpoint hits with int3; searches for watchpoint hits step");
 	printf("rdtsc trap: %s\n", tsc_traps()
 		       ? "yes (PR_SET_TSC: the values a program reads are recorded)"
 		       : "no (its hypervisor ignores PR_SET_TSC): the TSC values a program reads are "
