@@ -7,7 +7,6 @@
  * run executes. */
 #include "event_replay.h"
 
-#include <elf.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -16,7 +15,6 @@
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -56,12 +54,6 @@ int erp_arm_search(struct erp *e, struct erp_thread *t)
 	return 0;
 }
 
-/* A search's point hit t in this stop (a SIGTRAP whose DR6 names
- * DR1-DR3): counted, in the stretch before t's next event. True when the
- * stop was that alone, and t is to go on as it was resumed; a hit that
- * comes with a single step's end or a STATE point's hit (DR0) is counted
- * and the stop left to the caller. The CPU's RF (set by the kernel on an
- * instruction breakpoint's trap) lets the instruction run when resumed. */
 /* A search's point hit t, the #DB come without DR6 bits: the DR6 the hit
  * would have had (B1-B3), 0 when the stop is not such a hit. An
  * execution point's is told by its PC (inf_dr_lost_exec_hit; B0 added
@@ -89,12 +81,6 @@ static uint64_t lost_search_hit(struct erp *e, struct erp_thread *t, bool steppe
 	return 0;
 }
 
-/* t's CPU clock now (0: none open). */
-static uint64_t clock_now(const struct erp_thread *t)
-{
-	return t->clock_open && t->clock >= 0 ? cpu_clock_read(t->clock) : 0;
-}
-
 int erp_search_hit(struct erp *e, struct erp_thread *t, int st, bool stepped)
 {
 	/* Where the points are int3s (event_soft.c) their hits are counted
@@ -112,42 +98,6 @@ int erp_search_hit(struct erp *e, struct erp_thread *t, int st, bool stepped)
 	}
 	inf_dr_clear_dr6(t->tid);
 	return 1;
-}
-
-int erp_search_count(struct erp *e, struct erp_thread *t, uint64_t dr6)
-{
-	e->search_was_hits = e->search_hits;
-	e->search_was_last = e->search_last;
-	e->search_was_last_run = e->search_last_run;
-	e->search_was_nth = e->search_nth;
-	e->search_hit_stop = e->stops;
-	e->search_nth = e->search_hits && e->search_last == t->next ? e->search_nth + 1 : 1;
-	e->search_hits++;
-	e->search_last = t->next;
-	e->search_last_run = e->cur_run;
-	bool in_stretch = e->search_stop_nth && t == &e->threads[0] && t->next == e->search_stop_at;
-	if (in_stretch && e->search_prev && e->search_nth + 1 == e->search_stop_nth) {
-		struct user_regs_struct regs;
-		e->search_prev_ok = erp_get_regs(e, t, &regs) == 0 &&
-				    erp_describe(e, t, &regs, t->next,
-						 2 * (erp_now_ns() - e->search_t0) + 1, e->search_prev,
-						 e->search_prev_sp) > 0;
-		e->search_prev_clock = clock_now(t);
-	}
-	if (in_stretch && e->search_nth == e->search_stop_nth) {
-		e->search_stopped = true;
-		e->search_stop_clock = clock_now(t);
-		return erp_fail(e, "the hit searched for came");
-	}
-	bool after = e->search_runs && e->cur_run != e->search_run
-			     ? e->cur_run > e->search_run : t->next >= e->search_from;
-	if (e->search_from && !e->search_found && after) {
-		e->search_found = true;
-		e->search_first = t->next;
-		return erp_fail(e, "the first hit searched for came before event %zu",
-				e->search_first);
-	}
-	return dr6 & 0x4001 ? 0 : 1; /* BS (a single step's end) or B0: the caller's */
 }
 
 int erp_launch(struct erp *e)
@@ -197,43 +147,6 @@ void erp_kill(struct erp *e)
 	if (e->memfd >= 0)
 		close(e->memfd);
 	e->memfd = -1;
-}
-
-int erp_get_regs(struct erp *e, struct erp_thread *t, struct user_regs_struct *regs)
-{
-	if (ptrace(PTRACE_GETREGS, t->tid, NULL, regs) < 0)
-		return erp_fail(e, "replay thread %d: registers: %s", (int)t->tid, strerror(errno));
-	return 0;
-}
-
-int erp_regfile(struct erp *e, struct erp_thread *t, struct amd64_regfile *rf)
-{
-	memset(rf, 0, sizeof *rf);
-	if (!t || !t->tid || t->gone || e->exited ||
-	    ptrace(PTRACE_GETREGS, t->tid, NULL, &rf->gpr) < 0)
-		return -1;
-	struct iovec iov = {rf->xsave, sizeof rf->xsave};
-	if (ptrace(PTRACE_GETREGSET, t->tid, (void *)NT_X86_XSTATE, &iov) < 0)
-		return -1;
-	rf->xsave_len = iov.iov_len;
-	rf->xcr0 = amd64_xcr0_from_xsave(rf->xsave, rf->xsave_len);
-	return 0;
-}
-
-ssize_t erp_read_mem(struct erp *e, uint64_t addr, void *buf, size_t len)
-{
-	if (e->exited || e->memfd < 0)
-		return -1;
-	ssize_t n = pread(e->memfd, buf, len, (off_t)addr);
-	return n > 0 ? n : -1;
-}
-
-int erp_set_regs(struct erp *e, struct erp_thread *t, const struct user_regs_struct *regs)
-{
-	if (ptrace(PTRACE_SETREGS, t->tid, NULL, regs) < 0)
-		return erp_fail(e, "replay thread %d: set registers: %s", (int)t->tid,
-				strerror(errno));
-	return 0;
 }
 
 /* Sleep ns with no slack: a sleeping tracer's timer may fire up to its
@@ -310,14 +223,6 @@ static int wait_stop_by(struct erp *e, struct erp_thread *t, int req, int *st, u
 static int wait_stop(struct erp *e, struct erp_thread *t, int req, int *st)
 {
 	return wait_stop_by(e, t, req, st, 0, 0, 0) < 0 ? -1 : 0;
-}
-
-int erp_put_code_byte(struct erp *e, uint64_t pc, uint8_t b)
-{
-	if (pwrite(e->memfd, &b, 1, (off_t)pc) != 1)
-		return erp_fail(e, "cannot write the code at %#llx of the replay",
-				(unsigned long long)pc);
-	return 0;
 }
 
 /* erp_resume where breakpoints are int3s (event_soft.c): the STATE
@@ -410,13 +315,6 @@ int erp_pass_seen(struct erp *e, struct erp_thread *t, struct user_regs_struct *
 		return 0;
 	regs->eflags |= 0x10000;
 	return erp_set_regs(e, t, regs);
-}
-
-uint64_t erp_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* Threads that block every signal get the timer's all the same

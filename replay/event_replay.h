@@ -10,6 +10,9 @@
  *
  * Files, bottom up:
  *   event_index.c    each thread's events in order, from the recording
+ *   event_regs.c     the replay process's registers and memory
+ *   event_hits.c     a native search's hits counted
+ *   event_soft.c     int3s where the debug registers do not trap
  *   event_proc.c     the replay process: its threads, stops, syscalls,
  *                    clones, signal delivery
  *   event_step.c     stepping one thread to its next stop (blocks run
