@@ -172,24 +172,35 @@ int erp_soft_count_here(struct erp *e, struct erp_thread *t)
 	return erp_search_count(e, t, bits) < 0 ? -1 : 0;
 }
 
-int erp_soft_hit(struct erp *e, struct erp_thread *t, int req, int *st)
+/* Is stop st of t the trap of an int3 at one of pcs[0..n)? Then regs
+ * holds t's registers as a debug register's hit would leave them (at
+ * that PC, RF set), not yet written back. No for anything else: another
+ * stop, the program's own int3. */
+static bool int3_at(struct erp *e, struct erp_thread *t, int st, const uint64_t *pcs, size_t n,
+		    struct user_regs_struct *regs)
 {
-	if (!WIFSTOPPED(*st) || WSTOPSIG(*st) != SIGTRAP)
-		return 0;
+	if (!WIFSTOPPED(st) || WSTOPSIG(st) != SIGTRAP)
+		return false;
 	siginfo_t si;
-	struct user_regs_struct regs;
 	memset(&si, 0, sizeof si);
 	if (ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &si) < 0 || si.si_code != SI_KERNEL ||
-	    erp_get_regs(e, t, &regs) < 0)
+	    erp_get_regs(e, t, regs) < 0)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (pcs[i] == regs->rip - 1) {
+			regs->rip--;
+			regs->eflags |= RF;
+			return true;
+		}
+	return false;
+}
+
+int erp_soft_hit(struct erp *e, struct erp_thread *t, int req, int *st)
+{
+	struct user_regs_struct regs;
+	if (!int3_at(e, t, *st, e->soft_at, e->nsoft, &regs))
 		return 0;
-	uint64_t pc = regs.rip - 1;
-	bool ours = false;
-	for (size_t i = 0; i < e->nsoft && !ours; i++)
-		ours = e->soft_at[i] == pc;
-	if (!ours)
-		return 0; /* the program's own int3 */
-	regs.rip = pc;
-	regs.eflags |= RF;
+	uint64_t pc = regs.rip;
 	bool state = e->soft_state, at_state = state && e->soft_pc == pc;
 	/* Out while the hit is counted: the count may describe the place
 	 * (a digest of memory). */
@@ -208,12 +219,6 @@ int erp_soft_hit(struct erp *e, struct erp_thread *t, int req, int *st)
 
 int erp_soft_run_to(struct erp *e, struct erp_thread *t, const uint64_t *pcs, int n, int *st)
 {
-	/* Alone: no STATE point's byte, no search's (their callers arm
-	 * neither with these). */
-	uint64_t soft_pc = e->soft_pc;
-	bool search_soft = e->search_soft;
-	e->soft_pc = 0;
-	e->search_soft = false;
 	int rc = 0;
 	for (int i = 0; i < n && rc == 0; i++)
 		rc = put_one(e, pcs[i]);
@@ -224,23 +229,8 @@ int erp_soft_run_to(struct erp *e, struct erp_thread *t, const uint64_t *pcs, in
 		rc = -1;
 	if (erp_soft_take(e) < 0)
 		rc = -1;
-	e->soft_pc = soft_pc;
-	e->search_soft = search_soft;
-	if (rc < 0 || !WIFSTOPPED(*st) || WSTOPSIG(*st) != SIGTRAP)
-		return rc;
-	siginfo_t si;
 	struct user_regs_struct regs;
-	memset(&si, 0, sizeof si);
-	if (ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &si) < 0 || si.si_code != SI_KERNEL ||
-	    erp_get_regs(e, t, &regs) < 0)
-		return 0;
-	uint64_t pc = regs.rip - 1;
-	bool ours = false;
-	for (int i = 0; i < n && !ours; i++)
-		ours = pcs[i] == pc;
-	if (!ours)
-		return 0;
-	regs.rip = pc;
-	regs.eflags |= RF;
+	if (rc < 0 || !int3_at(e, t, *st, pcs, (size_t)n, &regs))
+		return rc;
 	return erp_set_regs(e, t, &regs);
 }
