@@ -132,7 +132,8 @@ int erp_at_state(struct erp *e, struct erp_thread *t, const struct trace_state *
 		return -1;
 	struct state_digest d = {(st->flags & TRACE_STATE_LIVE_STACKS ? STATE_DIGEST_LIVE_STACKS : 0) |
 				 (st->flags & TRACE_STATE_NO_LOADER_DATA ? STATE_DIGEST_NO_LOADER_DATA
-									 : 0),
+									 : 0) |
+				 (st->flags & TRACE_STATE_NO_CPUID_COPY ? STATE_DIGEST_NO_CPUID_COPY : 0),
 				 st->vec_hash, st->stack_lo, st->stack_hi, st->stack_hash,
 				 st->mem_bytes, st->mem_hash, st->skip, st->nskip};
 	/* Registers first, without a syscall: most hits stop there. */

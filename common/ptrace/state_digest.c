@@ -2,6 +2,7 @@
  * registers, its stack and its writable memory (include/ptrev/state_digest.h:
  * what is covered and why it tells points apart). */
 #include "ptrev/state_digest.h"
+#include "ptrev/cpuid_copy.h"
 #include "ptrev/proc_maps.h"
 #include "ptrev/tsc_trap.h"
 
@@ -207,13 +208,35 @@ static bool loader_mapping(const struct proc_mapping *m)
 }
 
 static int memory_hash(pid_t pid, int memfd, const uint64_t *rsps, size_t nrsps,
-		       const struct state_digest *d, uint64_t *bytes, uint64_t *out)
+		       const struct state_digest *given, uint64_t *bytes, uint64_t *out)
 {
+	/* glibc's copy of CPUID's answers too, where the flag says
+	 * (ptrev/cpuid_copy.h): d is given with those ranges added. */
+	struct state_digest with = *given;
+	const struct state_digest *d = given;
+	uint64_t *skip = NULL;
+	if (given->flags & STATE_DIGEST_NO_CPUID_COPY) {
+		uint64_t r[2];
+		int k = cpuid_copy_ranges(pid, r);
+		skip = k ? malloc((given->nskip + (size_t)k) * 2 * sizeof *skip) : NULL;
+		if (skip) {
+			if (given->nskip)
+				memcpy(skip, given->skip, given->nskip * 2 * sizeof *skip);
+			memcpy(skip + 2 * given->nskip, r, (size_t)k * 2 * sizeof *skip);
+			with.skip = skip;
+			with.nskip = given->nskip + (size_t)k;
+			d = &with;
+		} else if (k) {
+			return -1;
+		}
+	}
 	FILE *f = proc_maps_open(pid);
 	struct proc_mapping m;
 	uint64_t h = FNV64_INIT, n = 0;
-	if (!f)
+	if (!f) {
+		free(skip);
 		return -1;
+	}
 	while (proc_maps_next(f, &m)) {
 		if (m.perms[1] != 'w' || m.perms[3] != 'p' || !strcmp(m.name, "[vvar]") ||
 		    !strcmp(m.name, "[vsyscall]") || m.end - m.start > MAX_MAPPING ||
@@ -222,10 +245,12 @@ static int memory_hash(pid_t pid, int memfd, const uint64_t *rsps, size_t nrsps,
 		uint64_t lo = live_start(&m, rsps, nrsps);
 		if (hash_range(memfd, d, lo, m.end, &h, &n) < 0) {
 			fclose(f);
+			free(skip);
 			return -1;
 		}
 	}
 	fclose(f);
+	free(skip);
 	*bytes = n;
 	*out = h;
 	return 0;
@@ -264,7 +289,8 @@ int state_digest_take(pid_t pid, pid_t tid, int memfd, const struct user_regs_st
 		      size_t errlen)
 {
 	memset(out, 0, sizeof *out);
-	out->flags = STATE_DIGEST_LIVE_STACKS | (tsc_traps() ? 0 : STATE_DIGEST_NO_LOADER_DATA);
+	out->flags = STATE_DIGEST_LIVE_STACKS | STATE_DIGEST_NO_CPUID_COPY |
+		     (tsc_traps() ? 0 : STATE_DIGEST_NO_LOADER_DATA);
 	if (view) {
 		out->skip = view->skip;
 		out->nskip = view->nskip;

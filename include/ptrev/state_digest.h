@@ -74,6 +74,10 @@ uint64_t fnv1a64(uint64_t h, const void *p, size_t n);
  * dynamically linked program would be found again. Nothing a loop
  * changes lives there (dlopen goes through syscalls). */
 #define STATE_DIGEST_NO_LOADER_DATA 2u
+/* ...and glibc's copy of what CPUID told it (ptrev/cpuid_copy.h): it
+ * holds the APIC ID of the CPU that asked, which some hypervisors change
+ * under the program. Every description taken now. */
+#define STATE_DIGEST_NO_CPUID_COPY 4u
 
 struct state_digest {
 	uint64_t flags;

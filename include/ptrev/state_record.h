@@ -30,7 +30,8 @@ static inline void state_record_fill(struct trace_state *st, pid_t tid, uint64_t
 	st->mem_bytes = d->mem_bytes;
 	st->mem_hash = d->mem_hash;
 	st->flags = (d->flags & STATE_DIGEST_LIVE_STACKS ? TRACE_STATE_LIVE_STACKS : 0) |
-		    (d->flags & STATE_DIGEST_NO_LOADER_DATA ? TRACE_STATE_NO_LOADER_DATA : 0);
+		    (d->flags & STATE_DIGEST_NO_LOADER_DATA ? TRACE_STATE_NO_LOADER_DATA : 0) |
+		    (d->flags & STATE_DIGEST_NO_CPUID_COPY ? TRACE_STATE_NO_CPUID_COPY : 0);
 	st->ran_ns = ran_ns;
 	st->skip = d->skip;
 	st->nskip = d->nskip;

@@ -183,6 +183,8 @@ struct trace_state {
 /* The memory digest leaves out the dynamic loader's writable mapping
  * (state_digest.h, STATE_DIGEST_NO_LOADER_DATA). */
 #define TRACE_STATE_NO_LOADER_DATA 4u
+/* ...and glibc's copy of CPUID's answers (STATE_DIGEST_NO_CPUID_COPY). */
+#define TRACE_STATE_NO_CPUID_COPY 8u
 
 /* A change gdb made to the program while it was recorded (set var, print
  * x = 1, call, jump, set $pc): the program ran on from the changed state,
