@@ -32,10 +32,10 @@ read no TSC (the dynamic loader does, where rdtsc may not trap either).
     register as with the oracle.
 
 The sessions to run can be named after WORK_DIR (hot, threads, search;
-all by default): where rdtsc does not trap either, hot_loop_static's
-point is not always found again (not understood), so meson runs `search`
-alone as its own test, everywhere, and the others where the machine traps
-both (machine_gate.py).
+all by default): meson runs `search` as its own test. (hot_loop_static's
+point was once now and then never found where the registers do not trap:
+the hypervisor there changes the APIC ID CPUID tells, which static glibc
+keeps; the digests leave that copy out now: ptrev/cpuid_copy.h.)
 
 usage: debugregs_absent.py PTREV HOT_LOOP_STATIC REV_THREADS TAIL_WORK WORK_DIR [SESSION...]
 """
