@@ -230,10 +230,10 @@ static int wait_stop(struct erp *e, struct erp_thread *t, int req, int *st)
 static int resume_soft(struct erp *e, struct erp_thread *t, int req, int sig, int *st)
 {
 	uint64_t skip;
-	int rc = erp_soft_pass(e, t, req, sig, true, st, &skip);
+	int rc = erp_soft_pass(e, t, req, sig, st, &skip);
 	if (rc <= 0)
 		return rc;
-	if (erp_soft_put(e, true, skip) < 0) {
+	if (erp_soft_put(e, skip) < 0) {
 		erp_soft_take(e);
 		return -1;
 	}
@@ -392,10 +392,10 @@ int erp_run_for(struct erp *e, struct erp_thread *t, uint64_t ns, int guard, uin
 	 * run, as the debug registers would be armed through it. */
 	bool soft = e->search_soft || e->soft_pc;
 	uint64_t skip;
-	int rc = soft ? erp_soft_pass(e, t, PTRACE_SYSCALL, 0, true, st, &skip) : 1;
+	int rc = soft ? erp_soft_pass(e, t, PTRACE_SYSCALL, 0, st, &skip) : 1;
 	if (rc <= 0)
 		return rc;
-	if (soft && erp_soft_put(e, true, 0) < 0) {
+	if (soft && erp_soft_put(e, 0) < 0) {
 		erp_soft_take(e);
 		return -1;
 	}

@@ -262,12 +262,11 @@ struct erp {
 	uint64_t soft_pc;
 	/* ...and the search's points as int3s there too (event_soft.c);
 	 * the bytes in the code now (soft_at: where, soft_orig: what they
-	 * replaced; soft_state: the STATE point's among them). */
+	 * replaced). */
 	bool search_soft;
 	uint64_t soft_at[EVENT_SEARCH_MAX + 1];
 	uint8_t soft_orig[EVENT_SEARCH_MAX + 1];
 	size_t nsoft;
-	bool soft_state;
 	uint64_t search_hits;
 	size_t search_last, search_last_run;
 	/* The counts before the last hit, for erp_run_to_point: a hit at
@@ -456,15 +455,14 @@ void erp_icache_clear(struct erp *e);
  * or -1 for a data point (no int3 sees a write). */
 int erp_soft_arm_search(struct erp *e);
 /* Before t runs natively with req (not a single step): where it stands
- * on one of the points (the STATE point's with state) with RF set (its
+ * on one of the points (the search's, the STATE point's) with RF set (its
  * pass counted), that instruction is passed first. 1 go on (*skip: a PC
  * whose byte stays out, where sig is delivered first; 0: none), 0
  * something else came first (*st, the caller's stop), -1. */
-int erp_soft_pass(struct erp *e, struct erp_thread *t, int req, int sig, bool state, int *st,
-		  uint64_t *skip);
-/* The bytes in (the search's points, the STATE point's with state; none
+int erp_soft_pass(struct erp *e, struct erp_thread *t, int req, int sig, int *st, uint64_t *skip);
+/* The bytes in (the search's points, the STATE point's where armed; none
  * at skip) and out again: 0, or -1. */
-int erp_soft_put(struct erp *e, bool state, uint64_t skip);
+int erp_soft_put(struct erp *e, uint64_t skip);
 int erp_soft_take(struct erp *e);
 /* Before a single step: a search's point where t stands without RF is a
  * hit, counted now (RF set). 0, or -1 (the hit ended the replay). */

@@ -52,10 +52,10 @@ static uint64_t search_bits(const struct erp *e, uint64_t pc)
 	return bits;
 }
 
-/* Is one of the bytes at pc (with the STATE point's or not)? */
-static bool armed_at(const struct erp *e, uint64_t pc, bool state)
+/* Is one of the bytes at pc? */
+static bool armed_at(const struct erp *e, uint64_t pc)
 {
-	return search_bits(e, pc) || (state && e->soft_pc && e->soft_pc == pc);
+	return search_bits(e, pc) || (e->soft_pc && e->soft_pc == pc);
 }
 
 int erp_soft_arm_search(struct erp *e)
@@ -85,14 +85,13 @@ static int put_one(struct erp *e, uint64_t pc)
 	return 0;
 }
 
-int erp_soft_put(struct erp *e, bool state, uint64_t skip)
+int erp_soft_put(struct erp *e, uint64_t skip)
 {
-	e->soft_state = state;
 	for (size_t i = 0; e->search_soft && i < e->nsearch; i++)
 		if (e->search[i].kind == DR_EXEC && e->search[i].addr != skip &&
 		    put_one(e, e->search[i].addr) < 0)
 			return -1;
-	if (state && e->soft_pc && e->soft_pc != skip && put_one(e, e->soft_pc) < 0)
+	if (e->soft_pc && e->soft_pc != skip && put_one(e, e->soft_pc) < 0)
 		return -1;
 	return 0;
 }
@@ -140,14 +139,13 @@ static int step_over(struct erp *e, struct erp_thread *t, int req,
 	return 1;
 }
 
-int erp_soft_pass(struct erp *e, struct erp_thread *t, int req, int sig, bool state, int *st,
-		  uint64_t *skip)
+int erp_soft_pass(struct erp *e, struct erp_thread *t, int req, int sig, int *st, uint64_t *skip)
 {
 	struct user_regs_struct regs;
 	*skip = 0;
 	if (erp_get_regs(e, t, &regs) < 0)
 		return -1;
-	if (!(regs.eflags & RF) || !armed_at(e, regs.rip, state))
+	if (!(regs.eflags & RF) || !armed_at(e, regs.rip))
 		return 1;
 	if (sig) {
 		/* The handler runs first; the byte stays out for this run,
@@ -201,7 +199,7 @@ int erp_soft_hit(struct erp *e, struct erp_thread *t, int req, int *st)
 	if (!int3_at(e, t, *st, e->soft_at, e->nsoft, &regs))
 		return 0;
 	uint64_t pc = regs.rip;
-	bool state = e->soft_state, at_state = state && e->soft_pc == pc;
+	bool at_state = e->soft_pc == pc;
 	/* Out while the hit is counted: the count may describe the place
 	 * (a digest of memory). */
 	if (erp_set_regs(e, t, &regs) < 0 || erp_soft_take(e) < 0)
@@ -214,7 +212,7 @@ int erp_soft_hit(struct erp *e, struct erp_thread *t, int req, int *st)
 		return 0; /* the STATE point's hit: the caller's */
 	if ((rc = step_over(e, t, req, &regs, st)) <= 0)
 		return rc;
-	return erp_soft_put(e, state, 0) < 0 ? -1 : 1;
+	return erp_soft_put(e, 0) < 0 ? -1 : 1;
 }
 
 int erp_soft_run_to(struct erp *e, struct erp_thread *t, const uint64_t *pcs, int n, int *st)

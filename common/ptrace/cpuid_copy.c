@@ -40,9 +40,9 @@ static struct found cache[CACHE];
 static size_t next_slot;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Symbol `name` in fd's section table of type `type` (SHT_SYMTAB or
- * SHT_DYNSYM): into f (have set when found). */
-static void lookup(int fd, unsigned type, const char *name, struct found *f)
+/* The symbol `_dl_x86_cpu_features` in fd's symbol table (.symtab):
+ * into f (have set when found). */
+static void lookup(int fd, struct found *f)
 {
 	Elf64_Ehdr eh;
 	if (pread(fd, &eh, sizeof eh, 0) != sizeof eh || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
@@ -62,7 +62,7 @@ static void lookup(int fd, unsigned type, const char *name, struct found *f)
 		Elf64_Shdr sh, strh;
 		if (pread(fd, &sh, sizeof sh, (off_t)(eh.e_shoff + i * sizeof sh)) != sizeof sh)
 			return;
-		if (sh.sh_type != type || sh.sh_link >= eh.e_shnum || sh.sh_entsize != sizeof(Elf64_Sym) ||
+		if (sh.sh_type != SHT_SYMTAB || sh.sh_link >= eh.e_shnum || sh.sh_entsize != sizeof(Elf64_Sym) ||
 		    sh.sh_size > (64u << 20) ||
 		    pread(fd, &strh, sizeof strh, (off_t)(eh.e_shoff + sh.sh_link * sizeof strh)) !=
 			    sizeof strh || strh.sh_size > (64u << 20))
@@ -74,7 +74,7 @@ static void lookup(int fd, unsigned type, const char *name, struct found *f)
 			str[strh.sh_size] = 0;
 			for (size_t k = 0; k < sh.sh_size / sizeof *syms && !f->have; k++)
 				if (syms[k].st_name < strh.sh_size && syms[k].st_size &&
-				    strcmp(str + syms[k].st_name, name) == 0) {
+				    strcmp(str + syms[k].st_name, "_dl_x86_cpu_features") == 0) {
 					f->have = true;
 					f->value = syms[k].st_value;
 					f->size = syms[k].st_size;
@@ -85,8 +85,8 @@ static void lookup(int fd, unsigned type, const char *name, struct found *f)
 	}
 }
 
-/* The symbol of file path (cached by its identity). */
-static struct found symbol_of(const char *path, unsigned type, const char *name)
+/* The symbol in file path (cached by the file's identity). */
+static struct found symbol_of(const char *path)
 {
 	struct found none = {0};
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -109,7 +109,7 @@ static struct found symbol_of(const char *path, unsigned type, const char *name)
 		}
 	}
 	struct found f = {.dev = st.st_dev, .ino = st.st_ino, .mtime = st.st_mtim, .known = true};
-	lookup(fd, type, name, &f);
+	lookup(fd, &f);
 	cache[next_slot] = f;
 	next_slot = (next_slot + 1) % CACHE;
 	pthread_mutex_unlock(&lock);
@@ -135,7 +135,7 @@ int cpuid_copy_ranges(pid_t pid, uint64_t range[2])
 		fclose(f);
 	if (exe_lo == UINT64_MAX)
 		return 0;
-	struct found s = symbol_of(exe_link, SHT_SYMTAB, "_dl_x86_cpu_features");
+	struct found s = symbol_of(exe_link);
 	if (!s.have)
 		return 0;
 	range[0] = s.value + (s.dyn ? exe_lo - s.base_vaddr : 0);
