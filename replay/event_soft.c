@@ -24,6 +24,9 @@
  *   the int3 traps at once.
  * - A single step from a search point without RF counts the hit first,
  *   as the register's trap would come before the step's.
+ * - A point at an address not mapped yet (a library ld.so or dlopen
+ *   maps after the replay's start) is put at the first resume that finds
+ *   it mapped: nothing can run there before.
  * A hit costs two traps (the int3's, the step over it) where a debug
  * register's costs one. */
 #include "event_replay.h"
@@ -69,7 +72,12 @@ int erp_soft_arm_search(struct erp *e)
 	return 0;
 }
 
-static int put_one(struct erp *e, uint64_t pc)
+/* The byte at pc. A point whose address is not mapped yet (unmapped_ok:
+ * a search's or the STATE point's, armed from the program's start, in a
+ * library ld.so or dlopen maps later) cannot be hit before it is: it
+ * stays out, and the next resume, after the mmap's syscall stop, puts
+ * it, as a debug register holds an address whatever is mapped there. */
+static int put_one(struct erp *e, uint64_t pc, bool unmapped_ok)
 {
 	for (size_t i = 0; i < e->nsoft; i++)
 		if (e->soft_at[i] == pc)
@@ -77,7 +85,10 @@ static int put_one(struct erp *e, uint64_t pc)
 	uint8_t orig;
 	if (e->nsoft == sizeof e->soft_at / sizeof e->soft_at[0])
 		return erp_fail(e, "more than %zu int3 breakpoints at once", e->nsoft);
-	if (erp_read_mem(e, pc, &orig, 1) != 1 || erp_put_code_byte(e, pc, 0xcc) < 0)
+	bool mapped = erp_read_mem(e, pc, &orig, 1) == 1;
+	if (!mapped && unmapped_ok && !e->exited)
+		return 0;
+	if (!mapped || erp_put_code_byte(e, pc, 0xcc) < 0)
 		return erp_fail(e, "no breakpoint at %#llx (%s; and the code cannot be written)",
 				(unsigned long long)pc, inf_dr_strerror(ENODEV));
 	e->soft_at[e->nsoft] = pc;
@@ -89,9 +100,9 @@ int erp_soft_put(struct erp *e, uint64_t skip)
 {
 	for (size_t i = 0; e->search_soft && i < e->nsearch; i++)
 		if (e->search[i].kind == DR_EXEC && e->search[i].addr != skip &&
-		    put_one(e, e->search[i].addr) < 0)
+		    put_one(e, e->search[i].addr, true) < 0)
 			return -1;
-	if (e->soft_pc && e->soft_pc != skip && put_one(e, e->soft_pc) < 0)
+	if (e->soft_pc && e->soft_pc != skip && put_one(e, e->soft_pc, true) < 0)
 		return -1;
 	return 0;
 }
@@ -219,7 +230,7 @@ int erp_soft_run_to(struct erp *e, struct erp_thread *t, const uint64_t *pcs, in
 {
 	int rc = 0;
 	for (int i = 0; i < n && rc == 0; i++)
-		rc = put_one(e, pcs[i]);
+		rc = put_one(e, pcs[i], false);
 	if (rc == 0 && (ptrace(PTRACE_SYSCALL, t->tid, NULL, NULL) < 0 ||
 			ptrace_waitpid(t->tid, st, __WALL) < 0))
 		rc = erp_fail(e, "replay thread %d: %s", (int)t->tid, strerror(errno));

@@ -30,14 +30,22 @@ read no TSC (the dynamic loader does, where rdtsc may not trap either).
     the search was refused and the whole history was made by stepping),
     and make the history of the hit's piece only; every hit, variable and
     register as with the oracle.
+  - thread_late (dynamically linked, two threads): breakpoints in libc
+    (`write`) and in the program, reverse-continues from the end. A
+    multi-threaded recording's search replays from the program's start,
+    before ld.so has mapped libc: the int3 at write's address cannot be
+    written there yet, and waits for the mapping (before, the search was
+    refused: "cannot look for the breakpoint hit natively"). Every thread
+    as with the oracle.
 
-The sessions to run can be named after WORK_DIR (hot, threads, search;
-all by default): meson runs `search` as its own test. (hot_loop_static's
+The sessions to run can be named after WORK_DIR (hot, threads, search,
+lib; all by default): meson runs `search` and `lib` as their own test. (hot_loop_static's
 point was once now and then never found where the registers do not trap:
 the hypervisor there changes the APIC ID CPUID tells, which static glibc
 keeps; the digests leave that copy out now: ptrev/cpuid_copy.h.)
 
-usage: debugregs_absent.py PTREV HOT_LOOP_STATIC REV_THREADS TAIL_WORK WORK_DIR [SESSION...]
+usage: debugregs_absent.py PTREV HOT_LOOP_STATIC REV_THREADS TAIL_WORK THREAD_LATE WORK_DIR
+       [SESSION...]
 """
 import os
 import subprocess
@@ -94,6 +102,25 @@ print acc
 continue
 print round
 info registers rip rsp
+'''
+
+LIB = '''break write
+reverse-continue
+reverse-continue 6
+bt 2
+print nbytes
+print *(int *)buf
+info threads
+delete
+break late_mark
+reverse-continue
+print round
+print acc
+print total
+monitor why
+info threads
+thread apply all bt
+thread apply all info registers rip rsp rax
 '''
 
 
@@ -159,9 +186,25 @@ def search(ptrev, prog, work):
                    'tail_work, debug registers dead: every hit as with the oracle')
 
 
+def lib_threads(ptrev, prog, work):
+    trace = os.path.join(work, 'thread_late.ptrev')
+    r = record(ptrev, 'event', trace, [prog])
+    check(r.returncode == 0 and 'late_value=' in r.stdout, 'thread_late recorded (%s)' % r.stdout)
+    out = gdb_replay(ptrev, trace, prog, LIB, DEAD)
+    lines = ptrev_lines(out)
+    searched = [ln for ln in lines if 'looking for the last breakpoint' in ln]
+    check(searched and not any('cannot look for the breakpoint hit' in ln for ln in lines),
+          'thread_late, debug registers dead: the searches for hits in libc and in the '
+          'program run natively, none refused (%s)' % lines)
+    check('hit Breakpoint 2, late_mark' in out and full_state_count(out) >= 1,
+          'thread_late: reverse-continue reaches late_mark with full state\n' + out[-2000:])
+    check_shown_as(gdb_replay(ptrev, trace, prog, LIB, oracle_env(ptrev)), out,
+                   'thread_late, debug registers dead: every thread as with the oracle')
+
+
 def main():
-    ptrev, hot, rev, tail_work, work = sys.argv[1:6]
-    sessions = sys.argv[6:] or ['hot', 'threads', 'search']
+    ptrev, hot, rev, tail_work, thread_late, work = sys.argv[1:7]
+    sessions = sys.argv[7:] or ['hot', 'threads', 'search', 'lib']
     os.makedirs(work, exist_ok=True)
     if 'hot' in sessions:
         hot_loop(ptrev, os.path.abspath(hot), work)
@@ -169,6 +212,8 @@ def main():
         rev_threads(ptrev, os.path.abspath(rev), work)
     if 'search' in sessions:
         search(ptrev, os.path.abspath(tail_work), work)
+    if 'lib' in sessions:
+        lib_threads(ptrev, os.path.abspath(thread_late), work)
     return finish()
 
 
