@@ -317,8 +317,10 @@ int erp_advance(struct erp *e, struct erp_thread *t, bool to_point)
 		e->search_passed = true;
 		return erp_fail(e, "the stretch ended before the hit searched for");
 	}
-	if (advance(e, t, to_point) < 0)
+	if (advance(e, t, to_point) < 0) {
+		erp_diverged_at(e, t);
 		return -1;
+	}
 	return t->next > before && t->ngw ? gdb_writes_here(e, t) : 0;
 }
 

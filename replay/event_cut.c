@@ -237,6 +237,25 @@ int event_cut_after_run(const struct trace_data *td, size_t run, struct trace_da
 	return event_cut(td, r->tid, r->pos + r->count - 1, out, err, errlen);
 }
 
+int event_cut_before(const struct trace_data *td, pid_t tid, uint64_t event,
+		     struct trace_data *out, uint64_t *at, char *err, size_t errlen)
+{
+	memset(out, 0, sizeof *out);
+	int tries = 0;
+	for (uint64_t k = event; k-- > 0 && tries < EVENT_CUT_BEFORE_TRIES;) {
+		if (!syscall_at(td, tid, k))
+			continue;
+		tries++;
+		if (event_cut(td, tid, k, out, err, errlen) == 0) {
+			*at = k;
+			return 0;
+		}
+	}
+	snprintf(err, errlen, "thread %d has no syscall before its event %llu to end at",
+		 (int)tid, (unsigned long long)event);
+	return -1;
+}
+
 void event_cut_free(struct trace_data *out)
 {
 	free(out->syscalls);

@@ -23,7 +23,16 @@ int erp_fail(struct erp *e, const char *fmt, ...)
 
 void erp_failed_at(struct erp *e, const struct erp_thread *t, uint64_t k)
 {
-	e->failed_at = (struct event_end_failure){t->rec_tid, k};
+	e->failed_at = (struct event_end_failure){t->rec_tid, k, false};
+}
+
+void erp_diverged_at(struct erp *e, const struct erp_thread *t)
+{
+	/* Every divergence is told by a message that begins so (event_*.c,
+	 * sys_replay.c): the one place that tells it from a ptrace error. */
+	static const char said[] = "replay diverged";
+	if (!e->failed_at.tid && strncmp(e->why, said, sizeof said - 1) == 0)
+		e->failed_at = (struct event_end_failure){t->rec_tid, t->next, true};
 }
 
 int erp_count_stop(struct erp *e)

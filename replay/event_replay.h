@@ -316,8 +316,9 @@ struct erp {
 	enum { SKIP_BOLD, SKIP_CAREFUL, SKIP_NONE } skip_level;
 	uint64_t skip_from;
 	bool skip_missed;
-	/* The syscall the replay cannot reproduce (erp_failed_at), for a
-	 * replay that ends there instead (event_cut.h). */
+	/* The syscall the replay cannot reproduce (erp_failed_at), or the
+	 * event a thread went for when it diverged (erp_diverged_at), for a
+	 * replay that ends there, or before, instead (event_cut.h). */
 	struct event_end_failure failed_at;
 	char why[512];
 };
@@ -335,6 +336,10 @@ int erp_fail(struct erp *e, const char *fmt, ...) __attribute__((format(printf, 
  * it stands at the entry of as recorded, and which the replay cannot
  * reproduce. Kept in failed_at. */
 void erp_failed_at(struct erp *e, const struct erp_thread *t, uint64_t k);
+/* The failure just told (erp_fail) as t went for its next event: where
+ * it says the replay diverged, kept in failed_at (diverged set) unless a
+ * syscall no replay reproduces was kept there first. */
+void erp_diverged_at(struct erp *e, const struct erp_thread *t);
 /* A ptrace stop was taken: counted; -1 (with why) when the owner asked the
  * replay to stop, else 0. */
 int erp_count_stop(struct erp *e);

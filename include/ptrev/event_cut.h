@@ -33,6 +33,14 @@ int event_cut(const struct trace_data *td, pid_t tid, uint64_t event, struct tra
  * its syscall instruction. 0, or -1 with err. */
 int event_cut_after_run(const struct trace_data *td, size_t run, struct trace_data *out,
 			char *err, size_t errlen);
+/* The same at the entry of thread tid's last syscall event before event
+ * `event` that a cut can end at (a replay that diverged as tid went for
+ * `event`: the syscalls before met the recording's, so the state at the
+ * last one's entry is as re-executed everywhere else), *at that event.
+ * 0, or -1 with err (none among the last EVENT_CUT_BEFORE_TRIES). */
+#define EVENT_CUT_BEFORE_TRIES 64
+int event_cut_before(const struct trace_data *td, pid_t tid, uint64_t event,
+		     struct trace_data *out, uint64_t *at, char *err, size_t errlen);
 void event_cut_free(struct trace_data *out);
 /* Does syscall s complete within the run of the recorded order it ends,
  * the thread not held at its entry until its next run? An exit, a

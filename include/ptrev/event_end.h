@@ -21,13 +21,17 @@ struct event_end;
 /* Where a replay stopped because it cannot reproduce a recorded syscall
  * (syscall_table.h: SysV shared memory, io_uring, AIO, userfaultfd...):
  * thread tid (as recorded) stood at the entry of its syscall `event`, as
- * the recording has it (its number and arguments checked). tid 0: the
- * replay failed otherwise (it diverged: the state before may differ from
- * the recording's already, somewhere no event shows; the program did not
- * start). */
+ * the recording has it (its number and arguments checked). diverged: the
+ * replay went differently from the recording instead, found as thread
+ * tid went for its event `event` (what it met there differs: the state
+ * before may differ from the recording's already, somewhere no event
+ * shows; its earlier syscalls met the recording's, so the replay can end
+ * at the last one's entry: event_cut_before). tid 0: it failed otherwise
+ * (the program did not start, ptrace failed). */
 struct event_end_failure {
 	pid_t tid;
 	uint64_t event;
+	bool diverged;
 };
 
 /* Re-execute td (an event recording, borrowed) to its end. NULL with err

@@ -33,18 +33,24 @@ void cli_say_untrapped_tsc(const char *path, const struct trace_data *td)
 
 /* The history of td up to the syscall no replay can reproduce that its
  * making stopped at (st->failed_at; err says which): td cut there
- * (event_cut.h), as `ptrev replay` serves it. 0, or -1 with err. */
+ * (event_cut.h), as `ptrev replay` serves it; where it diverged instead,
+ * up to the syscall before, the last place it met the recording. 0, or
+ * -1 with err. */
 static int made_up_to(const char *path, const struct trace_data *td,
 		      struct materialise_stats *st, struct trace_data *made, char *err,
 		      size_t errlen)
 {
 	struct trace_data cut;
 	char why[256];
-	if (event_cut(td, st->failed_at.tid, st->failed_at.event, &cut, why, sizeof why) < 0)
+	const struct event_end_failure at = st->failed_at;
+	uint64_t k = at.event;
+	if ((at.diverged ? event_cut_before(td, at.tid, at.event, &cut, &k, why, sizeof why)
+			 : event_cut(td, at.tid, at.event, &cut, why, sizeof why)) < 0)
 		return -1; /* err still says why the whole one failed */
 	fprintf(stderr, "ptrev: %s: its history ends where thread %d enters its syscall event "
-		"%llu (%s); the recording goes on after it, out of reach\n", path,
-		(int)st->failed_at.tid, (unsigned long long)st->failed_at.event, err);
+		"%llu (%s%s); the recording goes on after it, out of reach\n", path, (int)at.tid,
+		(unsigned long long)k, at.diverged ? "the last place where the replay met the "
+		"recording: after it, it went differently: " : "", err);
 	int rc = materialise_to_memory(&cut, made, st, NULL, err, errlen);
 	event_cut_free(&cut);
 	return rc;

@@ -36,23 +36,44 @@ static bool background_wanted(void)
 
 /* ev's replay stopped at thread at->tid's syscall event at->event, which
  * no replay can reproduce: serve ev cut there (everything before it, with
- * full state) rather than nothing. he->end set, or -1 with why. */
+ * full state) rather than nothing. Or it diverged as that thread went for
+ * that event (at->diverged): cut at the entry of the thread's syscall
+ * before, the last place where the replay met the recording, and say
+ * that what came before may already differ (hint: an instruction whose
+ * result the recording does not hold, "" where none is known). he->end
+ * set, or -1. */
 static int open_cut(struct history_event *he, const struct trace_data *ev,
-		    const struct event_end_failure *at, char *why, size_t whylen)
+		    const struct event_end_failure *at, const char *why, const char *hint)
 {
 	char err[256];
-	if (event_cut(ev, at->tid, at->event, &he->cut, err, sizeof err) < 0) {
-		fprintf(stderr, "ptrev: cannot end the replay before that syscall: %s\n", err);
+	uint64_t k = at->event;
+	int rc = at->diverged ? event_cut_before(ev, at->tid, at->event, &he->cut, &k, err,
+						 sizeof err)
+			      : event_cut(ev, at->tid, at->event, &he->cut, err, sizeof err);
+	if (rc < 0) {
+		fprintf(stderr, "ptrev: cannot end the replay before that %s: %s\n",
+			at->diverged ? "place" : "syscall", err);
 		return -1;
 	}
 	he->cut_ok = true;
 	he->ev = &he->cut;
-	snprintf(he->cut_note, sizeof he->cut_note, "this replay ends where thread %d enters "
-		 "its syscall event %llu, which no replay can reproduce (%.400s); the recording "
-		 "goes on after it, out of reach. Everything before has full state.",
-		 (int)at->tid, (unsigned long long)at->event, why);
+	if (at->diverged)
+		snprintf(he->cut_note, sizeof he->cut_note, "this replay ends where thread %d "
+			 "enters its syscall event %llu, the last place where it met the recording: "
+			 "after it, it went differently (%.300s%.200s); the recording goes on, out of "
+			 "reach. Everything before has full state as re-executed, which may already "
+			 "differ from the recorded run where the program used what the recording does "
+			 "not hold.", (int)at->tid, (unsigned long long)k, why, hint);
+	else
+		snprintf(he->cut_note, sizeof he->cut_note, "this replay ends where thread %d "
+			 "enters its syscall event %llu, which no replay can reproduce (%.400s); the "
+			 "recording goes on after it, out of reach. Everything before has full state.",
+			 (int)at->tid, (unsigned long long)k, why);
 	fprintf(stderr, "ptrev: %s\n", he->cut_note);
-	he->end = event_end_open(he->ev, NULL, why, whylen);
+	char again[512];
+	he->end = event_end_open(he->ev, NULL, again, sizeof again);
+	if (!he->end)
+		fprintf(stderr, "ptrev: the replay cut there failed too: %s\n", again);
 	return he->end ? 0 : -1;
 }
 
@@ -73,16 +94,16 @@ int history_event_open(struct history_event *he, const struct trace_data *ev, bo
 	char why[768];
 	struct event_end_failure at;
 	he->end = event_end_open(ev, &at, why, sizeof why);
-	if (!he->end && may_cut && at.tid)
-		open_cut(he, ev, &at, why, sizeof why);
+	/* What went differently may be long before what shows it: an
+	 * instruction whose result was not recorded. */
+	char hint[512] = "";
+	if (!he->end && strstr(why, "diverged") && unrecorded_insns_note(ev, hint + 2, sizeof hint - 2))
+		memcpy(hint, "; ", 2);
+	if (!he->end && may_cut && at.tid && open_cut(he, ev, &at, why, hint) < 0)
+		he->ev = ev;
 	if (!he->end) {
 		/* The inner reason may say that earlier positions keep their
 		 * state: not in this replay, which must show the end first. */
-		/* What went differently may be long before what shows it: an
-		 * instruction whose result was not recorded. */
-		char hint[512] = "";
-		if (strstr(why, "diverged") && unrecorded_insns_note(ev, hint + 2, sizeof hint - 2))
-			memcpy(hint, "; ", 2);
 		snprintf(err, errlen, "cannot re-execute this event recording to its end, which a "
 			 "replay shows first (a recording made with --backend sw can be replayed up to "
 			 "there): %s%s", why, hint);

@@ -1028,7 +1028,7 @@ static void history_set_alive(struct target *t, bool (*alive)(void *ctx), void *
 static bool history_move_note(struct target *t, struct strbuf *out)
 {
 	struct history_target *h = hist(t);
-	char note[640];
+	char note[1024];
 	if (h->ev && history_event_take_note(h->ev, note, sizeof note)) {
 		strbuf_puts(out, note);
 		return true;

@@ -176,9 +176,10 @@ struct history_event {
 	struct trace_data tail_view;
 	pid_t last;                  /* the thread that ended it */
 	/* A saved recording whose replay must stop at a syscall it cannot
-	 * reproduce is served cut there (event_cut.h): ev is the cut, of the
-	 * recording given to history_event_open; cut_note says so to gdb's
-	 * user once (history_event_take_note). */
+	 * reproduce is served cut there (event_cut.h), one whose replay
+	 * diverged at the syscall before (event_cut_before): ev is the cut, of
+	 * the recording given to history_event_open; cut_note says so to
+	 * gdb's user once (history_event_take_note). */
 	struct trace_data cut;
 	bool cut_ok, cut_told;
 	/* A multi-threaded recording cut after the first runs of its order
@@ -195,7 +196,7 @@ struct history_event {
 	struct trace_data runs_cut;
 	bool runs_cut_ok;
 	size_t runs_last;
-	char cut_note[640];
+	char cut_note[1024];
 	/* Its history being made in the background from the start (NULL:
 	 * not, PTREV_BACKGROUND_HISTORY=0, or taken). */
 	struct materialise_job *job;

@@ -11,7 +11,7 @@
  * on to event 4 (not held: the entry it stands at); thread 11's last run
  * before ended at the entry of its syscall 1, which is left out; its exit
  * is not kept. A mapping made by event 3 (pos 4) stays, one by event 4
- * (pos 5) goes. */
+ * (pos 5) goes. event_cut_before finds the syscall before an event. */
 #include <string.h>
 
 #include "../check.h"
@@ -131,6 +131,31 @@ static void refused(void)
 	      "an order that does not hold it: %s", err);
 }
 
+/* A replay that diverged as a thread went for an event: cut at the
+ * entry of its last syscall before (event_cut_before), passing its rdtsc;
+ * none before the thread's first syscall. */
+static void before_a_divergence(void)
+{
+	struct trace_data td = recording(), cut;
+	char err[256];
+	uint64_t at = 99;
+	CHECK(event_cut_before(&td, 10, 5, &cut, &at, err, sizeof err) == 0 && at == 4, "%s",
+	      err);
+	CHECK(count_of(&cut, 10) == 3 && cut.nsched == 3 && cut.sched[2].count == 2,
+	      "as the cut at event 4");
+	event_cut_free(&cut);
+	CHECK(event_cut_before(&td, 10, 2, &cut, &at, err, sizeof err) == 0 && at == 0,
+	      "past the rdtsc at event 1 to syscall 0: %s", err);
+	CHECK(count_of(&cut, 10) == 0 && cut.nsched == 1 && cut.sched[0].count == 1);
+	event_cut_free(&cut);
+	CHECK(event_cut_before(&td, 10, 0, &cut, &at, err, sizeof err) < 0 &&
+		      strstr(err, "no syscall before"),
+	      "nothing before the first: %s", err);
+	CHECK(event_cut_before(&td, 11, 1, &cut, &at, err, sizeof err) == 0 && at == 0,
+	      "thread 11's first syscall: %s", err);
+	event_cut_free(&cut);
+}
+
 int main(void)
 {
 	two_threads();
@@ -138,6 +163,7 @@ int main(void)
 	after_an_exit();
 	no_order();
 	refused();
+	before_a_divergence();
 	printf("%s\n", failures ? "FAILED" : "ok");
 	return failures != 0;
 }
