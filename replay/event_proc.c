@@ -40,7 +40,9 @@ struct erp_icache {
  * DR0 is left to the STATE points (event_advance.c). */
 int erp_arm_search(struct erp *e, struct erp_thread *t)
 {
-	if (!inf_dr_traps())
+	/* More breakpoints than the registers hold: int3s, as where the
+	 * registers do not trap. */
+	if (!inf_dr_traps() || e->nsearch > EVENT_SEARCH_DR)
 		return erp_soft_arm_search(e);
 	e->search_dr7 = 0;
 	for (size_t i = 0; i < e->nsearch; i++) {

@@ -3,7 +3,9 @@
  * raises their #DB). Two users: the STATE point's breakpoint (soft_pc,
  * erp_point_arm) and a native search's instruction points (search_soft,
  * erp_arm_search; a data point has no int3 form, and its search is
- * refused, so the history is stepped instead).
+ * refused, so the history is stepped instead). Where the registers do
+ * trap, a search for more breakpoints than they hold (EVENT_SEARCH_DR)
+ * uses int3s too; the STATE point keeps DR0 there.
  *
  * They behave as the debug registers do, so that everything above them
  * counts the same hits:
@@ -66,7 +68,8 @@ int erp_soft_arm_search(struct erp *e)
 	for (size_t i = 0; i < e->nsearch; i++)
 		if (e->search[i].kind != DR_EXEC)
 			return erp_fail(e, "no debug register for a watchpoint's search: %s",
-					inf_dr_strerror(ENODEV));
+					inf_dr_traps() ? "more points than the registers hold"
+						       : inf_dr_strerror(ENODEV));
 	e->search_soft = true;
 	e->search_dr7 = 0;
 	return 0;

@@ -179,14 +179,22 @@ struct event_search_point {
  * hit of one of points (1 to EVENT_SEARCH_MAX of them) before the tail's
  * start came. td (one thread) replayed natively to where the tail from
  * event from (point: inside the stretch before it) begins, with the
- * debug registers counting hits on the way (replay/event_search.c). 1
+ * debug registers (or int3s) counting hits on the way
+ * (replay/event_search.c). 1
  * with *stretch the event number k such that the last hit came after
  * event k - 1 and before event k (so a tail from k holds it; k == from:
  * before the point), 0 when none came, -1 with err (the replay diverged,
  * no debug registers), -2 given up (give_up, below). The CPU's hits
  * only: a syscall that writes a watched byte is not one (the tail from k
  * then holds it all the same, when it comes after a hit). */
-#define EVENT_SEARCH_MAX 3
+/* At most EVENT_SEARCH_DR points where one is a watchpoint's: the debug
+ * registers DR1-DR3 (DR0 is the STATE points'). Breakpoints alone may be
+ * more, up to EVENT_SEARCH_MAX: beyond the registers (and where they do
+ * not trap) they are int3s (replay/event_soft.c). gdb's own breakpoint in
+ * the dynamic loader takes one, and a breakpoint on an inlined function
+ * or a template several. */
+#define EVENT_SEARCH_DR 3
+#define EVENT_SEARCH_MAX 8
 /* A search takes seconds, or minutes where it counts the passes of a
  * loop to a STATE point one by one: ask(ctx) is asked every tenth of a
  * second or so, and true gives it up (-2; gdb's Ctrl-C). */

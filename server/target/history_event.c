@@ -425,9 +425,11 @@ static size_t tail_start(const struct history_event *he, const struct trace_stat
 }
 
 /* The debug registers gdb's point p takes, added to pts[*n] (those
- * already there shared). 0, or -1 when they are not enough. x86 has no
- * read-only watch: a read watchpoint is searched for as an access one
- * (a hit too many only makes the tail longer). */
+ * already there shared). 0, or -1 when they are not enough: more than
+ * EVENT_SEARCH_DR with a watchpoint's, more than EVENT_SEARCH_MAX
+ * breakpoints (int3s beyond the registers). x86 has no read-only watch:
+ * a read watchpoint is searched for as an access one (a hit too many
+ * only makes the tail longer). */
 static int add_points(struct event_search_point *pts, size_t *n, const struct stop_point *p)
 {
 	struct dr_piece pieces[4];
@@ -447,6 +449,9 @@ static int add_points(struct event_search_point *pts, size_t *n, const struct st
 			return -1;
 		pts[(*n)++] = q;
 	}
+	for (size_t j = 0; j < *n && *n > EVENT_SEARCH_DR; j++)
+		if (pts[j].kind != DR_EXEC)
+			return -1;
 	return 0;
 }
 
