@@ -110,6 +110,27 @@ def free_port():
         return s.getsockname()[1]
 
 
+def replay_over_tcp(ptrev, trace, prog, lines, err_path):
+    """`ptrev replay --listen` on a free loopback port, its stderr into
+    err_path, and gdb_batch on prog connecting to it (again while the
+    server is not listening yet), then lines; gdb's output. The server
+    ends with gdb's connection."""
+    port = free_port()
+    with open(err_path, 'w') as err:
+        srv = subprocess.Popen([ptrev, 'replay', '--listen', '127.0.0.1:%d' % port, trace],
+                               stdout=subprocess.DEVNULL, stderr=err)
+    try:
+        out = ''
+        for _ in range(50):
+            out = gdb_batch(prog, ['target remote 127.0.0.1:%d' % port] + lines, timeout=300)
+            if 'Connection refused' not in out:
+                break
+            time.sleep(0.2)
+    finally:
+        srv.wait(timeout=60)
+    return out
+
+
 def shell_each_below_gdb(comm, body):
     """A gdb `shell` line that runs BODY (sh, the pid in $p) for each
     process named COMM descended from this gdb: the program a replay runs

@@ -22,7 +22,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'pylib'))
-from ptrev_checks import check, finish, free_port, full_state_count, gdb_batch, record  # noqa: E402
+from ptrev_checks import check, finish, full_state_count, gdb_batch, record  # noqa: E402
+from ptrev_checks import replay_over_tcp  # noqa: E402
 
 NOTE = 'this replay ends where thread'
 # Registers a live stop and the replay must agree on: not rdi (shmat's
@@ -124,21 +125,9 @@ def main():
           values(fwd) == ['15'], 'continue runs forward to the end again')
 
     # Over TCP: the note reaches gdb's console, not only ptrev's stderr.
-    port = free_port()
     err_path = os.path.join(work, 'replay.err')
-    with open(err_path, 'w') as err:
-        srv = subprocess.Popen([ptrev, 'replay', '--listen', '127.0.0.1:%d' % port, trace],
-                               stdout=subprocess.DEVNULL, stderr=err)
-    try:
-        tcp = ''
-        for _ in range(50):
-            tcp = gdb_batch(prog, ['target remote 127.0.0.1:%d' % port, 'reverse-stepi',
-                                   'monitor why', 'reverse-stepi'], timeout=300)
-            if 'Connection refused' not in tcp:
-                break
-            subprocess.run(['sleep', '0.2'])
-    finally:
-        srv.wait(timeout=60)
+    tcp = replay_over_tcp(ptrev, trace, prog, ['reverse-stepi', 'monitor why', 'reverse-stepi'],
+                          err_path)
     check(tcp.count(NOTE) == 1 and 'shmat' in tcp,
           'over TCP gdb\'s console says once where the replay ends')
     check(NOTE in open(err_path).read(), '...and so does ptrev\'s stderr')

@@ -27,8 +27,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'pylib'))
-from ptrev_checks import check, finish, free_port, full_state_count, gdb_batch  # noqa: E402
-from ptrev_checks import record  # noqa: E402
+from ptrev_checks import check, finish, full_state_count, gdb_batch  # noqa: E402
+from ptrev_checks import record, replay_over_tcp  # noqa: E402
 from cut_replay import frames, same_registers, section  # noqa: E402
 
 NOTE = 'the last place where it met the recording'
@@ -97,21 +97,8 @@ def main():
           'reverse-stepi moves back from the end')
 
     # Over TCP: the note reaches gdb's console, not only ptrev's stderr.
-    port = free_port()
-    err_path = os.path.join(work, 'replay.err')
-    with open(err_path, 'w') as err:
-        srv = subprocess.Popen([ptrev, 'replay', '--listen', '127.0.0.1:%d' % port, trace],
-                               stdout=subprocess.DEVNULL, stderr=err)
-    try:
-        tcp = ''
-        for _ in range(50):
-            tcp = gdb_batch(prog, ['target remote 127.0.0.1:%d' % port, 'reverse-stepi',
-                                   'monitor why', 'reverse-stepi'], timeout=300)
-            if 'Connection refused' not in tcp:
-                break
-            subprocess.run(['sleep', '0.2'])
-    finally:
-        srv.wait(timeout=60)
+    tcp = replay_over_tcp(ptrev, trace, prog, ['reverse-stepi', 'monitor why', 'reverse-stepi'],
+                          os.path.join(work, 'replay.err'))
     check(tcp.count(NOTE) == 1 and 'rdrand' in tcp and full_state_count(tcp) == 1,
           'over TCP gdb\'s console says once where the replay ends and why (%s)' %
           tcp.strip()[-800:])
