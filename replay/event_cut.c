@@ -256,6 +256,15 @@ int event_cut_before(const struct trace_data *td, pid_t tid, uint64_t event,
 	return -1;
 }
 
+int event_cut_where_failed(const struct trace_data *td, pid_t tid, uint64_t event,
+			   bool diverged, struct trace_data *out, uint64_t *at, char *err,
+			   size_t errlen)
+{
+	*at = event;
+	return diverged ? event_cut_before(td, tid, event, out, at, err, errlen)
+			: event_cut(td, tid, event, out, err, errlen);
+}
+
 void event_cut_free(struct trace_data *out)
 {
 	free(out->syscalls);

@@ -41,6 +41,12 @@ int event_cut_after_run(const struct trace_data *td, size_t run, struct trace_da
 #define EVENT_CUT_BEFORE_TRIES 64
 int event_cut_before(const struct trace_data *td, pid_t tid, uint64_t event,
 		     struct trace_data *out, uint64_t *at, char *err, size_t errlen);
+/* Where a replay of td failed at thread tid's event `event`: event_cut
+ * there (a syscall no replay reproduces), or, where it diverged,
+ * event_cut_before; *at the event cut at. */
+int event_cut_where_failed(const struct trace_data *td, pid_t tid, uint64_t event,
+			   bool diverged, struct trace_data *out, uint64_t *at, char *err,
+			   size_t errlen);
 void event_cut_free(struct trace_data *out);
 /* Does syscall s complete within the run of the recorded order it ends,
  * the thread not held at its entry until its next run? An exit, a

@@ -43,9 +43,9 @@ static int made_up_to(const char *path, const struct trace_data *td,
 	struct trace_data cut;
 	char why[256];
 	const struct event_end_failure at = st->failed_at;
-	uint64_t k = at.event;
-	if ((at.diverged ? event_cut_before(td, at.tid, at.event, &cut, &k, why, sizeof why)
-			 : event_cut(td, at.tid, at.event, &cut, why, sizeof why)) < 0)
+	uint64_t k;
+	if (event_cut_where_failed(td, at.tid, at.event, at.diverged, &cut, &k, why, sizeof why) <
+	    0)
 		return -1; /* err still says why the whole one failed */
 	fprintf(stderr, "ptrev: %s: its history ends where thread %d enters its syscall event "
 		"%llu (%s%s); the recording goes on after it, out of reach\n", path, (int)at.tid,

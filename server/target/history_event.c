@@ -46,11 +46,9 @@ static int open_cut(struct history_event *he, const struct trace_data *ev,
 		    const struct event_end_failure *at, const char *why, const char *hint)
 {
 	char err[256];
-	uint64_t k = at->event;
-	int rc = at->diverged ? event_cut_before(ev, at->tid, at->event, &he->cut, &k, err,
-						 sizeof err)
-			      : event_cut(ev, at->tid, at->event, &he->cut, err, sizeof err);
-	if (rc < 0) {
+	uint64_t k;
+	if (event_cut_where_failed(ev, at->tid, at->event, at->diverged, &he->cut, &k, err,
+				   sizeof err) < 0) {
 		fprintf(stderr, "ptrev: cannot end the replay before that %s: %s\n",
 			at->diverged ? "place" : "syscall", err);
 		return -1;
