@@ -239,9 +239,13 @@ static void run_and_report(struct gdb_server *s, struct target_resume *r)
 	s->console_open = false;
 	if (rc != 0) {
 		free(storage);
-		/* Reverse execution without a history: unsupported (empty). */
-		if (rc != TARGET_UNSUPPORTED)
+		/* Reverse execution without a history: unsupported (empty).
+		 * A refusal says why first: gdb shows console output that
+		 * comes before the reply, and the E01 alone says nothing. */
+		if (rc != TARGET_UNSUPPORTED) {
+			tell_move(s);
 			strbuf_puts(&s->reply, "E01");
+		}
 		return;
 	}
 	struct target_stop stop;

@@ -28,6 +28,7 @@ struct event_recording_target {
 	char *path;              /* FILE, or NULL */
 	struct target *past;     /* the history up to the present, or NULL */
 	char past_err[512];      /* why there is none, when it could not be made */
+	bool past_refused;       /* a move was refused for it: erec_move_note says why */
 	struct process_run run;
 	bool past_stop;          /* the last resume moved through the history */
 	bool (*alive)(void *ctx); /* target_set_alive's, for past's long work */
@@ -106,8 +107,10 @@ static int erec_resume(struct target *t, const struct target_resume *req)
 	pid_t tid = req->reverse_tid > 0 ? req->reverse_tid : req->current;
 	if (req->reverse || in_past(r, tid)) {
 		struct target *p = past(r);
-		if (!p)
+		if (!p) {
+			r->past_refused = r->past_err[0] != 0;
 			return TARGET_REFUSED;
+		}
 		int rc = target_resume(p, req);
 		r->past_stop = rc == 0;
 		if (rc != HISTORY_AT_PRESENT)
@@ -272,6 +275,13 @@ static void erec_set_alive(struct target *t, bool (*alive)(void *ctx), void *ctx
 static bool erec_move_note(struct target *t, struct strbuf *out)
 {
 	struct event_recording_target *r = erec(t);
+	if (r->past_refused) {
+		/* gdb shows the refusal as "Remote failure reply: E01" alone:
+		 * its reason, on ptrev's stderr, is not gdb's over TCP. */
+		r->past_refused = false;
+		strbuf_printf(out, "no history of the recording here: %s", r->past_err);
+		return true;
+	}
 	return r->past && target_move_note(r->past, out);
 }
 

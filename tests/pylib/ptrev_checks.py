@@ -115,9 +115,15 @@ def replay_over_tcp(ptrev, trace, prog, lines, err_path):
     err_path, and gdb_batch on prog connecting to it (again while the
     server is not listening yet), then lines; gdb's output. The server
     ends with gdb's connection."""
+    return ptrev_over_tcp([ptrev, 'replay'], [trace], prog, lines, err_path)
+
+
+def ptrev_over_tcp(before, after, prog, lines, err_path):
+    """replay_over_tcp for any ptrev command: BEFORE --listen ADDR AFTER
+    (`ptrev serve ... --listen ADDR -- PROG` too)."""
     port = free_port()
     with open(err_path, 'w') as err:
-        srv = subprocess.Popen([ptrev, 'replay', '--listen', '127.0.0.1:%d' % port, trace],
+        srv = subprocess.Popen(before + ['--listen', '127.0.0.1:%d' % port] + after,
                                stdout=subprocess.DEVNULL, stderr=err)
     try:
         out = ''

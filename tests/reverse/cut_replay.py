@@ -4,6 +4,10 @@
 full state, instead of not at all (issue 12: a syscall the table cannot
 describe never costs all state of the recording). Before, `ptrev replay`
 refused the whole recording and gdb saw `Remote communication error`.
+A live session (`serve --record`) refuses reverse moves once its program
+has made that call (its history must reach the present); gdb over TCP
+now shows why in its console, where before it showed only `Remote
+failure reply: E01`.
 
 shm_late: a worker adds to `total` and blocks in read; main then calls
 shmat. The oracle is the live run under gdb, stopped at shmat's entry by
@@ -23,7 +27,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'pylib'))
 from ptrev_checks import check, finish, full_state_count, gdb_batch, record  # noqa: E402
-from ptrev_checks import replay_over_tcp  # noqa: E402
+from ptrev_checks import ptrev_over_tcp, replay_over_tcp  # noqa: E402
 
 NOTE = 'this replay ends where thread'
 # Registers a live stop and the replay must agree on: not rdi (shmat's
@@ -131,6 +135,13 @@ def main():
     check(tcp.count(NOTE) == 1 and 'shmat' in tcp,
           'over TCP gdb\'s console says once where the replay ends')
     check(NOTE in open(err_path).read(), '...and so does ptrev\'s stderr')
+
+    served = ptrev_over_tcp([ptrev, 'serve', '--record', '--backend', 'event'], ['--', prog], prog,
+                          ['catch syscall exit_group', 'continue', 'reverse-stepi'],
+                          os.path.join(work, 'serve.err'))
+    check('E01' in served and 'no history of the recording here' in served and
+          'shmat' in served, 'a live session over TCP says in gdb\'s console why it refuses '
+          'to go back (%s)' % served.strip()[-600:])
 
     d = subprocess.run([ptrev, 'decode', trace], capture_output=True, text=True, timeout=300)
     check(d.returncode == 0 and 'its history ends where thread' in d.stderr and
