@@ -44,8 +44,9 @@
 
 #define RF 0x10000ull
 
-/* The search's instruction points at pc: their DR6 bits (B1-B3), 0 for
- * none. */
+/* The search's instruction points at pc: bit i + 1 for point i (DR6's
+ * B1-B3 for the first three, as the registers would set them; up to
+ * EVENT_SEARCH_MAX), 0 for none. */
 static uint64_t search_bits(const struct erp *e, uint64_t pc)
 {
 	uint64_t bits = 0;

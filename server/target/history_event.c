@@ -55,6 +55,12 @@ static int open_cut(struct history_event *he, const struct trace_data *ev,
 	}
 	he->cut_ok = true;
 	he->ev = &he->cut;
+	char again[512];
+	he->end = event_end_open(he->ev, NULL, again, sizeof again);
+	if (!he->end) {
+		fprintf(stderr, "ptrev: the replay cut there failed too: %s\n", again);
+		return -1;
+	}
 	if (at->diverged)
 		snprintf(he->cut_note, sizeof he->cut_note, "this replay ends where thread %d "
 			 "enters its syscall event %llu, the last place where it met the recording: "
@@ -68,11 +74,7 @@ static int open_cut(struct history_event *he, const struct trace_data *ev,
 			 "recording goes on after it, out of reach. Everything before has full state.",
 			 (int)at->tid, (unsigned long long)k, why);
 	fprintf(stderr, "ptrev: %s\n", he->cut_note);
-	char again[512];
-	he->end = event_end_open(he->ev, NULL, again, sizeof again);
-	if (!he->end)
-		fprintf(stderr, "ptrev: the replay cut there failed too: %s\n", again);
-	return he->end ? 0 : -1;
+	return 0;
 }
 
 bool history_event_take_note(struct history_event *he, char *out, size_t outlen)
