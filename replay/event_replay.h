@@ -519,9 +519,11 @@ int erp_skip_passes(struct erp *e, struct erp_thread *t, const struct trace_stat
 int erp_run_passes(struct erp *e, struct erp_thread *t, uint64_t pc, uint64_t n);
 
 /* ---- event_advance.c ---- */
-/* Is t where the STATE record st says (state_digest.h)? 1, 0, or -1. */
+/* Is t where the STATE record st says (state_digest.h)? 1, 0, or -1. A
+ * point with memory (the program's entry: trace_file.h, STATE_MEM) gets
+ * its recorded registers (regs updated) and memory at its PC first. */
 int erp_at_state(struct erp *e, struct erp_thread *t, const struct trace_state *st,
-		 const struct user_regs_struct *regs);
+		 struct user_regs_struct *regs);
 /* How a stepped replay steps unless told otherwise: by blocks, or single
  * steps only where PTREV_SW_STEPPER=insn (ERP_STEP_*). */
 int erp_step_mode_default(void);

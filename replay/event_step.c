@@ -121,8 +121,30 @@ static int search_bounded(struct erp *e, struct erp_thread *t, const struct trac
 }
 
 /* Is t where the STATE record st says (state_digest.h)? 1, 0, or -1. */
+/* The point's memory and registers put in place at its PC (t at regs):
+ * the program's entry (server/record/event/event_entry.c), which the
+ * thread passes once, after a loader that read other TSC values than the
+ * recorded one's and may have left them in registers as in memory. RF,
+ * the mark of a hit, stays as it is. 0, or -1. */
+static int put_point_state(struct erp *e, struct erp_thread *t, const struct trace_state *st,
+			   struct user_regs_struct *regs)
+{
+	uint64_t rf = regs->eflags & 0x10000ull;
+	memcpy(regs, st->regs, sizeof *regs);
+	regs->eflags = (regs->eflags & ~0x10000ull) | rf;
+	if (erp_set_regs(e, t, regs) < 0)
+		return -1;
+	for (size_t i = 0; i < st->nmem; i++)
+		if (pwrite(e->memfd, st->mem[i].bytes, st->mem[i].len, (off_t)st->mem[i].addr) !=
+		    (ssize_t)st->mem[i].len)
+			return erp_fail(e, "thread %d: cannot put the recorded memory at %#llx in "
+					"place: %s", (int)t->rec_tid,
+					(unsigned long long)st->mem[i].addr, strerror(errno));
+	return 0;
+}
+
 int erp_at_state(struct erp *e, struct erp_thread *t, const struct trace_state *st,
-		 const struct user_regs_struct *regs)
+		 struct user_regs_struct *regs)
 {
 	struct user_regs_struct want;
 	memcpy(&want, st->regs, sizeof want);
@@ -146,8 +168,12 @@ int erp_at_state(struct erp *e, struct erp_thread *t, const struct trace_state *
 	a.eflags &= ~0x10100ull;
 	b.eflags &= ~0x10100ull;
 	a.orig_rax = b.orig_rax = 0;
-	if (memcmp(&a, &b, sizeof a) != 0)
+	if (st->nmem) {
+		if (put_point_state(e, t, st, regs) < 0)
+			return -1;
+	} else if (memcmp(&a, &b, sizeof a) != 0) {
 		return 0;
+	}
 	char why[256];
 	int m = state_digest_matches(e->pid, t->tid, e->memfd, regs, &want, &d, why, sizeof why);
 	if (m < 0)

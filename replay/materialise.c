@@ -350,6 +350,26 @@ static int write_all(const struct conv *c, const struct trace_data *ev, struct t
 		g.pos = after_events(c, g.tid, g.pos);
 		r = trace_write_gdb_write(w, &g);
 	}
+	for (size_t i = 0; i < ev->nstates && r == 0; i++) {
+		/* A point with memory (STATE_MEM, the program's entry): the
+		 * history's replays, which go by instruction positions and
+		 * know no points, put its registers and memory in place where
+		 * it stands, as they make gdb's changes (erp_at_state does
+		 * the same in the replays by events). */
+		const struct trace_state *st = &ev->states[i];
+		if (!st->nmem || !reached(c, st->tid, st->pos))
+			continue;
+		uint64_t pos = at_event(c, st->tid, st->pos);
+		struct trace_gdb_write g = {.tid = st->tid, .pos = pos, .regs = true,
+					    .bytes = (const uint8_t *)st->regs, .len = sizeof st->regs};
+		r = trace_write_gdb_write(w, &g);
+		for (size_t k = 0; k < st->nmem && r == 0; k++) {
+			g = (struct trace_gdb_write){.tid = st->tid, .pos = pos,
+						     .addr = st->mem[k].addr,
+						     .bytes = st->mem[k].bytes, .len = st->mem[k].len};
+			r = trace_write_gdb_write(w, &g);
+		}
+	}
 	for (size_t i = 0; i < c->m->nthreads && r == 0; i++) {
 		size_t len = 0;
 		struct ptenc *enc = c->m->threads[i].enc;

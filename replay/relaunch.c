@@ -23,6 +23,7 @@
 #include "ptrev/ptrace_wait.h"
 #include "ptrev/start_state.h"
 #include "ptrev/syscall_inject.h"
+#include "ptrev/tsc_trap.h"
 
 extern char **environ;
 
@@ -152,6 +153,8 @@ int relaunch_read(struct relaunch *rl, const struct trace_data *td, char *why, s
 	lim->have_umask = um && sscanf(um, "%o", &lim->umask) == 1;
 	const char *pe = trace_meta(td, "personality");
 	lim->have_personality = pe && sscanf(pe, "%lx", &lim->personality) == 1;
+	const char *tsc = trace_meta(td, TSC_META_KEY);
+	rl->tsc_untrapped = tsc && strcmp(tsc, TSC_META_UNTRAPPED) == 0;
 	const char *av = trace_meta(td, "auxv");
 	if (av && hex_decode(av, &rl->auxv, &rl->auxv_len) < 0)
 		rl->auxv = NULL;
@@ -235,7 +238,10 @@ static int prepare(const struct relaunch *rl, bool hide_vdso, pid_t pid, int *me
 		return -1;
 	if (hide_vdso && start_state_hide_vdso(pid) < 0)
 		return fail(why, whylen, "cannot hide the vDSO as the recording did");
-	/* rdtsc traps, as it did while recording, and takes recorded values. */
+	/* rdtsc traps, as it did while recording, and takes recorded values;
+	 * where it did not, the program reads the TSC itself, as it did. */
+	if (rl->tsc_untrapped)
+		return 0;
 	uint64_t args[6] = {PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0, 0};
 	int64_t res = 0;
 	int pending = 0;

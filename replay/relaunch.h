@@ -1,7 +1,8 @@
 /* Private to replay/: starting the recorded program again as it started
  * (relaunch.c): the same path, argv, environment, working directory,
  * auxv and AT_RANDOM bytes, address-space randomisation off, the vDSO
- * hidden when the recording hid it, rdtsc trapping as while recording.
+ * hidden when the recording hid it, rdtsc trapped where it was while
+ * recording.
  * Shared by the replayer and the event replay. */
 #ifndef PTREV_RELAUNCH_H
 #define PTREV_RELAUNCH_H
@@ -39,6 +40,7 @@ struct relaunch {
 	 * these were kept: ours). */
 	struct inherited_limits limits;
 	int cpu;                  /* the CPU it ran on (META cpu_index), or -1 */
+	bool tsc_untrapped;       /* rdtsc was not trapped (META rdtsc) */
 	char warning[512];        /* what the recording lacks, or "" */
 };
 

@@ -33,6 +33,7 @@ enum trace_record_type {
 	TRACE_REC_STATE_STACK = 15, /* a STATE point's stack around rsp, in full */
 	TRACE_REC_GDB_MEM = 16, /* memory gdb wrote into the program (set var) */
 	TRACE_REC_GDB_REGS = 17, /* registers gdb wrote (jump, call, set $reg) */
+	TRACE_REC_STATE_MEM = 18, /* memory a STATE point's replay puts in place */
 };
 
 struct trace_mmap {
@@ -168,9 +169,22 @@ struct trace_state {
 	uint64_t sp_addr;
 	size_t sp_len;
 	const uint8_t *sp_bytes;
+	/* Memory as it was at the point that no replay can make the same (one
+	 * STATE_MEM record each, after the STATE): where rdtsc does not trap,
+	 * the TSC values the dynamic loader left in its data and on the
+	 * stack, which a replay reads afresh. A replay that stands at the
+	 * point's registers writes them before it compares the digests,
+	 * which describe the memory with them. Only the point at the
+	 * program's entry has any (its thread passes there once).
+	 * Reader-owned (or the writer's caller's). */
+	size_t nmem;
+	const struct trace_mem_write *mem;
 };
 /* At most this many bytes of stack with a STATE record. */
 #define TRACE_STATE_SP_MAX 4096
+/* At most this many STATE_MEM records with one STATE, and bytes in each. */
+#define TRACE_STATE_MEM_RANGES 8
+#define TRACE_STATE_MEM_MAX (4u << 20)
 /* At most this many ranges in one STATE record. */
 #define TRACE_STATE_MAX_SKIP 4096
 /* The memory digest leaves out each thread's dead stack, below its red

@@ -115,6 +115,7 @@ const char *trace_type_name(uint32_t type)
 	case TRACE_REC_SIGFRAME: return "SIGFRAME";
 	case TRACE_REC_STATE: return "STATE";
 	case TRACE_REC_STATE_STACK: return "STATE_STACK";
+	case TRACE_REC_STATE_MEM: return "STATE_MEM";
 	case TRACE_REC_GDB_MEM: return "GDB_MEM";
 	case TRACE_REC_GDB_REGS: return "GDB_REGS";
 	}

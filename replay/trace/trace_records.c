@@ -496,6 +496,29 @@ static void parse_state_stack(struct trace_data *td, struct trace_reader_priv *p
 	st->sp_bytes = b.bytes;
 }
 
+/* Memory of the STATE point before it (trace_file.h): one range more. */
+static void parse_state_mem(struct trace_data *td, struct trace_reader_priv *pv, struct dec *d)
+{
+	struct bytes_at b;
+	if (!parse_bytes_at(pv, d, TRACE_STATE_MEM_MAX, "point's memory", &b))
+		return;
+	struct trace_state *st = td->nstates ? &td->states[td->nstates - 1] : NULL;
+	if (!st || st->tid != b.tid || st->pos != b.pos || st->nmem >= TRACE_STATE_MEM_RANGES) {
+		dec_fail(d, "memory of thread %d's point %llu, which the STATE record before is "
+			 "not (or holds %d ranges already)", (int)b.tid, (unsigned long long)b.pos,
+			 TRACE_STATE_MEM_RANGES);
+		return;
+	}
+	/* A new array with one more: the old one stays among the blocks
+	 * freed with the data (a point has a few). */
+	struct trace_mem_write *m = keep_alloc(pv, (st->nmem + 1) * sizeof *m);
+	if (st->nmem)
+		memcpy(m, st->mem, st->nmem * sizeof *m);
+	m[st->nmem] = (struct trace_mem_write){.addr = b.addr, .bytes = b.bytes, .len = b.len};
+	st->mem = m;
+	st->nmem++;
+}
+
 int trace_parse_pt(struct trace_data *td, pid_t tid, const uint8_t *data, size_t len,
 		   char *why, size_t whylen)
 {
@@ -535,6 +558,8 @@ static void parse_state(struct trace_data *td, struct trace_reader_priv *pv, str
 	st.sp_addr = 0;
 	st.sp_len = 0;
 	st.sp_bytes = NULL;
+	st.nmem = 0;
+	st.mem = NULL;
 	if (!d->bad && dec_left(d)) {
 		st.flags = dec_u64(d);
 		st.ran_ns = dec_u64(d);
@@ -580,6 +605,7 @@ int trace_parse_record(struct trace_data *td, uint32_t type,
 	case TRACE_REC_SIGFRAME: parse_sigframe(td, pv, &d); break;
 	case TRACE_REC_STATE: parse_state(td, pv, &d); break;
 	case TRACE_REC_STATE_STACK: parse_state_stack(td, pv, &d); break;
+	case TRACE_REC_STATE_MEM: parse_state_mem(td, pv, &d); break;
 	case TRACE_REC_GDB_MEM: parse_gdb_write(td, pv, &d, false); break;
 	case TRACE_REC_GDB_REGS: parse_gdb_write(td, pv, &d, true); break;
 	default: return 1;

@@ -429,7 +429,8 @@ int trace_write_signal(struct trace_writer *w, const struct trace_signal *s)
 	return finish(w, TRACE_REC_SIGNAL);
 }
 
-/* A record of memory bytes of one thread's event (SIGFRAME, STATE_STACK):
+/* A record of memory bytes of one thread's event (SIGFRAME, STATE_STACK,
+ * STATE_MEM):
  * tid:i32 pos:u64 addr:u64, then the bytes. */
 static int write_bytes_at(struct trace_writer *w, uint32_t type, pid_t tid, uint64_t pos,
 			  uint64_t addr, const uint8_t *bytes, size_t len)
@@ -475,13 +476,25 @@ int trace_write_state(struct trace_writer *w, const struct trace_state *st)
 		return fail(w, "STATE with %zu bytes of stack", st->sp_len);
 	if (st->sp_len && st->sp_addr + (st->sp_len - 1) < st->sp_addr)
 		return fail(w, "STATE stack bytes wrap around the address space");
+	if (st->nmem > TRACE_STATE_MEM_RANGES)
+		return fail(w, "STATE with %zu ranges of memory", st->nmem);
+	for (size_t i = 0; i < st->nmem; i++)
+		if (!st->mem[i].len || st->mem[i].len > TRACE_STATE_MEM_MAX ||
+		    st->mem[i].addr + (st->mem[i].len - 1) < st->mem[i].addr)
+			return fail(w, "STATE memory of %zu bytes at %#llx", st->mem[i].len,
+				    (unsigned long long)st->mem[i].addr);
 	if (finish(w, TRACE_REC_STATE) < 0)
 		return -1;
-	if (!st->sp_len)
-		return 0;
-	/* Its own record, after the STATE: readers from before it skip it. */
-	return write_bytes_at(w, TRACE_REC_STATE_STACK, st->tid, st->pos, st->sp_addr,
-			      st->sp_bytes, st->sp_len);
+	/* Their own records, after the STATE: readers from before them skip
+	 * them. */
+	if (st->sp_len && write_bytes_at(w, TRACE_REC_STATE_STACK, st->tid, st->pos, st->sp_addr,
+					 st->sp_bytes, st->sp_len) < 0)
+		return -1;
+	for (size_t i = 0; i < st->nmem; i++)
+		if (write_bytes_at(w, TRACE_REC_STATE_MEM, st->tid, st->pos, st->mem[i].addr,
+				   st->mem[i].bytes, st->mem[i].len) < 0)
+			return -1;
+	return 0;
 }
 
 int trace_write_sigframe(struct trace_writer *w, const struct trace_sigframe *f)

@@ -323,14 +323,27 @@ void trace_info_print(FILE *out, const char *path, const struct trace_data *td)
 		cli_recorded_untrapped_tsc(td)
 			? " (rdtsc did not trap where this was recorded: the values the program "
 			  "read are not in it)" : "");
-	if (unmade)
-		fprintf(out, "state points: %zu\n", td->nstates);
+	if (unmade) {
+		/* The entry's point (event_entry.c) apart: it marks no place
+		 * the recorder stopped a thread for a signal or a switch. */
+		size_t entry = 0;
+		for (size_t i = 0; i < td->nstates; i++)
+			entry += td->states[i].nmem != 0;
+		fprintf(out, "state points: %zu\n", td->nstates - entry);
+		if (entry)
+			fprintf(out, "entry point: %zu STATE point%s with the memory the dynamic "
+				"loader's TSC values were in (rdtsc did not trap)\n", entry,
+				entry == 1 ? "" : "s");
+	}
 	if (td->ngdb_writes) {
 		size_t regs = 0;
 		for (size_t i = 0; i < td->ngdb_writes; i++)
 			regs += td->gdb_writes[i].regs;
-		fprintf(out, "changes by gdb: %zu (%zu of memory, %zu of registers), made again "
-			"by a replay\n", td->ngdb_writes, td->ngdb_writes - regs, regs);
+		/* A made history also holds its points' memory this way
+		 * (materialise.c). */
+		fprintf(out, "changes made again by a replay: %zu (%zu of memory, %zu of "
+			"registers: gdb's, and in a made history the memory the loader's TSC "
+			"values were in)\n", td->ngdb_writes, td->ngdb_writes - regs, regs);
 	}
 	fprintf(out, "mappings: %zu\n", td->nmmaps);
 	binaries_line(out, td);

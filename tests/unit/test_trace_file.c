@@ -1978,7 +1978,27 @@ static void test_event_records(void)
 	ss.sp_len = sizeof sp;
 	ss.sp_bytes = sp;
 	CHECK(trace_write_state(w, &ss) == 0, "state with its stack");
-	struct trace_state bad = ss;
+	/* One with memory a replay puts in place there (STATE_MEM records,
+	 * after its STATE_STACK). */
+	static uint8_t m0[40], m1[3];
+	for (size_t i = 0; i < sizeof m0; i++)
+		m0[i] = (uint8_t)(i * 5 + 2);
+	m1[0] = 0xaa;
+	const struct trace_mem_write mem[2] = {{0x7ffb0000, m0, sizeof m0},
+					       {0x7ffff7ffd000, m1, sizeof m1}};
+	struct trace_state sm = ss;
+	sm.pos = 80;
+	sm.mem = mem;
+	sm.nmem = 2;
+	CHECK(trace_write_state(w, &sm) == 0, "state with its memory");
+	struct trace_state bad = sm;
+	bad.nmem = TRACE_STATE_MEM_RANGES + 1;
+	CHECK(trace_write_state(w, &bad) < 0, "more than TRACE_STATE_MEM_RANGES ranges accepted");
+	const struct trace_mem_write empty = {0x1000, m1, 0};
+	bad.mem = &empty;
+	bad.nmem = 1;
+	CHECK(trace_write_state(w, &bad) < 0, "a range of no bytes accepted");
+	bad = ss;
 	bad.sp_len = TRACE_STATE_SP_MAX + 1;
 	CHECK(trace_write_state(w, &bad) < 0, "a stack of more than TRACE_STATE_SP_MAX accepted");
 	bad = st;
@@ -1995,7 +2015,13 @@ static void test_event_records(void)
 			CHECK(td.signals[i].pos == sg[i].pos && td.signals[i].where == sg[i].where &&
 			      td.signals[i].handler_ip == sg[i].handler_ip, "pass %d: signal %zu", pass,
 			      i);
-		const struct trace_state *r = td.nstates == 3 ? &td.states[0] : NULL;
+		const struct trace_state *r = td.nstates == 4 ? &td.states[0] : NULL;
+		const struct trace_state *rm = r ? &td.states[3] : NULL;
+		CHECK(r && r->nmem == 0 && td.states[2].nmem == 0 && rm->pos == 80 &&
+		      rm->sp_len == sizeof sp && rm->nmem == 2 && rm->mem[0].addr == mem[0].addr &&
+		      rm->mem[0].len == sizeof m0 && !memcmp(rm->mem[0].bytes, m0, sizeof m0) &&
+		      rm->mem[1].addr == mem[1].addr && rm->mem[1].len == 1 + 2 &&
+		      !memcmp(rm->mem[1].bytes, m1, sizeof m1), "pass %d: the point's memory", pass);
 		CHECK(r && r->nskip == 0 && td.states[1].pos == 78 && td.states[1].nskip == 2 &&
 		      !memcmp(td.states[1].skip, skip, sizeof skip), "pass %d: ranges left out", pass);
 		CHECK(r && r->sp_len == 0 && td.states[1].sp_len == 0 && td.states[2].pos == 79 &&
@@ -2026,6 +2052,9 @@ static void test_event_records(void)
 	expect_malformed(TRACE_REC_STATE_STACK, stray, sizeof stray,
 			 "stack bytes of thread 100's point 79, which the STATE record before is not");
 	expect_malformed(TRACE_REC_STATE_STACK, stray, 20, "stack of 0 bytes");
+	expect_malformed(TRACE_REC_STATE_MEM, stray, sizeof stray,
+			 "memory of thread 100's point 79, which the STATE record before is not");
+	expect_malformed(TRACE_REC_STATE_MEM, stray, 20, "point's memory of 0 bytes");
 
 	/* A STATE record as recordings made before flags and ran_ns have it
 	 * (276 bytes): read with both 0 (the whole stack hashed, no bound

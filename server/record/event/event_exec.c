@@ -166,11 +166,15 @@ int ev_exec_restart(struct ev_thread *t)
 		return ev_fail(r, "writing a THREAD record: %s", trace_writer_error(r->w));
 	t->at_return = ev_signal_pending(t);
 	t->state = EV_T_READY;
+	/* The old program's breakpoints went with its memory (gdb's are
+	 * forgotten here too): the new one's entry gets its own. */
+	if (r->live.on)
+		inf_after_exec(r->inf);
+	ev_entry_arm(r);
 	if (r->live.on) {
 		/* gdb learns of the exec as it would without recording (the
 		 * new program's symbols, its breakpoints gone with the old
 		 * memory). */
-		inf_after_exec(r->inf);
 		struct stop_event ev = {.kind = r->inf->report_exec ? STOP_EXEC : STOP_SIGNAL,
 					.tid = r->pid, .sig = SIGTRAP};
 		return ev_live_report(r, &ev);

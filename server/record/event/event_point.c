@@ -89,6 +89,12 @@ static void view_free(struct state_view *v)
 
 int ev_point_write(struct ev_thread *t, const struct user_regs_struct *now)
 {
+	return ev_point_write_mem(t, now, NULL, 0);
+}
+
+int ev_point_write_mem(struct ev_thread *t, const struct user_regs_struct *now,
+		       const struct trace_mem_write *mem, size_t nmem)
+{
 	struct ev_rec *r = t->rec;
 	struct state_digest d;
 	struct state_view v;
@@ -106,6 +112,8 @@ int ev_point_write(struct ev_thread *t, const struct user_regs_struct *now)
 		st.flags |= TRACE_STATE_AT_SYSCALL;
 	uint8_t sp[STATE_RECORD_SP_LEN];
 	state_record_stack(&st, r->memfd, sp);
+	st.mem = mem;
+	st.nmem = nmem;
 	int rc = trace_write_state(r->w, &st);
 	view_free(&v);
 	if (rc < 0)

@@ -162,6 +162,8 @@ struct ev_rec {
 	char exec_last[4096];      /* with which program, the last time */
 
 	struct ev_live live;
+	uint64_t entry_bp;         /* our int3 at the entry point (event_entry.c),
+	                              or 0 */
 
 	struct trace_end end;
 	bool proc_gone;
@@ -215,6 +217,16 @@ int ev_open_memfd(struct ev_rec *r);
 int ev_sideband_start(struct ev_rec *r);
 int ev_fail(struct ev_rec *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* ---- event_entry.c ---- */
+/* Where rdtsc does not trap, stop the program at its entry point once
+ * (a dynamically linked program, just exec'd): the point's memory holds
+ * the loader's TSC leftovers. Nothing where it cannot. */
+void ev_entry_arm(struct ev_rec *r);
+/* The stop at the entry: its STATE point written, t going on (or gdb
+ * told of its own breakpoint there), 1; 0 when the stop is not that;
+ * -1 on failure. */
+int ev_entry_stop(struct ev_thread *t, int sig, const siginfo_t *si, struct user_regs_struct *now);
+
 /* ---- event_live.c (a recording gdb drives: event_engine.c) ---- */
 /* Hold the program for gdb with ev as the stop to report: every thread
  * that runs is stopped (our SIGSTOP), and none is resumed until gdb
@@ -267,6 +279,9 @@ int ev_dispatch(struct ev_rec *r);
 /* ---- event_point.c ---- */
 /* Write a STATE record for t (stopped, registers now) as its next event. */
 int ev_point_write(struct ev_thread *t, const struct user_regs_struct *now);
+/* The same with memory a replay puts in place there (trace_state.mem). */
+int ev_point_write_mem(struct ev_thread *t, const struct user_regs_struct *now,
+		       const struct trace_mem_write *mem, size_t nmem);
 
 /* ---- event_signal.c ---- */
 /* Thread t stopped with signal sig (a signal-delivery stop, not ours),

@@ -31,6 +31,14 @@
 static int trap_rdtsc(struct ev_thread *t)
 {
 	struct ev_rec *r = t->rec;
+	/* Where the machine lets rdtsc through whatever we ask (or
+	 * PTREV_TSC_TRAPS=0 says so), the trap is not asked for: the
+	 * recording says it was not (META rdtsc), and its replays read the
+	 * TSC as the program did, on any machine. */
+	if (!tsc_traps()) {
+		tsc_traps_warn();
+		return 0;
+	}
 	uint64_t args[6] = {PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0, 0};
 	int64_t res = 0;
 	int pending = 0;
@@ -79,6 +87,7 @@ int ev_set_up(struct ev_rec *r)
 		return ev_fail(r, "writing a THREAD record: %s", trace_writer_error(r->w));
 	if (trap_rdtsc(t) < 0)
 		return -1;
+	ev_entry_arm(r);
 	return ev_dispatch(r);
 }
 

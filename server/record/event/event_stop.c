@@ -142,7 +142,10 @@ static int stopped(struct ev_rec *r, pid_t tid, int st)
 	memset(&si, 0, sizeof si);
 	if (ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) < 0)
 		return ev_resume(t, 0); /* a group-stop: go on */
-	int live = ev_live_stop(t, sig, &si, &now);
+	int live = ev_entry_stop(t, sig, &si, &now);
+	if (live)
+		return live < 0 ? -1 : 0;
+	live = ev_live_stop(t, sig, &si, &now);
 	if (live)
 		return live < 0 ? -1 : 0;
 	if (sig == SIGSTOP && t->stop_expected > 0 && ours(r, &si)) {
