@@ -252,6 +252,15 @@ int sw_set_tsc_trapping(struct sw_thread *t, bool on)
 	int64_t res = 0;
 	int pending = 0;
 
+	/* Not asked for where it does nothing (or PTREV_TSC_TRAPS=0 says so),
+	 * as the event recorder does: the recording says rdtsc was not
+	 * trapped (META rdtsc), and its replays then let it through too
+	 * (replay/relaunch.c); a trap asked for all the same would log
+	 * values that a replay, not trapping, never takes. */
+	if (on && !tsc_traps()) {
+		tsc_traps_warn();
+		return 0;
+	}
 	if (syscall_inject(t->tid, SYS_prctl, args, &res, &pending, r->err,
 			   r->errlen) < 0)
 		return -1;
