@@ -2,6 +2,7 @@
 #include "ptrev/proc_maps.h"
 
 #include <inttypes.h>
+#include <string.h>
 
 FILE *proc_maps_open(pid_t pid)
 {
@@ -25,4 +26,10 @@ bool proc_maps_next(FILE *f, struct proc_mapping *m)
 		return true;
 	}
 	return false;
+}
+
+bool proc_maps_is_loader(const struct proc_mapping *m)
+{
+	const char *base = strrchr(m->name, '/');
+	return base && strncmp(base + 1, "ld-linux", 8) == 0;
 }

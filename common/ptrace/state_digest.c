@@ -200,13 +200,6 @@ static uint64_t live_start(const struct proc_mapping *m, const uint64_t *rsps, s
 	return inside == 1 ? lo : m->start;
 }
 
-/* Is m the dynamic loader's own (its file's mapping)? */
-static bool loader_mapping(const struct proc_mapping *m)
-{
-	const char *base = strrchr(m->name, '/');
-	return base && strncmp(base + 1, "ld-linux", 8) == 0;
-}
-
 static int memory_hash(pid_t pid, int memfd, const uint64_t *rsps, size_t nrsps,
 		       const struct state_digest *given, uint64_t *bytes, uint64_t *out)
 {
@@ -240,7 +233,7 @@ static int memory_hash(pid_t pid, int memfd, const uint64_t *rsps, size_t nrsps,
 	while (proc_maps_next(f, &m)) {
 		if (m.perms[1] != 'w' || m.perms[3] != 'p' || !strcmp(m.name, "[vvar]") ||
 		    !strcmp(m.name, "[vsyscall]") || m.end - m.start > MAX_MAPPING ||
-		    ((d->flags & STATE_DIGEST_NO_LOADER_DATA) && loader_mapping(&m)))
+		    ((d->flags & STATE_DIGEST_NO_LOADER_DATA) && proc_maps_is_loader(&m)))
 			continue;
 		uint64_t lo = live_start(&m, rsps, nrsps);
 		if (hash_range(memfd, d, lo, m.end, &h, &n) < 0) {

@@ -21,4 +21,10 @@ FILE *proc_maps_open(pid_t pid);
 /* The next mapping; false at the end. Lines that do not parse are skipped. */
 bool proc_maps_next(FILE *f, struct proc_mapping *m);
 
+/* Is m the dynamic loader's own (a mapping of its ld-linux* file)? Where
+ * rdtsc does not trap, the loader keeps TSC values there: the state
+ * digest leaves its writable part out, and the event recorder keeps it
+ * with the program's entry point. */
+bool proc_maps_is_loader(const struct proc_mapping *m);
+
 #endif

@@ -2020,7 +2020,7 @@ static void test_event_records(void)
 		CHECK(r && r->nmem == 0 && td.states[2].nmem == 0 && rm->pos == 80 &&
 		      rm->sp_len == sizeof sp && rm->nmem == 2 && rm->mem[0].addr == mem[0].addr &&
 		      rm->mem[0].len == sizeof m0 && !memcmp(rm->mem[0].bytes, m0, sizeof m0) &&
-		      rm->mem[1].addr == mem[1].addr && rm->mem[1].len == 1 + 2 &&
+		      rm->mem[1].addr == mem[1].addr && rm->mem[1].len == sizeof m1 &&
 		      !memcmp(rm->mem[1].bytes, m1, sizeof m1), "pass %d: the point's memory", pass);
 		CHECK(r && r->nskip == 0 && td.states[1].pos == 78 && td.states[1].nskip == 2 &&
 		      !memcmp(td.states[1].skip, skip, sizeof skip), "pass %d: ranges left out", pass);

@@ -77,13 +77,12 @@ static size_t entry_ranges(struct ev_rec *r, uint64_t rsp, uint64_t lo[], uint64
 	if (!f)
 		return 0;
 	while (n < TRACE_STATE_MEM_RANGES && proc_maps_next(f, &m)) {
-		const char *base = strrchr(m.name, '/');
 		uint64_t a = m.start, b = m.end;
 		if (rsp > m.start && rsp <= m.end) {
 			b = rsp;
 			while (a < b && b - a >= PAGE && zero_page(r, a))
 				a += PAGE;
-		} else if (!(m.perms[1] == 'w' && base && strncmp(base + 1, "ld-linux", 8) == 0)) {
+		} else if (!(m.perms[1] == 'w' && proc_maps_is_loader(&m))) {
 			continue;
 		}
 		/* Bounded: the part nearest rsp (or the mapping's start). */
