@@ -27,11 +27,38 @@
 #include "ptrev/unrecorded_insns.h"
 
 /* PTREV_BACKGROUND_HISTORY=0 makes the history only when first needed
- * (what the benchmark compares with), the request waiting for it. */
+ * (what the benchmark compares with), the request waiting for it;
+ * =after-move starts it in the background once the first move has ended
+ * (tests of what a move does before the whole history is ready: on a
+ * fast machine a short recording's whole history is ready before gdb's
+ * first move). */
 static bool background_wanted(void)
 {
 	const char *v = getenv("PTREV_BACKGROUND_HISTORY");
-	return !v || strcmp(v, "0") != 0;
+	return !v || (strcmp(v, "0") != 0 && strcmp(v, "after-move") != 0);
+}
+
+static bool background_after_move(void)
+{
+	const char *v = getenv("PTREV_BACKGROUND_HISTORY");
+	return v && strcmp(v, "after-move") == 0;
+}
+
+static void start_background(struct history_event *he)
+{
+	char why[256];
+	he->job = materialise_job_start(he->ev, why, sizeof why);
+	if (!he->job) /* made in the foreground when needed */
+		fprintf(stderr, "ptrev: cannot make the history in the background: %s\n", why);
+}
+
+void history_event_moved(struct history_event *he)
+{
+	if (!he->job_held)
+		return;
+	he->job_held = false;
+	if (!he->job && !he->made_ok)
+		start_background(he);
 }
 
 /* ev's replay stopped at thread at->tid's syscall event at->event, which
@@ -119,13 +146,9 @@ int history_event_open(struct history_event *he, const struct trace_data *ev, bo
 		he->last = ev->sched[ev->nsched - 1].tid;
 	if (!he->last && ev->nthreads)
 		he->last = ev->threads[0].tid;
-	if (background_wanted()) {
-		char why[256];
-		he->job = materialise_job_start(ev, why, sizeof why);
-		if (!he->job) /* made in the foreground when needed */
-			fprintf(stderr, "ptrev: cannot make the history in the background: %s\n",
-				why);
-	}
+	if (background_wanted())
+		start_background(he);
+	he->job_held = background_after_move();
 	return 0;
 }
 

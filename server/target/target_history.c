@@ -673,7 +673,7 @@ static int forward(struct history_target *h, pid_t tid, bool all, bool step,
 	return rc;
 }
 
-static int history_resume(struct target *t, const struct target_resume *r)
+static int move(struct target *t, const struct target_resume *r)
 {
 	struct history_target *h = hist(t);
 	static const struct stop_set none;
@@ -805,6 +805,14 @@ static int history_resume(struct target *t, const struct target_resume *r)
 		return rc == 1 ? HISTORY_AT_PRESENT : TARGET_REFUSED;
 	stop_from_timeline(h, &ts, stops);
 	return 0;
+}
+
+static int history_resume(struct target *t, const struct target_resume *r)
+{
+	int rc = move(t, r);
+	if (hist(t)->ev)
+		history_event_moved(hist(t)->ev);
+	return rc;
 }
 
 static int history_wait(struct target *t, struct target_stop *stop, bool block)

@@ -200,6 +200,9 @@ struct history_event {
 	/* Its history being made in the background from the start (NULL:
 	 * not, PTREV_BACKGROUND_HISTORY=0, or taken). */
 	struct materialise_job *job;
+	/* PTREV_BACKGROUND_HISTORY=after-move: started once the first move
+	 * has ended (history_event_moved). */
+	bool job_held;
 };
 /* The state at the end (a native re-execution). With may_cut (a saved
  * recording, not a live session's past, which must reach the present),
@@ -221,6 +224,9 @@ struct timeline *history_event_make(struct history_event *he, bool whole, char *
 const struct trace_data *history_event_data(const struct history_event *he);
 /* Is the whole history made, in the background or before? */
 bool history_event_whole_ready(struct history_event *he);
+/* A move has ended: the background's history starts now if it was held
+ * until then (PTREV_BACKGROUND_HISTORY=after-move). */
+void history_event_moved(struct history_event *he);
 /* Did gdb stop the last wait for a history (history_event_make or
  * history_event_widen failed so)? Says it once. */
 bool history_event_interrupted(struct history_event *he);

@@ -234,7 +234,7 @@ def main():
     lines = re.findall(r'^ptrev: .*', tail, re.M)
     wider = [i for i, ln in enumerate(lines) if re.match(
         r'ptrev: going back (past the history made|to the last breakpoint hit \(found '
-        r'natively\)): made the history of ', ln)]
+        r'natively\)): made the history (of|from) ', ln)]
     whole_at = [i for i, ln in enumerate(lines)
                 if ln.startswith('ptrev: making the history of this event recording')]
     check(wider and whole_at and wider[-1] < whole_at[0],
