@@ -197,6 +197,58 @@ struct erp_copy erp_take_copy(struct erp *e, size_t from)
 	return (struct erp_copy){.pid = dup, .next = e->copies[best].next};
 }
 
+/* Which copy to give up for a new one at pos: the one whose gap to the
+ * copy before it is smallest for its distance from pos (as the
+ * replayer's checkpoints: replay/checkpoint.c), so that they lie about
+ * twice as far apart at each step back from the last: a move back from
+ * the end of the history finds one close before it, however long it is. */
+static size_t mid_victim(const struct erp *e, uint64_t pos)
+{
+	size_t best = 0;
+	double best_score = 0;
+	for (size_t i = 0; i < e->nmid; i++) {
+		uint64_t below = i ? e->mid[i - 1].pos : 0;
+		double score = (double)(e->mid[i].pos - below) / (double)(pos - e->mid[i].pos + 1);
+		if (i == 0 || score < best_score) {
+			best = i;
+			best_score = score;
+		}
+	}
+	return best;
+}
+
+void erp_mid_copy(struct erp *e, struct erp_thread *t)
+{
+	uint64_t every = e->obs ? e->obs->copy_every : 0;
+	if (!every || e->nthreads != 1 || e->nsoft || t->insns < e->mid_last + every)
+		return;
+	e->mid_last = t->insns;
+	if (e->nmid == ERP_MID_COPIES_MAX) {
+		size_t v = mid_victim(e, t->insns);
+		ptrace_park_kill(e->mid[v].pid);
+		memmove(e->mid + v, e->mid + v + 1, (--e->nmid - v) * sizeof *e->mid);
+	}
+	char err[256];
+	pid_t copy = 0;
+	if (!copy_room(e) || syscall_inject_fork_sibling(t->tid, &copy, err, sizeof err) < 0)
+		return; /* optional: the replayer runs from further back */
+	e->mid[e->nmid++] = (struct erp_mid_copy){.pos = t->insns, .pid = copy};
+}
+
+size_t erp_take_mid_copies(struct erp *e, struct erp_mid_copy *out, size_t max)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < e->nmid; i++) {
+		/* The newest are the most useful (moves go back from the end). */
+		if (e->nmid - i > max)
+			ptrace_park_kill(e->mid[i].pid);
+		else if (ptrace_park(e->mid[i].pid) == 0) /* else killed */
+			out[n++] = e->mid[i];
+	}
+	e->nmid = 0;
+	return n;
+}
+
 pid_t erp_take_start_copy(struct erp *e)
 {
 	pid_t copy = e->start_copy;
@@ -571,6 +623,9 @@ void erp_free(struct erp *e)
 	for (size_t i = 0; i < e->ncopies; i++)
 		ptrace_park_kill(e->copies[i].pid);
 	e->ncopies = 0;
+	for (size_t i = 0; i < e->nmid; i++)
+		ptrace_park_kill(e->mid[i].pid);
+	e->nmid = 0;
 	ptrace_park_kill(e->resume.pid);
 	e->resume = (struct erp_copy){0};
 	erp_kill(e);

@@ -56,6 +56,16 @@ struct erp_copy {
  * 64, ... from the end; the newest): each pins what the replay writes
  * after it, and the first tails begin near the end. */
 #define ERP_COPIES_MAX 8
+/* Copies kept inside stretches while the history is stepped (struct
+ * erp_observer's copy_every). */
+#define ERP_MID_COPIES_MAX 12
+
+/* A copy of the one thread's replay process where it had completed pos
+ * instructions of its history, stopped between two of them. */
+struct erp_mid_copy {
+	uint64_t pos;
+	pid_t pid;
+};
 
 struct erp_event {
 	enum erp_kind kind;
@@ -160,6 +170,11 @@ struct erp_observer {
 	 * first run it natively part of the way (erp_run_passes), for what
 	 * it tells nothing of. */
 	int (*before_stretch)(struct erp *e, struct erp_thread *t);
+	/* Optional (one thread, stepped from the program's start): keep
+	 * copies of the replay process on the way, the first after
+	 * copy_every instructions, denser near the last (erp_mid_copy), for
+	 * the history's replayer (erp_take_mid_copies). 0: none. */
+	uint64_t copy_every;
 	void *ctx;
 };
 /* Callbacks for an observer that needs only some of what a stepped run
@@ -243,6 +258,11 @@ struct erp {
 	bool make_copies;
 	struct erp_copy copies[ERP_COPIES_MAX];
 	size_t ncopies;
+	/* The observer's copy_every: copies made while stepping (traced by
+	 * the replay's thread until erp_take_mid_copies parks them). */
+	struct erp_mid_copy mid[ERP_MID_COPIES_MAX];
+	size_t nmid;
+	uint64_t mid_last;  /* instructions at the last one */
 	/* Start from this copy instead of launching the program (taken:
 	 * adopted, or killed where that fails, then launched). */
 	struct erp_copy resume;
@@ -586,6 +606,15 @@ struct erp_copy erp_take_copy(struct erp *e, size_t from);
 /* The parked copy of where a tail began (keep_start), now the caller's
  * (ptrace_adopt it, or ptrace_park_kill): 0 where none was made. */
 pid_t erp_take_start_copy(struct erp *e);
+/* t stands between two instructions of a stepped run: a copy of the
+ * replay process here where the observer's copy_every says so (none while
+ * an int3 of ours is in the code). Optional: nothing fails if none is
+ * made. */
+void erp_mid_copy(struct erp *e, struct erp_thread *t);
+/* The copies erp_mid_copy made, parked for a tracer in another thread
+ * (ptrace_handover.h), oldest first, into out (at most max); now the
+ * caller's (adopt each, or ptrace_park_kill it). How many. */
+size_t erp_take_mid_copies(struct erp *e, struct erp_mid_copy *out, size_t max);
 /* Replay td (one thread) natively until it stands after its event
  * from - 1 (or, point set, at that point inside the stretch that
  * follows), and hold it there. 0, or -1 with e->why. */
@@ -634,9 +663,10 @@ int erp_replay_searching_from(struct erp *e, const struct trace_data *td, size_t
  * record (*out, pos tail_from: a point a replay finds again, as the
  * recorder's are found; state_digest.h; the stack around its rsp in sp).
  * after_ns 0: where the stretch ends at a STATE point in a loop, the place
- * of erp_near_state instead. leave_loop: where the thread is in a loop
- * with no rarely passed PC nearby, the place where it leaves the loop
- * (for a point before a hit: the later the better). 1 when taken, 0 when
+ * of erp_near_state instead. Where the thread is in a loop with no
+ * rarely passed PC nearby, the place where it leaves the loop; with
+ * leave_loop as soon as it is seen to loop (for a point before a hit: the
+ * later the better). 1 when taken, 0 when
  * the thread reached its next event first (nothing taken; e is spent
  * either way), -1 with e->why. */
 /* (took_cpu_ns: the thread's own CPU time in that run, to where the

@@ -380,6 +380,9 @@ int erp_step_to_stop(struct erp *e, struct erp_thread *t, const struct trace_sta
 				return 0;
 			}
 		}
+		/* Not at a STATE point before what it puts in place (its
+		 * memory, gdb's changes there): the copy would lack it. */
+		erp_mid_copy(e, t);
 		int moved = 2;
 		if (blocks(e) && (moved = block_move(e, t, pc, &out->regs, &ws)) < 0)
 			return -1;

@@ -16,6 +16,15 @@
 #include "ptrev/ptrace_handover.h"
 #include "event_replay.h"
 
+/* The whole history's copies for its replayer (struct materialise_copies'
+ * cps): one every this many instructions stepped, thinned to
+ * MATERIALISE_CHECKPOINTS as it goes on (erp_mid_copy), so the newest
+ * lies within this many of the end: a copy costs about a millisecond, a
+ * stop a pass of a loop costs 60 us from the copy to a position. */
+#define MATERIALISE_CHECKPOINT_EVERY 16384
+_Static_assert(ERP_MID_COPIES_MAX <= MATERIALISE_CHECKPOINTS,
+	       "the copies the replay keeps are all taken");
+
 struct mat_thread {
 	struct ptenc *enc; /* NULL: not in this history (ended before it) */
 	uint64_t *pos;     /* instruction position of each event */
@@ -405,6 +414,24 @@ size_t materialise_tail_events(const struct trace_data *ev, size_t from, size_t 
 	return n;
 }
 
+/* PTREV_HISTORY_CHECKPOINTS=0: none (the tests' oracle, the benchmark's
+ * reference). */
+static bool checkpoints_wanted(void)
+{
+	const char *v = getenv("PTREV_HISTORY_CHECKPOINTS");
+	return !(v && strcmp(v, "0") == 0);
+}
+
+/* Did ev's program run one thread only (its THREAD records may name it
+ * more than once)? Only such a history's replayer takes checkpoints. */
+static bool one_thread(const struct trace_data *ev)
+{
+	for (size_t i = 1; i < ev->nthreads; i++)
+		if (ev->threads[i].tid != ev->threads[0].tid)
+			return false;
+	return ev->nthreads > 0;
+}
+
 /* The history from the one thread's event `from` on (0: all of it), or
  * from point in the stretch before it; or (run set) from that run of the
  * recorded order on. */
@@ -421,6 +448,8 @@ static int make(const struct trace_data *ev, size_t from, const struct trace_sta
 	m.psb_period = psb ? (uint32_t)strtoul(psb, NULL, 10) : PTENC_DEFAULT_PSB_PERIOD;
 	struct erp_observer obs = {.start = on_start, .insn = on_insn, .interrupt = on_interrupt,
 				   .event = on_event, .end = on_end, .run = on_run, .ctx = &m};
+	if (copies && !from && !run && one_thread(ev) && checkpoints_wanted())
+		obs.copy_every = MATERIALISE_CHECKPOINT_EVERY;
 	struct erp e;
 	const atomic_bool *stop = progress ? &progress->stop : NULL;
 	struct erp_copy resume = {0};
@@ -452,8 +481,15 @@ static int make(const struct trace_data *ev, size_t from, const struct trace_sta
 		if (rc < 0)
 			st->failed_at = e.failed_at;
 	}
-	if (rc == 0 && copies)
+	if (rc == 0 && copies) {
 		copies->start = erp_take_start_copy(&e);
+		struct erp_mid_copy mid[MATERIALISE_CHECKPOINTS];
+		copies->ncps = erp_take_mid_copies(&e, mid, MATERIALISE_CHECKPOINTS);
+		for (size_t i = 0; i < copies->ncps; i++) {
+			copies->cp_pos[i] = mid[i].pos;
+			copies->cp_pid[i] = mid[i].pid;
+		}
+	}
 	erp_free(&e);
 	for (size_t i = 0; i < m.nthreads; i++) {
 		ptenc_free(m.threads[i].enc);
@@ -470,6 +506,16 @@ int materialise(const struct trace_data *ev, struct trace_writer *w,
 		size_t errlen)
 {
 	return make(ev, 0, NULL, 0, w, st, progress, NULL, err, errlen);
+}
+
+void materialise_copies_kill(struct materialise_copies *copies)
+{
+	ptrace_park_kill(copies->from);
+	ptrace_park_kill(copies->start);
+	for (size_t i = 0; i < copies->ncps; i++)
+		ptrace_park_kill(copies->cp_pid[i]);
+	copies->from = copies->start = 0;
+	copies->ncps = 0;
 }
 
 static int to_memory(const struct trace_data *ev, size_t from, const struct trace_state *point,

@@ -57,8 +57,10 @@ static void *run(void *arg)
 	 * session's are the ones gdb waits for. As equals, a tail was made
 	 * at two thirds of its rate. */
 	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), MATERIALISE_JOB_NICE);
-	j->rc = materialise_to_memory(j->ev, &j->out, &j->st, &j->progress, j->err,
-				      sizeof j->err);
+	/* With the copies its replay leaves on the way (checkpoints for the
+	 * history's replayer). */
+	j->rc = materialise_tail_to_memory(j->ev, 0, NULL, 0, &j->out, &j->st, &j->progress,
+					   &j->copies, j->err, sizeof j->err);
 	atomic_store(&j->done, true);
 	return NULL;
 }
@@ -136,10 +138,15 @@ int materialise_job_finish(struct materialise_job *j, struct trace_data *out,
 	pthread_join(j->thread, NULL);
 	int rc = j->rc;
 	ptrace_park_kill(j->copies.from); /* never taken: the thread did not run */
-	if (copies)
+	j->copies.from = 0;
+	if (copies) {
 		copies->start = j->copies.start;
-	else
-		ptrace_park_kill(j->copies.start);
+		copies->ncps = j->copies.ncps;
+		memcpy(copies->cp_pos, j->copies.cp_pos, sizeof copies->cp_pos);
+		memcpy(copies->cp_pid, j->copies.cp_pid, sizeof copies->cp_pid);
+	} else {
+		materialise_copies_kill(&j->copies);
+	}
 	if (rc == 0) {
 		*out = j->out;
 		if (st)
@@ -158,8 +165,7 @@ void materialise_job_cancel(struct materialise_job *j)
 		return;
 	atomic_store(&j->progress.stop, true);
 	pthread_join(j->thread, NULL);
-	ptrace_park_kill(j->copies.from);
-	ptrace_park_kill(j->copies.start);
+	materialise_copies_kill(&j->copies);
 	if (j->rc == 0)
 		trace_data_free(&j->out);
 	free(j);

@@ -62,6 +62,19 @@ void replayer_give_start(struct replayer *r, pid_t copy)
 	r->start_copy = copy;
 }
 
+void replayer_give_checkpoints(struct replayer *r, const uint64_t *pos, const pid_t *pid,
+			       size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (r->ngiven == REPLAYER_MAX_CHECKPOINTS) {
+			ptrace_park_kill(pid[i]);
+			continue;
+		}
+		r->given_pos[r->ngiven] = pos[i];
+		r->given_pid[r->ngiven++] = pid[i];
+	}
+}
+
 int replayer_seal(struct replayer *r)
 {
 	if (history_seal(r->h) < 0)
@@ -457,6 +470,8 @@ void replayer_free(struct replayer *r)
 		rp_kill(&r->cps[i]);
 	rp_kill(&r->base);
 	ptrace_park_kill(r->start_copy);
+	for (size_t i = 0; i < r->ngiven; i++)
+		ptrace_park_kill(r->given_pid[i]);
 	history_free(r->h);
 	if (r->img.image || r->img.iscache)
 		trace_image_free(&r->img);

@@ -70,6 +70,10 @@ struct replayer {
 	                        thread lives */
 	const struct trace_data *events;
 	pid_t start_copy;    /* parked at position 0 (replayer_give_start), 0: none */
+	/* Parked at given_pos[i] (replayer_give_checkpoints), until adopted. */
+	pid_t given_pid[REPLAYER_MAX_CHECKPOINTS];
+	uint64_t given_pos[REPLAYER_MAX_CHECKPOINTS];
+	size_t ngiven;
 	const char *base_how;           /* how the base came to be (monitor checkpoints) */
 	bool vdso_hidden;               /* META vdso=hidden: hide it too */
 	uint64_t vdso_first;            /* first vDSO call, UINT64_MAX: none */

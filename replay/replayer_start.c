@@ -31,6 +31,28 @@ static int adopt(struct replayer *r, pid_t copy)
 	return 0;
 }
 
+/* The checkpoints given (replayer_give_checkpoints), adopted: each must
+ * stand at its position's instruction in the history. */
+static void adopt_given(struct replayer *r)
+{
+	for (size_t i = 0; i < r->ngiven; i++) {
+		char err[256];
+		struct rp_proc p = {.pid = r->given_pid[i], .memfd = -1, .pos = r->given_pos[i]};
+		struct user_regs_struct regs;
+		uint64_t ip;
+		if (relaunch_adopt(&r->start, p.pid, &p.memfd, err, sizeof err) < 0)
+			continue; /* killed: the replayer runs from further back */
+		if (ptrace(PTRACE_GETREGS, p.pid, NULL, &regs) < 0 ||
+		    history_ip_at(r->h, p.pos, &ip) < 0 || ip != regs.rip) {
+			rp_kill(&p);
+			continue;
+		}
+		rp_checkpoint_add(r, &p);
+		r->stats.given++;
+	}
+	r->ngiven = 0;
+}
+
 int rp_launch_base(struct replayer *r)
 {
 	if (!r->start.path && rp_start_state(r) < 0)
@@ -79,5 +101,7 @@ int rp_launch_base(struct replayer *r)
 		return rp_fail(r, "the program starts at %#llx, the recording at %#llx "
 			       "(a different binary?)", (unsigned long long)regs.rip,
 			       (unsigned long long)ip0);
+	if (!r->tail_from && !r->tail_run)
+		adopt_given(r);
 	return rp_gdb_writes_at(r, &r->base, 0);
 }

@@ -39,6 +39,8 @@ bool tl_ensure_replayer(struct timeline *tl)
 		if (tl->start_copy)
 			replayer_give_start(tl->replayer, tl->start_copy);
 		tl->start_copy = 0;
+		replayer_give_checkpoints(tl->replayer, tl->given_pos, tl->given_pid, tl->ngiven);
+		tl->ngiven = 0;
 		if (replayer_warning(tl->replayer))
 			fprintf(stderr, "ptrev: %s\n", replayer_warning(tl->replayer));
 	}
@@ -65,6 +67,19 @@ void timeline_give_start(struct timeline *tl, pid_t copy)
 {
 	ptrace_park_kill(tl->start_copy);
 	tl->start_copy = copy;
+}
+
+void timeline_give_checkpoints(struct timeline *tl, const uint64_t *pos, const pid_t *pid,
+			       size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (tl->ngiven == REPLAYER_MAX_CHECKPOINTS) {
+			ptrace_park_kill(pid[i]);
+			continue;
+		}
+		tl->given_pos[tl->ngiven] = pos[i];
+		tl->given_pid[tl->ngiven++] = pid[i];
+	}
 }
 
 void tl_state_free(struct timeline *tl)

@@ -144,7 +144,8 @@ bool event_end_stretch_ends_at_state(const struct event_end *ee, size_t from);
  * again), with the stack around its rsp in sp; after_ns 0: where the
  * stretch ends at a STATE point in a loop, a few thousand passes before
  * it (erp_take_point). leave_loop: stopped in a long loop, the place
- * where the loop is left instead (a point before a hit). 1 taken, 0 when
+ * where the loop is left instead (a point before a hit); without it that
+ * is only where no PC in the loop is rare enough. 1 taken, 0 when
  * the stretch ended first (no point: use the whole stretch), -1 with err.
  * *ran_cpu_ns (where not NULL): the thread's own CPU time in that run
  * after after_ns began counting, to the point or to the stretch's end (0:

@@ -97,6 +97,8 @@ int materialise_to_memory(const struct trace_data *ev, struct trace_data *out,
 /* Copies of replay processes (ptrace_handover.h) that spare a one-thread
  * tail's making and showing a native replay from the program's start
  * each. NULL: none. */
+/* Fewer than the replayer's own (REPLAYER_MAX_CHECKPOINTS). */
+#define MATERIALISE_CHECKPOINTS 12
 struct materialise_copies {
 	/* In: a copy parked where the thread had done its events before
 	 * from_next (event_end_take_copy; from_next <= the tail's from),
@@ -107,7 +109,20 @@ struct materialise_copies {
 	 * for the tail's replayer (replayer_give_start); now the caller's
 	 * (0: none made). */
 	pid_t start;
+	/* Out, for the whole history of a one-thread recording (from the
+	 * program's start): copies of its replay made while it was stepped
+	 * (inside stretches too), about twice as far apart at each step back
+	 * from the end, parked for the history's replayer
+	 * (replayer_give_checkpoints), oldest first; now the caller's
+	 * (materialise_copies_kill where not given). A replayer reaches a
+	 * position in a long loop from the nearest (a trap a pass), not from
+	 * the program's start: a minute for a loop of 7 M instructions. */
+	size_t ncps;
+	uint64_t cp_pos[MATERIALISE_CHECKPOINTS];
+	pid_t cp_pid[MATERIALISE_CHECKPOINTS];
 };
+/* Kill what copies still holds (parked, nobody to adopt them). */
+void materialise_copies_kill(struct materialise_copies *copies);
 int materialise_tail_to_memory(const struct trace_data *ev, size_t from,
 			       const struct trace_state *point, size_t run,
 			       struct trace_data *out, struct materialise_stats *st,

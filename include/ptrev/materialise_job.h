@@ -49,8 +49,8 @@ void materialise_job_status(struct materialise_job *j, struct materialise_job_st
 
 /* Wait for it to end and free it: 0 with *out the recording with its
  * history (free it with trace_data_free) and *st, or -1 with err; a
- * tail's copy parked where it begins in copies->start (0: none; copies
- * NULL: killed). */
+ * tail's copy parked where it begins in copies->start, the whole
+ * history's checkpoints in copies->cp_* (none: 0; copies NULL: killed). */
 int materialise_job_finish(struct materialise_job *j, struct trace_data *out,
 			   struct materialise_stats *st, struct materialise_copies *copies,
 			   char *err, size_t errlen);

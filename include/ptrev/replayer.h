@@ -83,6 +83,14 @@ void replayer_set_events(struct replayer *r, const struct trace_data *events);
  * never used). */
 void replayer_give_start(struct replayer *r, pid_t copy);
 
+/* ...and n parked replay processes that stand where pos[i] instructions
+ * of the history (from the program's start) are done, made while it was
+ * stepped (materialise_copies' cps): the replayer's first checkpoints,
+ * adopted with its start, each checked against the history's
+ * instruction there (one that differs is dropped). Now the replayer's. */
+void replayer_give_checkpoints(struct replayer *r, const uint64_t *pos, const pid_t *pid,
+			       size_t n);
+
 /* A live recording grew (new PT bytes and events in td): index them. The
  * arrays of td may have been reallocated. Returns 0, -1 out of memory. */
 int replayer_sync(struct replayer *r);
@@ -147,6 +155,7 @@ const char *replayer_warning(const struct replayer *r);
 struct replayer_stats {
 	uint64_t launches;      /* times the program was started afresh */
 	uint64_t adopted;       /* ...of them, from a tail's parked copy */
+	uint64_t given;         /* checkpoints adopted from the history's making */
 	uint64_t forks;         /* clones injected (checkpoints and runs) */
 	uint64_t insns_run;     /* instructions executed by replay processes */
 	uint64_t stops;         /* ptrace stops handled */

@@ -156,6 +156,7 @@ void history_event_close(struct history_event *he)
 {
 	materialise_job_cancel(he->job);
 	he->job = NULL;
+	materialise_copies_kill(&he->made_copies);
 	event_end_close(he->end);
 	he->end = NULL;
 	if (he->made_ok)
@@ -243,7 +244,8 @@ static int make_whole(struct history_event *he, struct materialise_stats *st, ch
 		snprintf(err, errlen, "stopped by gdb (Ctrl-C)");
 		return -1;
 	}
-	int rc = materialise_job_finish(he->job, &he->made, st, NULL, err, errlen);
+	materialise_copies_kill(&he->made_copies);
+	int rc = materialise_job_finish(he->job, &he->made, st, &he->made_copies, err, errlen);
 	he->job = NULL;
 	return rc;
 }
@@ -1773,6 +1775,11 @@ struct timeline *history_event_make(struct history_event *he, bool whole, char *
 			/* The first timeline of this tail takes its copy. */
 			timeline_give_start(tl, he->tail_start_copy);
 			he->tail_start_copy = 0;
+		} else {
+			/* ...and of the whole history its checkpoints. */
+			timeline_give_checkpoints(tl, he->made_copies.cp_pos,
+						  he->made_copies.cp_pid, he->made_copies.ncps);
+			he->made_copies.ncps = 0;
 		}
 		timeline_to_end(tl);
 	}

@@ -20,6 +20,7 @@
 
 #include "ptrev/event_end.h"
 #include "ptrev/inferior.h"
+#include "ptrev/materialise.h"
 #include "ptrev/state_record.h"
 #include "ptrev/target.h"
 #include "ptrev/timeline.h"
@@ -200,6 +201,9 @@ struct history_event {
 	/* Its history being made in the background from the start (NULL:
 	 * not, PTREV_BACKGROUND_HISTORY=0, or taken). */
 	struct materialise_job *job;
+	/* The copies its replay left on the way (checkpoints), for the
+	 * first timeline of the whole history (made_ok). */
+	struct materialise_copies made_copies;
 	/* PTREV_BACKGROUND_HISTORY=after-move: started once the first move
 	 * has ended (history_event_moved). */
 	bool job_held;

@@ -1374,6 +1374,113 @@ static void start_copy_case(const char *ptrev, const char *dir, const char *work
 	trace_data_free(&td);
 }
 
+/* The whole history's checkpoints (materialise_copies' cps): copies of
+ * its replay that its making (in a job, as the session makes it) leaves
+ * on the way, inside stretches too, about twice as far apart at each
+ * step back from the end, given to its replayer and adopted as its first
+ * checkpoints. The oracle: a replayer of the same history without them,
+ * at the newest copies' positions, one instruction before and after each,
+ * the middle and the end. A copy given for a position it does not stand
+ * at is dropped; copies given to a replayer that shows nothing are killed
+ * with it. */
+static void checkpoints_case(const char *ptrev, const char *dir, const char *work)
+{
+	char err[512], why[512] = "";
+	struct trace_data td, made;
+	struct materialise_stats ms;
+	size_t writes[6];
+	if (tail_work_writes(ptrev, dir, work, &td, writes) < 0)
+		return;
+	struct materialise_copies copies = {0};
+	struct materialise_job *j = materialise_job_start(&td, err, sizeof err);
+	int rc = j ? materialise_job_finish(j, &made, &ms, &copies, err, sizeof err) : -1;
+	CHECK(rc == 0 && copies.ncps >= 6, "the whole history made in a job, %zu copies kept on "
+	      "the way: %s", copies.ncps, rc ? err : "made");
+	if (rc < 0 || copies.ncps < 6) {
+		materialise_copies_kill(&copies);
+		if (rc == 0)
+			trace_data_free(&made);
+		trace_data_free(&td);
+		return;
+	}
+	uint64_t n = ms.instructions;
+	size_t k = copies.ncps;
+	/* The newer half in a shorter span than the older. */
+	bool spaced = copies.cp_pos[k - 1] < n && n - copies.cp_pos[k - 1] < n / 16 &&
+		      copies.cp_pos[k - 1] - copies.cp_pos[k / 2] <
+			      copies.cp_pos[k / 2] - copies.cp_pos[0];
+	for (size_t i = 1; i < k; i++)
+		spaced &= copies.cp_pos[i] > copies.cp_pos[i - 1];
+	for (size_t i = 0; i < k; i++)
+		printf("checkpoint %zu at %llu\n", i, (unsigned long long)copies.cp_pos[i]);
+	CHECK(spaced, "the copies lie closer together towards the end (%zu, the newest at %llu of "
+	      "%llu instructions)", k, (unsigned long long)copies.cp_pos[k - 1],
+	      (unsigned long long)n);
+	struct replayer *given = replayer_new(&made, err, sizeof err);
+	struct replayer *plain = replayer_new(&made, err, sizeof err);
+	CHECK(given && plain, "replayers of the whole history: %s", err);
+	uint64_t at[3 * 6 + 2];
+	size_t nat = 0;
+	for (size_t i = k - 6; i < k; i++) {
+		at[nat++] = copies.cp_pos[i] - 1;
+		at[nat++] = copies.cp_pos[i];
+		at[nat++] = copies.cp_pos[i] + 1;
+	}
+	at[nat++] = n / 2;
+	at[nat++] = n - 1;
+	/* The oldest given one instruction further on than it stands. */
+	copies.cp_pos[0]++;
+	if (given && plain) {
+		replayer_seal(given);
+		replayer_seal(plain);
+		replayer_set_events(given, &td);
+		replayer_set_events(plain, &td);
+		replayer_give_checkpoints(given, copies.cp_pos, copies.cp_pid, k);
+		copies.ncps = 0;
+		for (size_t i = 0; i < nat; i++)
+			CHECK(same_state_at(given, plain, at[i], why, sizeof why),
+			      "at position %llu, the state from the given copies is the replayed "
+			      "one's: %s", (unsigned long long)at[i], why);
+		struct replayer_stats a, b;
+		replayer_get_stats(given, &a);
+		replayer_get_stats(plain, &b);
+		printf("checkpoints: %zu copies given for %llu instructions, %llu adopted\n", k,
+		       (unsigned long long)n, (unsigned long long)a.given);
+		CHECK(a.given == k - 1 && b.given == 0,
+		      "every copy adopted but the one given for another position (%llu of %zu), "
+		      "none without (%llu)", (unsigned long long)a.given, k,
+		      (unsigned long long)b.given);
+	}
+	replayer_free(given);
+	replayer_free(plain);
+	materialise_copies_kill(&copies);
+	trace_data_free(&made);
+	/* Made in this thread, given to a replayer that never shows a state:
+	 * killed with it. */
+	rc = materialise_tail_to_memory(&td, 0, NULL, 0, &made, &ms, NULL, &copies, err,
+					sizeof err);
+	CHECK(rc == 0 && copies.ncps > 0, "the same history made in this thread, %zu copies: %s",
+	      copies.ncps, rc ? err : "made");
+	if (rc == 0) {
+		pid_t pids[MATERIALISE_CHECKPOINTS];
+		k = copies.ncps;
+		memcpy(pids, copies.cp_pid, k * sizeof *pids);
+		struct replayer *unused = replayer_new(&made, err, sizeof err);
+		if (unused) {
+			replayer_give_checkpoints(unused, copies.cp_pos, copies.cp_pid, k);
+			copies.ncps = 0;
+		}
+		replayer_free(unused);
+		materialise_copies_kill(&copies);
+		bool gone = true;
+		for (size_t i = 0; i < k; i++)
+			gone &= kill(pids[i], 0) < 0 && errno == ESRCH;
+		CHECK(gone, "the %zu unused copies are gone with their replayer", k);
+		trace_data_free(&made);
+	}
+	trace_data_free(&td);
+}
+
 /* Record NAME, single-step it independently, compare the replayed state at
  * many positions; full: also the checks that need rep_basic's layout
  * (recorded pid, heap contents, reverse steps, a tampered copy). */
@@ -1790,6 +1897,7 @@ int main(int argc, char **argv)
 	piece_case(ptrev, dir, work);
 	hit_point_case(ptrev, dir, work);
 	start_copy_case(ptrev, dir, work);
+	checkpoints_case(ptrev, dir, work);
 	end_copies_case(ptrev, dir, work);
 	printf("%s (%d failures)\n", failures ? "FAILED" : "ok", failures);
 	return failures ? 1 : 0;
