@@ -7,7 +7,6 @@
 #include "event_replay.h"
 
 #include <errno.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,46 +120,6 @@ static bool copy_wanted(const struct erp *e, const struct erp_thread *t, size_t 
 	return d >= 16 && (d & (d - 1)) == 0;
 }
 
-/* The replay process's resident size in bytes (0: unknown). */
-static uint64_t resident_bytes(pid_t pid)
-{
-	char path[64];
-	unsigned long long size = 0, rss = 0;
-	snprintf(path, sizeof path, "/proc/%d/statm", (int)pid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return 0;
-	if (fscanf(f, "%llu %llu", &size, &rss) != 2)
-		rss = 0;
-	fclose(f);
-	return rss * (uint64_t)sysconf(_SC_PAGESIZE);
-}
-
-/* The memory the system has for new work (MemAvailable), bytes; 0:
- * unknown. */
-static uint64_t available_bytes(void)
-{
-	char line[256];
-	uint64_t v = 0;
-	FILE *f = fopen("/proc/meminfo", "r");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof line, f))
-		if (sscanf(line, "MemAvailable: %" SCNu64, &v) == 1)
-			break;
-	fclose(f);
-	return v * 1024;
-}
-
-/* Room for one more copy? Each holds on to the pages the replay writes
- * after it was made (copy-on-write): up to the program's resident size.
- * All of them together may take a quarter of the memory available. */
-static bool copy_room(const struct erp *e)
-{
-	uint64_t rss = resident_bytes(e->pid), avail = available_bytes();
-	return rss && avail && rss * (e->ncopies + 1) <= avail / 4;
-}
-
 /* The copy is kept stopped and traced by this thread (the session's: the
  * end's replay runs there), not parked: each tail takes a fork of it
  * (erp_take_copy), which is parked once and adopted once. (A copy parked,
@@ -175,7 +134,7 @@ static void make_copy(struct erp *e, struct erp_thread *t, size_t k)
 		ptrace_park_kill(e->copies[0].pid);
 		memmove(e->copies, e->copies + 1, --e->ncopies * sizeof *e->copies);
 	}
-	if (!copy_room(e) || syscall_inject_fork_sibling(t->tid, &copy, err, sizeof err) < 0)
+	if (!erp_copy_room(e) || syscall_inject_fork_sibling(t->tid, &copy, err, sizeof err) < 0)
 		return; /* optional: a later replay starts further back */
 	e->copies[e->ncopies++] = (struct erp_copy){.pid = copy, .next = k};
 }
@@ -195,58 +154,6 @@ struct erp_copy erp_take_copy(struct erp *e, size_t from)
 	    ptrace_park(dup) < 0)
 		return (struct erp_copy){0};
 	return (struct erp_copy){.pid = dup, .next = e->copies[best].next};
-}
-
-/* Which copy to give up for a new one at pos: the one whose gap to the
- * copy before it is smallest for its distance from pos (as the
- * replayer's checkpoints: replay/checkpoint.c), so that they lie about
- * twice as far apart at each step back from the last: a move back from
- * the end of the history finds one close before it, however long it is. */
-static size_t mid_victim(const struct erp *e, uint64_t pos)
-{
-	size_t best = 0;
-	double best_score = 0;
-	for (size_t i = 0; i < e->nmid; i++) {
-		uint64_t below = i ? e->mid[i - 1].pos : 0;
-		double score = (double)(e->mid[i].pos - below) / (double)(pos - e->mid[i].pos + 1);
-		if (i == 0 || score < best_score) {
-			best = i;
-			best_score = score;
-		}
-	}
-	return best;
-}
-
-void erp_mid_copy(struct erp *e, struct erp_thread *t)
-{
-	uint64_t every = e->obs ? e->obs->copy_every : 0;
-	if (!every || e->nthreads != 1 || e->nsoft || t->insns < e->mid_last + every)
-		return;
-	e->mid_last = t->insns;
-	if (e->nmid == ERP_MID_COPIES_MAX) {
-		size_t v = mid_victim(e, t->insns);
-		ptrace_park_kill(e->mid[v].pid);
-		memmove(e->mid + v, e->mid + v + 1, (--e->nmid - v) * sizeof *e->mid);
-	}
-	char err[256];
-	pid_t copy = 0;
-	if (!copy_room(e) || syscall_inject_fork_sibling(t->tid, &copy, err, sizeof err) < 0)
-		return; /* optional: the replayer runs from further back */
-	e->mid[e->nmid++] = (struct erp_mid_copy){.pos = t->insns, .pid = copy};
-}
-
-size_t erp_take_mid_copies(struct erp *e, struct erp_mid_copy *out, size_t max)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < e->nmid; i++) {
-		/* The newest are the most useful (moves go back from the end). */
-		if (e->nmid - i > max)
-			ptrace_park_kill(e->mid[i].pid);
-		else if (ptrace_park(e->mid[i].pid) == 0) /* else killed */
-			out[n++] = e->mid[i];
-	}
-	e->nmid = 0;
-	return n;
 }
 
 pid_t erp_take_start_copy(struct erp *e)

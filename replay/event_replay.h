@@ -606,6 +606,10 @@ struct erp_copy erp_take_copy(struct erp *e, size_t from);
 /* The parked copy of where a tail began (keep_start), now the caller's
  * (ptrace_adopt it, or ptrace_park_kill): 0 where none was made. */
 pid_t erp_take_start_copy(struct erp *e);
+/* ---- event_copies.c ---- */
+/* Room for one more copy of e's replay process (a quarter of the memory
+ * available for all of them together)? */
+bool erp_copy_room(const struct erp *e);
 /* t stands between two instructions of a stepped run: a copy of the
  * replay process here where the observer's copy_every says so (none while
  * an int3 of ours is in the code). Optional: nothing fails if none is

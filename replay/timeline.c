@@ -67,8 +67,7 @@ void timeline_close(struct timeline *tl)
 		return;
 	tl_state_free(tl);
 	ptrace_park_kill(tl->start_copy);
-	for (size_t i = 0; i < tl->ngiven; i++)
-		ptrace_park_kill(tl->given_pid[i]);
+	materialise_copies_kill(&tl->given);
 	sched_map_free(tl->sched);
 	for (size_t i = 0; i < tl->nthreads; i++)
 		history_free(tl->threads[i].h);

@@ -14,7 +14,7 @@
 
 #include "ptrev/code_memory.h"
 #include "ptrev/history.h"
-#include "ptrev/replayer.h"
+#include "ptrev/materialise.h"
 #include "ptrev/timeline.h"
 #include "ptrev/trace_file.h"
 #include "ptrev/trace_image.h"
@@ -69,10 +69,8 @@ struct timeline {
 	 * (event_hold.h) instead, valid where hold_state is 1 at hold_gpos. */
 	const struct trace_data *events;
 	pid_t start_copy;      /* for the replayer (timeline_give_start), 0: none */
-	/* For the replayer too (timeline_give_checkpoints). */
-	pid_t given_pid[REPLAYER_MAX_CHECKPOINTS];
-	uint64_t given_pos[REPLAYER_MAX_CHECKPOINTS];
-	size_t ngiven;
+	/* For the replayer too (timeline_give_checkpoints): its cps. */
+	struct materialise_copies given;
 	struct event_hold *hold;
 	uint64_t hold_gpos;
 	int hold_state;

@@ -39,8 +39,9 @@ bool tl_ensure_replayer(struct timeline *tl)
 		if (tl->start_copy)
 			replayer_give_start(tl->replayer, tl->start_copy);
 		tl->start_copy = 0;
-		replayer_give_checkpoints(tl->replayer, tl->given_pos, tl->given_pid, tl->ngiven);
-		tl->ngiven = 0;
+		replayer_give_checkpoints(tl->replayer, tl->given.cp_pos, tl->given.cp_pid,
+					  tl->given.ncps);
+		tl->given.ncps = 0;
 		if (replayer_warning(tl->replayer))
 			fprintf(stderr, "ptrev: %s\n", replayer_warning(tl->replayer));
 	}
@@ -69,17 +70,13 @@ void timeline_give_start(struct timeline *tl, pid_t copy)
 	tl->start_copy = copy;
 }
 
-void timeline_give_checkpoints(struct timeline *tl, const uint64_t *pos, const pid_t *pid,
-			       size_t n)
+void timeline_give_checkpoints(struct timeline *tl, struct materialise_copies *copies)
 {
-	for (size_t i = 0; i < n; i++) {
-		if (tl->ngiven == REPLAYER_MAX_CHECKPOINTS) {
-			ptrace_park_kill(pid[i]);
-			continue;
-		}
-		tl->given_pos[tl->ngiven] = pos[i];
-		tl->given_pid[tl->ngiven++] = pid[i];
-	}
+	materialise_copies_kill(&tl->given);
+	tl->given.ncps = copies->ncps;
+	memcpy(tl->given.cp_pos, copies->cp_pos, sizeof copies->cp_pos);
+	memcpy(tl->given.cp_pid, copies->cp_pid, sizeof copies->cp_pid);
+	copies->ncps = 0;
 }
 
 void tl_state_free(struct timeline *tl)

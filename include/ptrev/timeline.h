@@ -46,10 +46,11 @@ void timeline_set_events(struct timeline *tl, const struct trace_data *events);
 /* The parked copy of where tl's history (a tail) begins, for its replayer
  * (replayer_give_start); now tl's. */
 void timeline_give_start(struct timeline *tl, pid_t copy);
-/* Parked copies at those positions of tl's history (from the program's
- * start), for its replayer (replayer_give_checkpoints); now tl's. */
-void timeline_give_checkpoints(struct timeline *tl, const uint64_t *pos, const pid_t *pid,
-			       size_t n);
+/* The whole history's checkpoints (copies' cps: parked copies at
+ * positions of tl's history, from the program's start), for its replayer
+ * (replayer_give_checkpoints); now tl's (copies' cps emptied). */
+struct materialise_copies;
+void timeline_give_checkpoints(struct timeline *tl, struct materialise_copies *copies);
 /* What a long search in the history (a watchpoint's in a multi-threaded
  * one) asks about every tenth of a second: true stops it, and the move
  * ends where it stood (TIMELINE_INTERRUPTED). NULL: never. */

@@ -1777,9 +1777,7 @@ struct timeline *history_event_make(struct history_event *he, bool whole, char *
 			he->tail_start_copy = 0;
 		} else {
 			/* ...and of the whole history its checkpoints. */
-			timeline_give_checkpoints(tl, he->made_copies.cp_pos,
-						  he->made_copies.cp_pid, he->made_copies.ncps);
-			he->made_copies.ncps = 0;
+			timeline_give_checkpoints(tl, &he->made_copies);
 		}
 		timeline_to_end(tl);
 	}
