@@ -90,15 +90,17 @@ void erp_mid_copy(struct erp *e, struct erp_thread *t)
 	e->mid[e->nmid++] = (struct erp_mid_copy){.pos = t->insns, .pid = copy};
 }
 
-size_t erp_take_mid_copies(struct erp *e, struct erp_mid_copy *out, size_t max)
+size_t erp_take_mid_copies(struct erp *e, uint64_t *pos, pid_t *pid, size_t max)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < e->nmid; i++) {
 		/* The newest are the most useful (moves go back from the end). */
-		if (e->nmid - i > max)
+		if (e->nmid - i > max) {
 			ptrace_park_kill(e->mid[i].pid);
-		else if (ptrace_park(e->mid[i].pid) == 0) /* else killed */
-			out[n++] = e->mid[i];
+		} else if (ptrace_park(e->mid[i].pid) == 0) { /* else killed */
+			pos[n] = e->mid[i].pos;
+			pid[n++] = e->mid[i].pid;
+		}
 	}
 	e->nmid = 0;
 	return n;

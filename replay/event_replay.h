@@ -616,9 +616,10 @@ bool erp_copy_room(const struct erp *e);
  * made. */
 void erp_mid_copy(struct erp *e, struct erp_thread *t);
 /* The copies erp_mid_copy made, parked for a tracer in another thread
- * (ptrace_handover.h), oldest first, into out (at most max); now the
- * caller's (adopt each, or ptrace_park_kill it). How many. */
-size_t erp_take_mid_copies(struct erp *e, struct erp_mid_copy *out, size_t max);
+ * (ptrace_handover.h), oldest first, into pos[i] and pid[i] (at most
+ * max, the newest); now the caller's (adopt each, or ptrace_park_kill
+ * it). How many. */
+size_t erp_take_mid_copies(struct erp *e, uint64_t *pos, pid_t *pid, size_t max);
 /* Replay td (one thread) natively until it stands after its event
  * from - 1 (or, point set, at that point inside the stretch that
  * follows), and hold it there. 0, or -1 with e->why. */

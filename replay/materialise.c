@@ -483,12 +483,8 @@ static int make(const struct trace_data *ev, size_t from, const struct trace_sta
 	}
 	if (rc == 0 && copies) {
 		copies->start = erp_take_start_copy(&e);
-		struct erp_mid_copy mid[MATERIALISE_CHECKPOINTS];
-		copies->ncps = erp_take_mid_copies(&e, mid, MATERIALISE_CHECKPOINTS);
-		for (size_t i = 0; i < copies->ncps; i++) {
-			copies->cp_pos[i] = mid[i].pos;
-			copies->cp_pid[i] = mid[i].pid;
-		}
+		copies->ncps = erp_take_mid_copies(&e, copies->cp_pos, copies->cp_pid,
+						   MATERIALISE_CHECKPOINTS);
 	}
 	erp_free(&e);
 	for (size_t i = 0; i < m.nthreads; i++) {

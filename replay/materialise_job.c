@@ -139,14 +139,10 @@ int materialise_job_finish(struct materialise_job *j, struct trace_data *out,
 	int rc = j->rc;
 	ptrace_park_kill(j->copies.from); /* never taken: the thread did not run */
 	j->copies.from = 0;
-	if (copies) {
-		copies->start = j->copies.start;
-		copies->ncps = j->copies.ncps;
-		memcpy(copies->cp_pos, j->copies.cp_pos, sizeof copies->cp_pos);
-		memcpy(copies->cp_pid, j->copies.cp_pid, sizeof copies->cp_pid);
-	} else {
+	if (copies) /* what the job's replay made, all of it the caller's */
+		*copies = j->copies;
+	else
 		materialise_copies_kill(&j->copies);
-	}
 	if (rc == 0) {
 		*out = j->out;
 		if (st)

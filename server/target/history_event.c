@@ -32,16 +32,15 @@
  * (tests of what a move does before the whole history is ready: on a
  * fast machine a short recording's whole history is ready before gdb's
  * first move). */
-static bool background_wanted(void)
+enum background { BACKGROUND_AT_OPEN, BACKGROUND_NEVER, BACKGROUND_AFTER_MOVE };
+static enum background background_when(void)
 {
 	const char *v = getenv("PTREV_BACKGROUND_HISTORY");
-	return !v || (strcmp(v, "0") != 0 && strcmp(v, "after-move") != 0);
-}
-
-static bool background_after_move(void)
-{
-	const char *v = getenv("PTREV_BACKGROUND_HISTORY");
-	return v && strcmp(v, "after-move") == 0;
+	if (v && strcmp(v, "0") == 0)
+		return BACKGROUND_NEVER;
+	if (v && strcmp(v, "after-move") == 0)
+		return BACKGROUND_AFTER_MOVE;
+	return BACKGROUND_AT_OPEN;
 }
 
 static void start_background(struct history_event *he)
@@ -146,9 +145,10 @@ int history_event_open(struct history_event *he, const struct trace_data *ev, bo
 		he->last = ev->sched[ev->nsched - 1].tid;
 	if (!he->last && ev->nthreads)
 		he->last = ev->threads[0].tid;
-	if (background_wanted())
+	enum background when = background_when();
+	if (when == BACKGROUND_AT_OPEN)
 		start_background(he);
-	he->job_held = background_after_move();
+	he->job_held = when == BACKGROUND_AFTER_MOVE;
 	return 0;
 }
 
