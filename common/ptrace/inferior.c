@@ -313,6 +313,29 @@ void inferior_kill(struct inferior *inf)
 	inf->pid = 0;
 }
 
+/* out: a new inferior for pid, a stopped fork child of a process with
+ * like's settings (ptrev started the parent, so the child too). */
+static int adopt(struct inferior *out, pid_t pid, const struct inferior *like)
+{
+	bool report_forks = like->report_forks, report_vforks = like->report_vforks;
+	bool report_exec = like->report_exec, attached = like->attached;
+	bool pass[65];
+	memcpy(pass, like->pass_signals, sizeof pass);
+	memset(out, 0, sizeof *out);
+	out->memfd = -1;
+	out->pid = pid;
+	out->attached = attached;
+	if (!inf_add_thread(out, pid))
+		return -1;
+	inf_open_memfd(out);
+	inferior_follow_forks(out, true);
+	out->report_forks = report_forks;
+	out->report_vforks = report_vforks;
+	out->report_exec = report_exec;
+	memcpy(out->pass_signals, pass, sizeof pass);
+	return 0;
+}
+
 /* follow-fork-mode child (inferior.h): here with the life cycle, since it
  * detaches one process and takes on another. */
 int inferior_follow_fork_child(struct inferior *inf)
@@ -320,23 +343,49 @@ int inferior_follow_fork_child(struct inferior *inf)
 	pid_t child = inf->fork_child;
 	if (!child)
 		return -1;
-	bool report_forks = inf->report_forks, report_vforks = inf->report_vforks;
-	bool report_exec = inf->report_exec;
-	bool attached = inf->attached;
+	struct inferior like = *inf;
 	inf->fork_child = 0;
 	inferior_detach(inf);
 	inferior_destroy(inf);
-	memset(inf, 0, sizeof *inf);
-	inf->memfd = -1;
-	inf->pid = child;
-	inf->attached = attached; /* ptrev started the parent, so the child too */
-	if (!inf_add_thread(inf, child))
+	return adopt(inf, child, &like);
+}
+
+int inferior_take_fork_child(struct inferior *inf, struct inferior *child)
+{
+	pid_t pid = inf->fork_child;
+	if (!pid)
 		return -1;
-	inf_open_memfd(inf);
-	inferior_follow_forks(inf, true);
-	inf->report_forks = report_forks;
-	inf->report_vforks = report_vforks;
-	inf->report_exec = report_exec;
+	if (adopt(child, pid, inf) != 0) {
+		free(child->threads); /* it stays held by inf */
+		child->threads = NULL;
+		return -1;
+	}
+	child->vfork_parent = inf->fork_child_vfork ? inf->pid : 0;
+	if (!inf->fork_child_vfork && inf->nbps) {
+		/* A forked child has a copy of the parent's memory, int3s and
+		 * all, and gdb takes its breakpoints for inserted there too
+		 * (gdbserver copies its breakpoint list to the child). They
+		 * were taken out while it was held: put back, in its own
+		 * table. */
+		struct sw_breakpoint *bps = malloc(inf->nbps * sizeof *bps);
+		if (bps) {
+			memcpy(bps, inf->bps, inf->nbps * sizeof *bps);
+			child->bps = bps;
+			child->nbps = child->cap_bps = inf->nbps;
+			static const uint8_t int3 = 0xcc;
+			for (size_t i = 0; i < child->nbps; i++)
+				inf_mem_write_raw(child, bps[i].addr, &int3, 1);
+		}
+	}
+	if (!inf->fork_child_vfork && inf->dr7) {
+		/* Debug registers are not inherited: the parent's watchpoints
+		 * and hardware breakpoints are put in the child's, as
+		 * gdbserver does (low_new_fork). */
+		memcpy(child->hw, inf->hw, sizeof child->hw);
+		child->dr7 = inf->dr7;
+		inf_dr_apply_thread(child, pid);
+	}
+	inf->fork_child = 0;
 	return 0;
 }
 

@@ -123,8 +123,17 @@ void inf_fork_child_release(struct inferior *inf, pid_t child, bool vfork, bool 
 void inf_fork_child_hold(struct inferior *inf, pid_t child, bool vfork, bool stop_seen,
 			 bool untrap_tsc)
 {
-	if (clean_child(inf, child, vfork, stop_seen, untrap_tsc))
+	if (clean_child(inf, child, vfork, stop_seen, untrap_tsc)) {
 		inf->fork_child = child;
+		inf->fork_child_vfork = vfork;
+	}
+}
+
+void inf_vfork_child_done(struct inferior *inf)
+{
+	if (inf->vfork_parent && inf->nbps)
+		restore_bytes(inf, inf->vfork_parent);
+	inf->vfork_parent = 0;
 }
 
 int inferior_detach_fork_child(struct inferior *inf)
@@ -163,6 +172,7 @@ void inf_vfork_done(struct inferior *inf)
 
 void inf_after_exec(struct inferior *inf)
 {
+	inf_vfork_child_done(inf); /* its int3s stayed in the parent's memory */
 	/* One thread is left, with the process id (the kernel gave the
 	 * exec'ing thread the leader's); the old program's memory, and with
 	 * it every int3, is gone, and so are the debug registers. */

@@ -10,9 +10,12 @@
 
 #define RIP_OFFSET offsetof(struct user, regs.rip)
 
+/* One of its threads, or the fork child it holds (gdb reads the child's
+ * registers before it lets it go or keeps it). */
 static bool known_thread(struct inferior *inf, pid_t tid)
 {
-	return inf->pid && !inf->exited && inferior_thread(inf, tid);
+	return inf->pid && !inf->exited &&
+	       (inferior_thread(inf, tid) || (tid && tid == inf->fork_child));
 }
 
 int inf_get_pc(pid_t tid, uint64_t *pc)

@@ -46,6 +46,7 @@ void inf_remove_thread(struct inferior *inf, pid_t tid)
 
 void inf_mark_gone(struct inferior *inf)
 {
+	inf_vfork_child_done(inf); /* its int3s stay in the parent's memory */
 	inf->exited = true;
 	inf->nthreads = 0;
 	inf->nbps = 0;

@@ -406,7 +406,12 @@ int inferior_wait(struct inferior *inf, struct stop_event *ev, bool block)
 			return block ? -1 : 0;
 
 		int st;
-		pid_t w = ptrace_waitpid(-1, &st, __WALL | (block ? 0 : WNOHANG));
+		/* __WNOTHREAD: this thread's tracees only. A thread that waits
+		 * for any child also takes the stops of the other threads'
+		 * tracees: a history's background job (materialise_job.c) traces
+		 * its replay from a thread of its own while a process gdb kept
+		 * (gdb_procs.c) runs here. */
+		pid_t w = ptrace_waitpid(-1, &st, __WALL | __WNOTHREAD | (block ? 0 : WNOHANG));
 		if (w == 0)
 			return 0;
 		if (w < 0) {

@@ -38,6 +38,21 @@ struct gdb_run_settings {
 	bool randomize;
 };
 
+/* What the session keeps of one process besides the current one
+ * (gdb_procs.c): the fields of struct gdb_server that are a process's. */
+struct gdb_proc {
+	struct target *target;
+	struct gdb_point *points;
+	size_t npoints;
+	struct btrace_thread *btrace;
+	size_t nbtrace;
+	bool btrace_pushed;
+	uint64_t tls_sym[GDB_TLS_SYMBOLS];
+	pid_t g_tid;
+	struct target_stop last;
+	char *state_note;
+};
+
 struct gdb_server {
 	struct rsp_conn conn;
 	struct target *target;     /* the top of the target stack (owned) */
@@ -115,6 +130,11 @@ struct gdb_server {
 	uint64_t tls_sym[GDB_TLS_SYMBOLS];
 	/* Non-stop mode (gdb_nonstop.c), NULL in all-stop. */
 	struct gdb_nonstop *ns;
+	/* The processes gdb debugs besides target's (gdb_procs.c): a fork
+	 * child it kept (detach-on-fork off), a vfork's parent while it
+	 * follows the child. Each stands stopped until gdb names it. */
+	struct gdb_proc *procs;
+	size_t nprocs;
 };
 
 struct btrace_thread {
@@ -187,6 +207,10 @@ void gdb_debug_log_sent(struct gdb_server *s, const char *pkt, size_t len);
  * the next Z/z packet. */
 void gdb_points_stop_set(struct gdb_server *s, struct stop_set *set, struct stop_point **storage);
 void gdb_points_clear(struct gdb_server *s);
+/* s's breakpoints and watchpoints, without their conditions, in *out
+ * (malloc'ed): what a fork leaves in the child (the target copies its
+ * int3s and debug registers). 0, or -1. */
+int gdb_points_copy(const struct gdb_server *s, struct gdb_point **out, size_t *nout);
 
 /* Resume per a vCont action list (or legacy c/s/C/S), or backwards (bs,
  * bc), and wait for the next stop, leaving its stop reply in s->reply
@@ -257,5 +281,25 @@ int gdb_btrace_conf_xml(struct gdb_server *s, struct strbuf *obj);
  * *tid = -1 for all, 0 for any. */
 bool gdb_parse_thread_id(const char *s, const char **end, pid_t *pid, pid_t *tid);
 void gdb_format_thread_id(struct gdb_server *s, struct strbuf *out, pid_t tid);
+/* The same for a thread of process pid (not always the current one). */
+void gdb_format_thread_id_in(const struct gdb_server *s, struct strbuf *out, pid_t pid, pid_t tid);
+
+/* ---- several processes (gdb_procs.c) ---- */
+/* Before a resume: a fork child the target holds, which gdb has not let
+ * go, becomes a process of gdb's own (it stays stopped). */
+void gdb_procs_keep_child(struct gdb_server *s);
+/* Make process pid the current one (target and its fields); true where it
+ * is the current one already or pid <= 0, false where no process has it. */
+bool gdb_procs_select(struct gdb_server *s, pid_t pid);
+/* The current process has ended, or was let go or killed: true with
+ * another one current (the ended one's target freed), false where none
+ * is left (the current one stays, as before). */
+bool gdb_procs_drop_current(struct gdb_server *s);
+/* Every other process killed (recordings finished) and forgotten. */
+void gdb_procs_free(struct gdb_server *s);
+/* Process i's threads (0: the current one's) in *ids (malloc'ed), its
+ * pid and target; false past the last. */
+bool gdb_procs_threads(struct gdb_server *s, size_t i, pid_t *pid, struct target **t,
+		       pid_t **ids, size_t *n);
 
 #endif

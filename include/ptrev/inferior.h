@@ -87,6 +87,11 @@ struct inferior {
 	bool report_vforks;   /* child is held until detached (fork_child) */
 	bool report_exec;     /* an exec is an event for gdb, else a SIGTRAP */
 	pid_t fork_child;     /* a reported child not let go yet, 0 none */
+	bool fork_child_vfork;/* ... and it was vforked */
+	/* A vfork child kept as a process of its own: the parent whose memory
+	 * it shares until it execs or exits; the int3s it had then are put
+	 * back to their bytes in the parent's (inf_vfork_child_done). */
+	pid_t vfork_parent;
 	uint64_t dr7;
 };
 
@@ -169,6 +174,13 @@ ssize_t inferior_fork_child_mem(struct inferior *inf, uint64_t addr, void *buf, 
  * reported child the process, with its one thread, stopped where the fork
  * left it. 0, or -1 when there is no child. */
 int inferior_follow_fork_child(struct inferior *inf);
+/* gdb keeps the reported child (detach-on-fork off, or a vfork child it
+ * follows while the parent waits): child becomes a process of its own,
+ * with its one thread stopped where the fork left it, the parent's
+ * settings for forks and signals, and no breakpoints (its memory has none
+ * of the parent's: gdb inserts its own); inf holds no child any more.
+ * 0, or -1 when there is no child. */
+int inferior_take_fork_child(struct inferior *inf, struct inferior *child);
 
 /* Kill the process (SIGKILL) and reap everything. Safe to call twice. */
 void inferior_kill(struct inferior *inf);

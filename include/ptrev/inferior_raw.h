@@ -58,6 +58,10 @@ void ptrace_fork_child_let_go(pid_t child, bool stop_seen);
  * inf->fork_child set until inferior_detach_fork_child. */
 void inf_fork_child_hold(struct inferior *inf, pid_t child, bool vfork, bool stop_seen,
 			 bool untrap_tsc);
+/* A vfork child kept as a process (vfork_parent set) has exec'd or ended:
+ * the int3s it had are put back to their bytes in the parent's memory,
+ * which it shared (its own table forgets them). */
+void inf_vfork_child_done(struct inferior *inf);
 /* After PTRACE_EVENT_EXEC: one thread (the pid), no breakpoints, debug
  * registers or memory file of the old program. */
 void inf_after_exec(struct inferior *inf);

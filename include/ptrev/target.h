@@ -243,6 +243,14 @@ struct target *target_live_launch(const char *path, char *const argv[], char *co
 /* Attach to the running process pid (every thread stopped where it was),
  * as the live target; recording from there starts mid-run. NULL with err. */
 struct target *target_live_attach(pid_t pid, char *err, size_t errlen);
+/* The fork child held by the live program of the stack whose top is t
+ * (target_fork_child), as a live target of its own: gdb keeps it
+ * (detach-on-fork off), or follows a vfork child while the parent waits.
+ * The stack then holds no child. It is not recorded. A forked child has
+ * the parent's breakpoints and watchpoints (as the fork left its memory),
+ * a vforked one (*vfork) none. NULL with err. */
+struct target *target_live_take_fork_child(struct target *t, bool *vfork, char *err,
+					  size_t errlen);
 /* A saved recording as a target: tl (taking it over) over td (borrowed,
  * outliving the target). The program stands where the recording ended. */
 struct target *target_history_new(struct timeline *tl, const struct trace_data *td,

@@ -28,6 +28,21 @@ static void free_conds(struct gdb_point *p)
 	p->nconds = 0;
 }
 
+int gdb_points_copy(const struct gdb_server *s, struct gdb_point **out, size_t *nout)
+{
+	*out = NULL;
+	*nout = 0;
+	for (size_t i = 0; i < s->npoints; i++) {
+		struct gdb_point *grown = realloc(*out, (*nout + 1) * sizeof *grown);
+		if (!grown)
+			return -1;
+		*out = grown;
+		(*out)[(*nout)++] = (struct gdb_point){.type = s->points[i].type, .addr = s->points[i].addr,
+						       .kind = s->points[i].kind};
+	}
+	return 0;
+}
+
 static struct gdb_point *find_point(struct gdb_server *s, int type, uint64_t addr, uint64_t kind)
 {
 	for (size_t i = 0; i < s->npoints; i++) {

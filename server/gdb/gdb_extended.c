@@ -41,6 +41,7 @@ void gdb_forget_program(struct gdb_server *s)
 
 void gdb_extended_end_program(struct gdb_server *s)
 {
+	gdb_procs_free(s); /* the other processes gdb debugged go with it */
 	target_kill(s->target); /* a recording is finished and saved */
 	target_free(s->target);
 	s->target = NULL;

@@ -99,23 +99,24 @@ static void handle_pass_signals(struct gdb_server *s, const char *list)
 	strbuf_puts(&s->reply, "OK");
 }
 
+/* qfThreadInfo / qsThreadInfo: every thread of every process gdb debugs,
+ * in one answer (qs ends the list). */
 static void handle_thread_info(struct gdb_server *s, bool first)
 {
-	pid_t *ids;
-	size_t n = first ? target_threads(s->target, &ids) : 0;
-	if (n == 0) {
-		if (first)
-			free(ids);
+	pid_t pid, *ids;
+	size_t n;
+	struct target *t;
+	bool any = false;
+	for (size_t k = 0; first && gdb_procs_threads(s, k, &pid, &t, &ids, &n); k++) {
+		for (size_t i = 0; i < n; i++) {
+			strbuf_putc(&s->reply, any ? ',' : 'm');
+			gdb_format_thread_id_in(s, &s->reply, pid, ids[i]);
+			any = true;
+		}
+		free(ids);
+	}
+	if (!any)
 		strbuf_putc(&s->reply, 'l');
-		return;
-	}
-	strbuf_putc(&s->reply, 'm');
-	for (size_t i = 0; i < n; i++) {
-		if (i)
-			strbuf_putc(&s->reply, ',');
-		gdb_format_thread_id(s, &s->reply, ids[i]);
-	}
-	free(ids);
 }
 
 bool gdb_query_packet(struct gdb_server *s, char *pkt, size_t len)

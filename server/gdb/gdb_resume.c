@@ -15,11 +15,13 @@
 #define MAX_ACTIONS 64
 
 /* Parse ";ACTION[:TID];ACTION[:TID]..." into acts; -2 for an action for
- * process other (a held fork child: ptrev runs one process, so gdb's
- * detach-on-fork off cannot be followed). */
+ * process other (a held fork child, in non-stop mode: it cannot be run),
+ * -3 for actions for two processes (ptrev runs one at a time). *pid: the
+ * process the actions name (0: none named). */
 static int parse_vcont(const char *p, struct target_action *acts, int max, pid_t other,
-		       bool stop_ok)
+		       bool stop_ok, pid_t *named)
 {
+	*named = 0;
 	int n = 0;
 	while (*p == ';') {
 		p++;
@@ -46,6 +48,10 @@ static int parse_vcont(const char *p, struct target_action *acts, int max, pid_t
 				return -1;
 			if (other && pid == other)
 				return -2;
+			if (pid > 0 && *named && pid != *named)
+				return -3;
+			if (pid > 0)
+				*named = pid;
 			a.tid = tid == 0 ? -1 : tid;
 			p = end;
 		}
@@ -57,10 +63,19 @@ static int parse_vcont(const char *p, struct target_action *acts, int max, pid_t
 int gdb_parse_vcont(struct gdb_server *s, const char *spec, struct target_action *acts, int max,
 		    bool stop_ok)
 {
-	int n = parse_vcont(spec, acts, max, target_fork_child(s->target), stop_ok);
+	pid_t named;
+	int n = parse_vcont(spec, acts, max, target_fork_child(s->target), stop_ok, &named);
 	if (n == -2)
 		fprintf(stderr, "ptrev: gdb asks to run the fork child too (set detach-on-fork off): "
-			"ptrev debugs one process; use detach-on-fork on\n");
+			"in non-stop mode ptrev debugs one process; use detach-on-fork on\n");
+	if (n == -3)
+		fprintf(stderr, "ptrev: gdb asks to run two processes at once (set schedule-multiple "
+			"on): ptrev runs one at a time; use set schedule-multiple off\n");
+	if (n > 0 && !gdb_procs_select(s, named)) {
+		fprintf(stderr, "ptrev: gdb asks to run process %d, which ptrev does not debug\n",
+			(int)named);
+		n = -1;
+	}
 	return n;
 }
 
@@ -291,6 +306,10 @@ static void run_and_report(struct gdb_server *s, struct target_resume *r)
 		gdb_after_exec(s);
 	gdb_tell_exit(s, &stop);
 	gdb_stop_reply(s, &stop);
+	/* Another process gdb debugs is current now: gdb names the one it
+	 * resumes next. */
+	if (stop.kind == TARGET_STOP_EXITED || stop.kind == TARGET_STOP_KILLED)
+		gdb_procs_drop_current(s);
 }
 
 void gdb_tell_exit(const struct gdb_server *s, const struct target_stop *stop)
@@ -310,6 +329,9 @@ void gdb_tell_exit(const struct gdb_server *s, const struct target_stop *stop)
 void gdb_resume_and_wait(struct gdb_server *s, const char *spec)
 {
 	struct target_action acts[MAX_ACTIONS];
+	/* A fork child gdb has not let go is a process of its own now
+	 * (all-stop; in non-stop mode ptrev runs one process). */
+	gdb_procs_keep_child(s);
 	int n = spec[0] == ';' ? gdb_parse_vcont(s, spec, acts, MAX_ACTIONS, false)
 			       : parse_legacy(s, spec, acts);
 	if (n <= 0) {

@@ -51,6 +51,7 @@ void gdb_server_destroy(struct gdb_server *s)
 {
 	gdb_extended_destroy(s);
 	gdb_nonstop_free(s);
+	gdb_procs_free(s);
 	target_free(s->target);
 	s->target = NULL;
 	vfile_close_all(&s->vfs);
@@ -68,8 +69,30 @@ void gdb_server_destroy(struct gdb_server *s)
  * lets a reported fork child go (follow-fork-mode parent). */
 static void handle_detach(struct gdb_server *s, const char *arg)
 {
+	pid_t pid = *arg == ';' ? (pid_t)strtol(arg + 1, NULL, 16) : 0;
 	pid_t child = target_fork_child(s->target);
-	if (*arg == ';' && child && strtol(arg + 1, NULL, 16) == child) {
+	if (pid && !(child && pid == child) && s->nprocs) {
+		/* One of several processes (gdb_procs.c): it goes, the
+		 * others stay (gdb lets a vfork's parent go once the child
+		 * it follows has exec'd). */
+		if (!gdb_procs_select(s, pid)) {
+			strbuf_puts(&s->reply, "E01");
+			return;
+		}
+		if (target_can_reverse(s->target))
+			fprintf(stderr, "ptrev: the recording of process %d ends here, whole: gdb "
+				"lets it go\n", (int)pid);
+		fprintf(stderr, "Detaching from process %d\n", (int)pid);
+		fflush(stderr);
+		if (target_detach(s->target) != 0) {
+			strbuf_puts(&s->reply, "E01");
+			return;
+		}
+		gdb_procs_drop_current(s);
+		strbuf_puts(&s->reply, "OK");
+		return;
+	}
+	if (*arg == ';' && child && pid == child) {
 		strbuf_puts(&s->reply, target_detach_fork_child(s->target) == 0 ? "OK" : "E01");
 		if (s->g_tid == child)
 			s->g_tid = target_pid(s->target);
@@ -114,14 +137,46 @@ static void handle_detach(struct gdb_server *s, const char *arg)
 		s->session_over = true;
 }
 
-static void handle_kill(struct gdb_server *s)
+/* k, vKill;PID. With several processes (or a fork child held), vKill
+ * kills the one it names and the others stay; k kills them all. */
+static bool handle_kill(struct gdb_server *s, pid_t pid)
 {
+	if (pid > 0 && s->target && (s->nprocs || pid != target_pid(s->target))) {
+		/* One of several, or the fork child a process holds (gdb
+		 * kills it before its parent). */
+		if (!gdb_procs_select(s, pid))
+			return false;
+		target_kill(s->target);
+		gdb_procs_drop_current(s);
+		return true;
+	}
+	if (pid <= 0)
+		gdb_procs_free(s);
 	if (s->extended) {
 		gdb_extended_end_program(s);
-		return;
+		return true;
 	}
 	target_kill(s->target);
 	s->session_over = true;
+	return true;
+}
+
+/* The target of the process gdb names by pid (0 or -1: any; then the one
+ * with thread tid), or NULL. */
+static struct target *thread_target(struct gdb_server *s, pid_t pid, pid_t tid)
+{
+	pid_t p, *ids;
+	size_t n;
+	struct target *t;
+	for (size_t k = 0; gdb_procs_threads(s, k, &p, &t, &ids, &n); k++) {
+		bool has = false;
+		for (size_t i = 0; i < n && pid <= 0 && !has; i++)
+			has = ids[i] == tid;
+		free(ids);
+		if (pid > 0 ? p == pid : has)
+			return t;
+	}
+	return NULL;
 }
 
 /* T<thread-id>: is the thread alive? */
@@ -129,8 +184,10 @@ static void handle_thread_alive(struct gdb_server *s, const char *arg)
 {
 	pid_t pid, tid;
 	const char *end;
-	if (gdb_parse_thread_id(arg, &end, &pid, &tid) && *end == '\0' && tid > 0 &&
-	    target_thread_exists(s->target, tid))
+	struct target *t = NULL;
+	if (gdb_parse_thread_id(arg, &end, &pid, &tid) && *end == '\0' && tid > 0)
+		t = thread_target(s, pid, tid);
+	if (t && target_thread_exists(t, tid))
 		strbuf_puts(&s->reply, "OK");
 	else
 		strbuf_puts(&s->reply, "E01");
@@ -148,9 +205,22 @@ static void handle_set_thread(struct gdb_server *s, const char *arg)
 		strbuf_puts(&s->reply, "E01");
 		return;
 	}
+	pid_t child = target_fork_child(s->target);
+	if (child && pid == child) {
+		/* gdb turns to the fork child: a process of its own from now
+		 * on, with the parent's breakpoints as a fork leaves them
+		 * (gdb takes them out, or goes on with them: detach-on-fork
+		 * off). Where it cannot be (non-stop mode), it stays held. */
+		gdb_procs_keep_child(s);
+		if (!target_fork_child(s->target))
+			child = 0;
+	}
+	if (pid > 0 && !(child && pid == child) && !gdb_procs_select(s, pid)) {
+		strbuf_puts(&s->reply, "E01"); /* no such process */
+		return;
+	}
 	if (op == 'c')
 		s->c_tid = tid > 0 && target_thread_exists(s->target, tid) ? tid : 0;
-	pid_t child = target_fork_child(s->target);
 	if (op == 'g' && child && (pid == child || tid == child)) {
 		/* The fork child gdb was told of: gdb takes its breakpoints
 		 * out (already out: z is a no-op there) before it detaches it. */
@@ -272,7 +342,7 @@ static void dispatch(struct gdb_server *s, char *pkt, size_t len, bool *no_reply
 		return;
 	case 'k':
 		/* gdb expects no reply to k. */
-		handle_kill(s);
+		handle_kill(s, 0);
 		*no_reply = true;
 		return;
 	case 'c': case 'C': case 's': case 'S':
@@ -291,8 +361,8 @@ static void dispatch(struct gdb_server *s, char *pkt, size_t len, bool *no_reply
 		} else if (strncmp(pkt, "vFile:", 6) == 0) {
 			handle_vfile(s, pkt, len);
 		} else if (strncmp(pkt, "vKill", 5) == 0) {
-			handle_kill(s);
-			strbuf_puts(&s->reply, "OK");
+			strbuf_puts(&s->reply, handle_kill(s, pkt[5] == ';' ? (pid_t)strtol(pkt + 6,
+							NULL, 16) : 0) ? "OK" : "E01");
 		}
 		/* vMustReplyEmpty and anything unknown: empty reply. */
 		return;
@@ -448,6 +518,7 @@ int gdb_server_run(struct gdb_server *s, int rfd, int wfd)
 	if (!s->session_over && target_alive(s->target))
 		fprintf(stderr, "ptrev: gdb connection closed; killing the program\n");
 	/* Whatever ended the session, a recording is finished and saved. */
+	gdb_procs_free(s);
 	target_kill(s->target);
 	return 0;
 }

@@ -47,34 +47,47 @@ bool gdb_parse_thread_id(const char *s, const char **end, pid_t *pid, pid_t *tid
 
 void gdb_format_thread_id(struct gdb_server *s, struct strbuf *out, pid_t tid)
 {
+	gdb_format_thread_id_in(s, out, target_pid(s->target), tid);
+}
+
+void gdb_format_thread_id_in(const struct gdb_server *s, struct strbuf *out, pid_t pid, pid_t tid)
+{
 	if (s->gdb_multiprocess)
-		strbuf_printf(out, "p%x.%x", (unsigned)target_pid(s->target), (unsigned)tid);
+		strbuf_printf(out, "p%x.%x", (unsigned)pid, (unsigned)tid);
 	else
 		strbuf_printf(out, "%x", (unsigned)tid);
 }
 
+static void thread_xml(struct gdb_server *s, struct strbuf *out, struct target *t, pid_t pid,
+		       pid_t tid)
+{
+	char name[64];
+	int core;
+	target_thread_info(t, tid, name, sizeof name, &core);
+	strbuf_puts(out, "<thread id=\"");
+	gdb_format_thread_id_in(s, out, pid, tid);
+	strbuf_putc(out, '"');
+	if (core >= 0)
+		strbuf_printf(out, " core=\"%x\"", core);
+	if (name[0]) {
+		strbuf_puts(out, " name=\"");
+		strbuf_xml_escaped(out, name);
+		strbuf_putc(out, '"');
+	}
+	strbuf_puts(out, "/>\n");
+}
+
+/* The threads of every process gdb debugs (gdb_procs.c). */
 void gdb_threads_xml(struct gdb_server *s, struct strbuf *out)
 {
-	pid_t *ids;
-	size_t nids = target_threads(s->target, &ids);
 	strbuf_puts(out, "<threads>\n");
-	for (size_t i = 0; i < nids; i++) {
-		pid_t tid = ids[i];
-		char name[64];
-		int core;
-		target_thread_info(s->target, tid, name, sizeof name, &core);
-		strbuf_puts(out, "<thread id=\"");
-		gdb_format_thread_id(s, out, tid);
-		strbuf_putc(out, '"');
-		if (core >= 0)
-			strbuf_printf(out, " core=\"%x\"", core);
-		if (name[0]) {
-			strbuf_puts(out, " name=\"");
-			strbuf_xml_escaped(out, name);
-			strbuf_putc(out, '"');
-		}
-		strbuf_puts(out, "/>\n");
+	pid_t pid, *ids;
+	size_t nids;
+	struct target *t;
+	for (size_t k = 0; gdb_procs_threads(s, k, &pid, &t, &ids, &nids); k++) {
+		for (size_t i = 0; i < nids; i++)
+			thread_xml(s, out, t, pid, ids[i]);
+		free(ids);
 	}
-	free(ids);
 	strbuf_puts(out, "</threads>\n");
 }

@@ -40,10 +40,12 @@ static int exec_wait(void *ctx, struct stop_event *ev, bool block)
 
 static const struct process_exec_ops ptrace_exec = {exec_resume, exec_wait};
 
-/* The thread gdb means: tid when it is one of ours, else the first. */
+/* The thread gdb means: tid when it is one of ours (or the fork child
+ * held for gdb), else the first. */
 static pid_t thread_or_first(struct live_target *l, pid_t tid)
 {
-	if (!inferior_thread(&l->inf, tid) && l->inf.nthreads)
+	if (!inferior_thread(&l->inf, tid) && !(tid && tid == l->inf.fork_child) &&
+	    l->inf.nthreads)
 		return l->inf.threads[0].tid;
 	return tid;
 }
@@ -419,6 +421,28 @@ struct target *target_live_attach(pid_t pid, char *err, size_t errlen)
 		return NULL;
 	}
 	l->started = true; /* a recording from here starts mid-run */
+	return serve_live(l);
+}
+
+struct target *target_live_take_fork_child(struct target *t, bool *vfork, char *err,
+					  size_t errlen)
+{
+	while (t && t->beneath)
+		t = t->beneath; /* the live target is at the bottom of the stack */
+	if (!t || t->ops != &live_ops || !live(t)->have || !live(t)->inf.fork_child) {
+		snprintf(err, errlen, "no fork child is held");
+		return NULL;
+	}
+	struct live_target *l = new_live(err, errlen);
+	if (!l)
+		return NULL;
+	*vfork = live(t)->inf.fork_child_vfork;
+	if (inferior_take_fork_child(&live(t)->inf, &l->inf) != 0) {
+		snprintf(err, errlen, "out of memory");
+		free(l);
+		return NULL;
+	}
+	l->started = true; /* it runs on from its parent's fork */
 	return serve_live(l);
 }
 

@@ -259,7 +259,10 @@ int event_engine_wait(struct event_engine *e, struct stop_event *ev, bool block)
 			continue;
 		}
 		int st;
-		pid_t tid = waitpid(-1, &st, __WALL | WNOHANG);
+		/* This thread's tracees only: a history's background job traces
+		 * its replay from a thread of its own (materialise_job.c), whose
+		 * stops a wait for any child would take too. */
+		pid_t tid = waitpid(-1, &st, __WALL | __WNOTHREAD | WNOHANG);
 		if (tid > 0) {
 			rc = ev_on_status(r, tid, st);
 			continue;
