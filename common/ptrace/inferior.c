@@ -427,6 +427,7 @@ void inferior_destroy(struct inferior *inf)
 {
 	if (inf->pid && !inf->exited)
 		inferior_kill(inf);
+	inf_forget(inf);
 	free(inf->threads);
 	free(inf->bps);
 	inf->threads = NULL;

@@ -19,6 +19,11 @@ bool inf_collect_new_thread(struct inferior *inf, pid_t tid);
  * (inferior_mem.c). -1 when it cannot be opened: PEEKDATA is used then. */
 void inf_open_memfd(struct inferior *inf);
 
+/* inf is gone (inferior_destroy): no other inferior's wait hands it the
+ * statuses of its threads any more, and its stash is freed
+ * (inferior_wait.c). */
+void inf_forget(struct inferior *inf);
+
 /* Stop every running thread (inferior_wait.c). */
 void inf_stop_all(struct inferior *inf);
 

@@ -20,12 +20,103 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+/* The inferiors this thread has run. Several at once are the processes
+ * gdb debugs together (a fork child it kept beside its parent:
+ * server/gdb/gdb_procs.c): a wait for any child takes the stops of all
+ * of them, so one that is another's is put in that one's stash, which its
+ * own wait reads first. */
+#define INF_KNOWN_MAX 64
+static struct inferior *known[INF_KNOWN_MAX];
+static size_t nknown;
+
+static void remember(struct inferior *inf)
+{
+	for (size_t i = 0; i < nknown; i++)
+		if (known[i] == inf)
+			return;
+	if (nknown < INF_KNOWN_MAX)
+		known[nknown++] = inf;
+}
+
+void inf_forget(struct inferior *inf)
+{
+	for (size_t i = 0; i < nknown; i++) {
+		if (known[i] == inf) {
+			known[i] = known[--nknown];
+			break;
+		}
+	}
+	free(inf->stash);
+	inf->stash = NULL;
+	inf->nstash = 0;
+}
+
+/* The thread group of task tid (a new thread's, before its creator's
+ * clone event names it), 0 when unknown. */
+static pid_t tgid_of(pid_t tid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof path, "/proc/%d/status", (int)tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	const char *p = strstr(buf, "\nTgid:");
+	return p ? (pid_t)strtol(p + 6, NULL, 10) : 0;
+}
+
+/* Status st of task w, which is not inf's: stashed for the inferior whose
+ * thread it is; false where none is (a new thread of inf's own). */
+static bool stash_for_other(struct inferior *inf, pid_t w, int st)
+{
+	if (nknown < 2 || inferior_thread(inf, w))
+		return false;
+	pid_t tgid = -1; /* read once, where needed */
+	for (size_t i = 0; i < nknown; i++) {
+		struct inferior *o = known[i];
+		if (o == inf || !o->pid || o->exited)
+			continue;
+		if (!inferior_thread(o, w)) {
+			if (tgid < 0)
+				tgid = tgid_of(w);
+			if (tgid != o->pid)
+				continue;
+		}
+		struct inf_stashed *grown = realloc(o->stash, (o->nstash + 1) * sizeof *grown);
+		if (!grown)
+			return false;
+		o->stash = grown;
+		o->stash[o->nstash++] = (struct inf_stashed){w, st};
+		return true;
+	}
+	return false;
+}
+
+/* The first stashed status of tid, taken out of the stash: true. */
+static bool take_stashed(struct inferior *inf, pid_t tid, int *st)
+{
+	for (size_t i = 0; i < inf->nstash; i++) {
+		if (inf->stash[i].tid == tid) {
+			*st = inf->stash[i].status;
+			memmove(inf->stash + i, inf->stash + i + 1,
+				(--inf->nstash - i) * sizeof *inf->stash);
+			return true;
+		}
+	}
+	return false;
+}
 
 static bool kernel_running(const struct inf_thread *t)
 {
@@ -49,6 +140,7 @@ int inferior_resume(struct inferior *inf, pid_t tid, bool step, int sig)
 {
 	if (!inf->pid || inf->exited)
 		return -1;
+	remember(inf);
 	struct inf_thread *t = inferior_thread(inf, tid);
 	if (!t)
 		return -1;
@@ -298,7 +390,9 @@ static void wait_thread_stopped(struct inferior *inf, pid_t tid)
 		if (!t || !kernel_running(t))
 			return;
 		int st;
-		pid_t w = ptrace_waitpid(tid, &st, __WALL | WNOHANG);
+		/* Its stop may have been taken by another inferior's wait. */
+		pid_t w = take_stashed(inf, tid, &st) ? tid
+						       : ptrace_waitpid(tid, &st, __WALL | WNOHANG);
 		if (w == tid) {
 			handle_status(inf, tid, st, true);
 			continue;
@@ -368,7 +462,16 @@ int inferior_wait(struct inferior *inf, struct stop_event *ev, bool block)
 {
 	if (!inf->pid || inf->exited)
 		return -1;
+	remember(inf);
 	for (;;) {
+		if (inf->nstash) {
+			/* Taken by another inferior's wait, in the order seen. */
+			pid_t tid0 = inf->stash[0].tid;
+			int st0;
+			take_stashed(inf, tid0, &st0);
+			handle_status(inf, tid0, st0, false);
+			continue;
+		}
 		struct inf_thread *t = pick_pending(inf);
 		if (t) {
 			struct stop_event e = t->pending;
@@ -419,6 +522,8 @@ int inferior_wait(struct inferior *inf, struct stop_event *ev, bool block)
 				inf_mark_gone(inf);
 			return -1;
 		}
+		if (stash_for_other(inf, w, st))
+			continue;
 		handle_status(inf, w, st, false);
 	}
 }

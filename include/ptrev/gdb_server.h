@@ -257,6 +257,10 @@ void gdb_after_exec(struct gdb_server *s);
 void gdb_reverse_packet(struct gdb_server *s, const char *pkt);
 /* Append the stop reply for a stop (T/W/X). */
 void gdb_stop_reply(struct gdb_server *s, const struct target_stop *stop);
+/* The stop of an execution of the current process, reported to gdb (the
+ * stop reply, what gdb's user is told on the console, the process dropped
+ * where it ended). */
+void gdb_report_stop(struct gdb_server *s, const struct target_stop *stop);
 /* On ptrev's stderr, where the program's end is reported to gdb over
  * TCP, what gdbserver says there: "Child exited with status N", or
  * "Child terminated with signal = 0xN (SIGNAME)". Nothing for other
@@ -297,6 +301,12 @@ bool gdb_procs_select(struct gdb_server *s, pid_t pid);
 bool gdb_procs_drop_current(struct gdb_server *s);
 /* Every other process killed (recordings finished) and forgotten. */
 void gdb_procs_free(struct gdb_server *s);
+/* vCont actions for several processes at once (gdb's schedule-multiple;
+ * pids[i]: the process acts[i] names, 0 every one): each runs, the first
+ * stop is reported, the others are held where they are with what they
+ * met pending. Refused (E01) where one of them is recorded. */
+void gdb_procs_run_several(struct gdb_server *s, const struct target_action *acts,
+			   const pid_t *pids, size_t n);
 /* Process i's threads (0: the current one's) in *ids (malloc'ed), its
  * pid and target; false past the last. */
 bool gdb_procs_threads(struct gdb_server *s, size_t i, pid_t *pid, struct target **t,

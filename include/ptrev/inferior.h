@@ -72,6 +72,13 @@ struct inferior {
 	pid_t pid;            /* 0 when no process */
 	bool exited;          /* the process is gone (exited or killed) */
 	bool resumed_gone;    /* a resumed thread exited since the last resume */
+	/* Wait statuses of its threads that another inferior's wait took
+	 * (several processes traced by one thread: inferior_wait.c). */
+	struct inf_stashed {
+		pid_t tid;
+		int status;
+	} *stash;
+	size_t nstash;
 	int memfd;            /* /proc/PID/mem, -1 if not open */
 	struct inf_thread *threads;
 	size_t nthreads, cap_threads;

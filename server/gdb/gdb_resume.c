@@ -14,14 +14,12 @@
 
 #define MAX_ACTIONS 64
 
-/* Parse ";ACTION[:TID];ACTION[:TID]..." into acts; -2 for an action for
- * process other (a held fork child, in non-stop mode: it cannot be run),
- * -3 for actions for two processes (ptrev runs one at a time). *pid: the
- * process the actions name (0: none named). */
-static int parse_vcont(const char *p, struct target_action *acts, int max, pid_t other,
-		       bool stop_ok, pid_t *named)
+/* Parse ";ACTION[:TID];ACTION[:TID]..." into acts, and the process each
+ * names into pids (0: none, all processes); -2 for an action for process
+ * other (a held fork child, in non-stop mode: it cannot be run). */
+static int parse_vcont(const char *p, struct target_action *acts, pid_t *pids, int max,
+		       pid_t other, bool stop_ok)
 {
-	*named = 0;
 	int n = 0;
 	while (*p == ';') {
 		p++;
@@ -48,33 +46,66 @@ static int parse_vcont(const char *p, struct target_action *acts, int max, pid_t
 				return -1;
 			if (other && pid == other)
 				return -2;
-			if (pid > 0 && *named && pid != *named)
-				return -3;
-			if (pid > 0)
-				*named = pid;
+			pids[n] = pid > 0 ? pid : 0;
 			a.tid = tid == 0 ? -1 : tid;
 			p = end;
+		} else {
+			pids[n] = 0;
 		}
 		acts[n++] = a;
 	}
 	return *p == '\0' ? n : -1;
 }
 
-int gdb_parse_vcont(struct gdb_server *s, const char *spec, struct target_action *acts, int max,
-		    bool stop_ok)
+/* The one process actions name (0: none, the current one), or -1 for
+ * several: two named, or one named and actions for all while gdb
+ * debugs more than one. */
+static pid_t one_process(const struct gdb_server *s, const pid_t *pids, int n)
 {
-	pid_t named;
-	int n = parse_vcont(spec, acts, max, target_fork_child(s->target), stop_ok, &named);
+	pid_t named = 0;
+	bool all = false;
+	for (int i = 0; i < n; i++) {
+		if (pids[i] == 0)
+			all = true;
+		else if (named && pids[i] != named)
+			return -1;
+		else
+			named = pids[i];
+	}
+	return all && s->nprocs ? -1 : named;
+}
+
+/* Parse and make the process the actions are for the current one. */
+static int parse_for_one(struct gdb_server *s, const char *spec, struct target_action *acts,
+			 pid_t *pids, int max, bool stop_ok, bool *several)
+{
+	int n = parse_vcont(spec, acts, pids, max, target_fork_child(s->target), stop_ok);
 	if (n == -2)
 		fprintf(stderr, "ptrev: gdb asks to run the fork child too (set detach-on-fork off): "
 			"in non-stop mode ptrev debugs one process; use detach-on-fork on\n");
-	if (n == -3)
-		fprintf(stderr, "ptrev: gdb asks to run two processes at once (set schedule-multiple "
-			"on): ptrev runs one at a time; use set schedule-multiple off\n");
-	if (n > 0 && !gdb_procs_select(s, named)) {
+	if (n <= 0)
+		return n;
+	pid_t named = one_process(s, pids, n);
+	*several = named < 0;
+	if (named > 0 && !gdb_procs_select(s, named)) {
 		fprintf(stderr, "ptrev: gdb asks to run process %d, which ptrev does not debug\n",
 			(int)named);
-		n = -1;
+		return -1;
+	}
+	return n;
+}
+
+int gdb_parse_vcont(struct gdb_server *s, const char *spec, struct target_action *acts, int max,
+		    bool stop_ok)
+{
+	pid_t pids[MAX_ACTIONS];
+	bool several = false;
+	int n = parse_for_one(s, spec, acts, pids, max < MAX_ACTIONS ? max : MAX_ACTIONS, stop_ok,
+			      &several);
+	if (n > 0 && several) {
+		fprintf(stderr, "ptrev: gdb asks to run several processes at once: in non-stop "
+			"mode ptrev runs one\n");
+		return -1;
 	}
 	return n;
 }
@@ -290,6 +321,12 @@ static void run_and_report(struct gdb_server *s, struct target_resume *r)
 			s->last.sig = 0;
 		return;
 	}
+	gdb_report_stop(s, &stop);
+}
+
+void gdb_report_stop(struct gdb_server *s, const struct target_stop *stopp)
+{
+	struct target_stop stop = *stopp;
 	if (stop.kind == TARGET_STOP_NO_RESUMED) {
 		/* The threads gdb resumed have exited; the others it left
 		 * stopped stay so, and where they stopped is what it knows. */
@@ -329,13 +366,20 @@ void gdb_tell_exit(const struct gdb_server *s, const struct target_stop *stop)
 void gdb_resume_and_wait(struct gdb_server *s, const char *spec)
 {
 	struct target_action acts[MAX_ACTIONS];
+	pid_t pids[MAX_ACTIONS];
+	bool several = false;
 	/* A fork child gdb has not let go is a process of its own now
 	 * (all-stop; in non-stop mode ptrev runs one process). */
 	gdb_procs_keep_child(s);
-	int n = spec[0] == ';' ? gdb_parse_vcont(s, spec, acts, MAX_ACTIONS, false)
+	int n = spec[0] == ';' ? parse_for_one(s, spec, acts, pids, MAX_ACTIONS, false, &several)
 			       : parse_legacy(s, spec, acts);
 	if (n <= 0) {
 		strbuf_puts(&s->reply, "E01");
+		return;
+	}
+	if (several) {
+		/* gdb's schedule-multiple: every process it names at once. */
+		gdb_procs_run_several(s, acts, pids, (size_t)n);
 		return;
 	}
 	struct target_resume r = {.reverse = false, .actions = acts, .nactions = (size_t)n};

@@ -54,7 +54,7 @@ VFORK_SHARED = ['set follow-fork-mode child', 'set detach-on-fork off', 'catch v
 
 def events(text):
     """The stops, execs, ends and the program's line of a session."""
-    found = re.findall(r'(hit Breakpoint \d+, work \(x=\d+\)|received signal \w+|'
+    found = re.findall(r'(hit Breakpoint [\d.]+, work \(x=\d+\)|received signal \w+|'
                        r'executing new program: \S+|\[Inferior \d \(process \d+\) exited [^\]]*\]|'
                        r'child \d+, parent \d+)', text)
     return sorted(re.sub(r'process \d+', 'process N', f) for f in found)
@@ -120,6 +120,16 @@ def main():
           'child is out of the parent\'s memory after the child\'s exec, as with native gdb '
           '(%s; native gdb %s)' % (got, want))
 
+    # schedule-multiple: both run at once; which stops first is the
+    # machine's business, so the stops are compared as a set.
+    cmds = ['set detach-on-fork off', 'set schedule-multiple on', 'break work', 'continue',
+            'continue', 'continue']
+    want = events(session('gdbserver -', prog, 'fork', cmds))
+    got = events(session('%s serve --stdio --no-record --' % ptrev, prog, 'fork', cmds))
+    check(len(want) == 3 and got == want,
+          'schedule-multiple on: parent and child run at once, each stops at its own call, '
+          'the child ends, as under gdbserver (%s; gdbserver %s)' % (got, want))
+
     # While recording: the parent's history goes back, the kept child has
     # none, and both end as they do live.
     cmds = ['set detach-on-fork off', 'break work', 'continue', 'reverse-stepi', 'bt 1',
@@ -137,6 +147,17 @@ def main():
           'while recording: the parent goes back into work()\'s prologue and on to its '
           'breakpoint again, the fork child (not recorded) stops at its own call and has '
           'no history, both end normally (%s)' % text[-2000:])
+    # A recorded process runs alone: schedule-multiple is refused, saying
+    # why, and the session goes on with it off.
+    cmds = ['set detach-on-fork off', 'set schedule-multiple on', 'break work', 'continue',
+            'set schedule-multiple off', 'continue', 'inferior 2', 'continue', 'continue']
+    text = session('%s serve --stdio --record --no-stop-at-exit --' % ptrev, prog, 'fork', cmds)
+    check('ptrev runs a recorded process alone' in text and
+          re.findall(r'hit Breakpoint 1\.\d, (work \(x=\d+\))', text) ==
+          ['work (x=1)', 'work (x=21)'] and
+          re.search(r'\[Inferior 2 \(process \d+\) exited normally\]', text),
+          'while recording, schedule-multiple on: refused, saying why; with it off the parent '
+          'and then the child stop at their calls (%s)' % text[-1500:])
     return finish()
 
 
