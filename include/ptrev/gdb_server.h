@@ -169,6 +169,9 @@ void gdb_server_fuzz_one(const uint8_t *data, size_t n);
  * and returns false for a packet it does not know (the reply is then
  * empty). */
 bool gdb_query_packet(struct gdb_server *s, char *pkt, size_t len);   /* q, Q */
+/* Target t (a new program, a fork child kept) reports the forks, vforks
+ * and execs gdb asked for in qSupported (gdb_query.c). */
+void gdb_report_forks_of(const struct gdb_server *s, struct target *t);
 bool gdb_xfer_packet(struct gdb_server *s, char *pkt, size_t len);    /* qXfer */
 void gdb_xfer_forget(struct gdb_server *s);  /* the qXfer snapshot dropped */
 bool gdb_regs_packet(struct gdb_server *s, char *pkt, size_t len);    /* g G p P */

@@ -55,12 +55,7 @@ void gdb_extended_end_program(struct gdb_server *s)
 static void adopt(struct gdb_server *s, struct target *t)
 {
 	s->target = t;
-	if (s->fork_events || s->vfork_events || s->exec_events) {
-		/* Asked once, in qSupported: what this target cannot report
-		 * it simply does not (gdb was told of the first target's). */
-		bool fork = s->fork_events, vfork = s->vfork_events, exec = s->exec_events;
-		target_report_forks(t, &fork, &vfork, &exec);
-	}
+	gdb_report_forks_of(s, t);
 	memset(&s->last, 0, sizeof s->last); /* nothing reported of it yet */
 	struct target_stop first;
 	if (target_current_stop(s->target, 0, &s->last, &first) == 0) {

@@ -60,10 +60,7 @@ void gdb_procs_keep_child(struct gdb_server *s)
 		fprintf(stderr, "ptrev: cannot keep fork child %d: %s\n", (int)child, err);
 		return;
 	}
-	if (s->fork_events || s->vfork_events || s->exec_events) {
-		bool fork = s->fork_events, vfork = s->vfork_events, exec = s->exec_events;
-		target_report_forks(t, &fork, &vfork, &exec);
-	}
+	gdb_report_forks_of(s, t); /* its own forks, as gdb asked */
 	struct gdb_proc *p = &s->procs[s->nprocs++];
 	memset(p, 0, sizeof *p);
 	/* A forked child's memory holds the parent's int3s (the target
