@@ -68,6 +68,7 @@ struct serve_opts {
 	bool no_copy;         /* do not copy binaries into the recording */
 	bool force;           /* -o may replace a file that is not a recording */
 	bool exit_stop;       /* recording: hold the program before it ends */
+	bool selftest;        /* gdbserver's --selftest: none built in */
 	bool reconnect;       /* TCP: a dropped connection keeps the program */
 	bool multi;           /* extended-remote server; PROG optional */
 	pid_t attach;         /* --attach PID: serve that running process */
@@ -191,6 +192,9 @@ static int parse_serve(int argc, char **argv, struct serve_opts *o)
 			o->exit_stop = false;
 		} else if (strcmp(a, "--no-record") == 0) {
 			o->no_record = true;
+		} else if (strcmp(a, "--selftest") == 0) {
+			o->selftest = true; /* alone: nothing else is needed */
+			return 0;
 		} else if (is_comm(a)) {
 			/* gdbserver's COMM: gdbserver :1234 PROG, gdbserver - PROG */
 			if (take_comm(o, &comm, a, comm_address(a)) < 0)
@@ -493,6 +497,15 @@ static int cmd_serve(int argc, char **argv)
 	static struct serve_opts o;
 	if (parse_serve(argc, argv, &o) != 0)
 		return 2;
+	if (o.selftest) {
+		/* gdbserver's --selftest runs the unit tests built into it; a
+		 * build without them says this line, which ptrev says too:
+		 * ptrev's own tests are its test suite. */
+		fputs("ptrev serve: ptrev has no self tests built in (its tests are the test "
+		      "suite: meson test)\n", stderr);
+		puts("Selftests have been disabled for this build.");
+		return 0;
+	}
 
 	/* A dropped connection must be an error return, not a signal. */
 	signal(SIGPIPE, SIG_IGN);

@@ -145,6 +145,15 @@ def main():
         r = subprocess.run([ptrev] + words, capture_output=True, text=True, timeout=30)
         check(r.returncode == 2 and '%s needs a value' % words[-1] in r.stderr,
               'ptrev %s: needs a value (%s)' % (' '.join(words), r.stderr.strip()))
+    # --selftest: gdbserver's built-in unit tests; ptrev has none and says
+    # what a gdbserver built without them says (GDB's unittest.exp reads
+    # it), and why.
+    want, got = both(lambda s: subprocess.run(s + ['--selftest'], capture_output=True,
+                                              text=True, timeout=30))
+    check(want.returncode == got.returncode == 0 and got.stdout == want.stdout and
+          'Selftests have been disabled' in want.stdout and 'test suite' in got.stderr,
+          '--selftest: as a gdbserver without self tests (%r %r; gdbserver %r)'
+          % (got.stdout, got.stderr, want.stdout))
     return finish()
 
 
