@@ -3,8 +3,12 @@
  * address twice (two breakpoints on one line) needs two removals. */
 #include "inferior_internal.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define INT3 0xcc
 
@@ -68,4 +72,26 @@ void inf_remove_all_swbreaks(struct inferior *inf)
 		if (inf->pid && !inf->exited)
 			inf_mem_write_raw(inf, inf->bps[i].addr, &inf->bps[i].saved, 1);
 	inf->nbps = 0;
+}
+
+void inf_swbreaks_restore_in(const struct inferior *inf, pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/mem", (int)pid);
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	for (size_t i = 0; i < inf->nbps; i++)
+		if (pwrite(fd, &inf->bps[i].saved, 1, (off_t)inf->bps[i].addr) != 1)
+			fprintf(stderr, "ptrev: could not take a breakpoint out of process %d at "
+				"%#llx: %s\n", (int)pid, (unsigned long long)inf->bps[i].addr,
+				strerror(errno));
+	close(fd);
+}
+
+void inf_vfork_child_done(struct inferior *inf)
+{
+	if (inf->vfork_parent && inf->nbps)
+		inf_swbreaks_restore_in(inf, inf->vfork_parent);
+	inf->vfork_parent = 0;
 }

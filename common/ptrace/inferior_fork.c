@@ -39,22 +39,6 @@ int inferior_follow_forks(struct inferior *inf, bool on)
 	return rc;
 }
 
-/* Write each breakpoint's original byte into pid's memory. */
-static void restore_bytes(const struct inferior *inf, pid_t pid)
-{
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/mem", (int)pid);
-	int fd = open(path, O_RDWR | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	for (size_t i = 0; i < inf->nbps; i++)
-		if (pwrite(fd, &inf->bps[i].saved, 1, (off_t)inf->bps[i].addr) != 1)
-			fprintf(stderr, "ptrev: could not take a breakpoint out of forked process %d "
-				"at %#llx: %s\n", (int)pid, (unsigned long long)inf->bps[i].addr,
-				strerror(errno));
-	close(fd);
-}
-
 /* Collect a fork child's first stop unless the caller saw it already;
  * false when the child is gone. */
 static bool first_stop(pid_t child, bool stop_seen)
@@ -92,7 +76,7 @@ static bool clean_child(struct inferior *inf, pid_t child, bool vfork, bool stop
 			inf_mem_write_raw(inf, inf->bps[i].addr, &inf->bps[i].saved, 1);
 		inf->vfork_lifted = true;
 	} else {
-		restore_bytes(inf, child);
+		inf_swbreaks_restore_in(inf, child);
 	}
 	return true;
 }
@@ -129,12 +113,6 @@ void inf_fork_child_hold(struct inferior *inf, pid_t child, bool vfork, bool sto
 	}
 }
 
-void inf_vfork_child_done(struct inferior *inf)
-{
-	if (inf->vfork_parent && inf->nbps)
-		restore_bytes(inf, inf->vfork_parent);
-	inf->vfork_parent = 0;
-}
 
 int inferior_detach_fork_child(struct inferior *inf)
 {

@@ -27,6 +27,11 @@ void inf_forget(struct inferior *inf);
 /* Stop every running thread (inferior_wait.c). */
 void inf_stop_all(struct inferior *inf);
 
+/* Write each software breakpoint's original byte into the memory of
+ * process pid, a copy of inf's (a fork child) or one that inf's int3s went
+ * into (a vfork child's parent) (breakpoints.c). */
+void inf_swbreaks_restore_in(const struct inferior *inf, pid_t pid);
+
 /* Put the original bytes back everywhere and forget all software
  * breakpoints (breakpoints.c; detach). */
 void inf_remove_all_swbreaks(struct inferior *inf);

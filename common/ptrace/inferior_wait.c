@@ -522,8 +522,13 @@ int inferior_wait(struct inferior *inf, struct stop_event *ev, bool block)
 				inf_mark_gone(inf);
 			return -1;
 		}
-		if (stash_for_other(inf, w, st))
+		if (stash_for_other(inf, w, st)) {
+			/* A caller that polls several inferiors (schedule-multiple)
+			 * sees that one's event before any later one of ours. */
+			if (!block)
+				return 0;
 			continue;
+		}
 		handle_status(inf, w, st, false);
 	}
 }

@@ -169,9 +169,7 @@ void gdb_server_fuzz_one(const uint8_t *data, size_t n);
  * and returns false for a packet it does not know (the reply is then
  * empty). */
 bool gdb_query_packet(struct gdb_server *s, char *pkt, size_t len);   /* q, Q */
-/* Target t (a new program, a fork child kept) reports the forks, vforks
- * and execs gdb asked for in qSupported (gdb_query.c). */
-void gdb_report_forks_of(const struct gdb_server *s, struct target *t);
+
 bool gdb_xfer_packet(struct gdb_server *s, char *pkt, size_t len);    /* qXfer */
 void gdb_xfer_forget(struct gdb_server *s);  /* the qXfer snapshot dropped */
 bool gdb_regs_packet(struct gdb_server *s, char *pkt, size_t len);    /* g G p P */
@@ -194,9 +192,7 @@ void gdb_run_env_free(struct gdb_server *s);
  * the session waits for vRun. */
 void gdb_extended_end_program(struct gdb_server *s);
 void gdb_extended_destroy(struct gdb_server *s);
-/* What belonged to a program that is gone (or was let go): gdb's points,
- * its threads' branch tracing, the threads gdb had selected. */
-void gdb_forget_program(struct gdb_server *s);
+
 /* The program R restarts and an empty vRun runs (argv is copied). */
 void gdb_extended_remember(struct gdb_server *s, char *const argv[]);
 
@@ -304,14 +300,14 @@ bool gdb_procs_select(struct gdb_server *s, pid_t pid);
 bool gdb_procs_drop_current(struct gdb_server *s);
 /* Every other process killed (recordings finished) and forgotten. */
 void gdb_procs_free(struct gdb_server *s);
-/* vCont actions for several processes at once (gdb's schedule-multiple;
- * pids[i]: the process acts[i] names, 0 every one): each runs, the first
- * stop is reported, the others are held where they are with what they
- * met pending. Refused (E01) where one of them is recorded. */
-void gdb_procs_run_several(struct gdb_server *s, const struct target_action *acts,
-			   const pid_t *pids, size_t n);
+/* What belonged to a program that is gone (or was let go): gdb's points,
+ * its threads' branch tracing, the threads gdb had selected. */
+void gdb_forget_program(struct gdb_server *s);
+/* Target t (a new program, a fork child kept) reports the forks, vforks
+ * and execs gdb asked for in qSupported. */
+void gdb_report_forks_of(const struct gdb_server *s, struct target *t);
 /* Process i's threads (0: the current one's) in *ids (malloc'ed), its
- * pid and target; false past the last. */
+ * pid and target; false past the last (gdb_threads.c). */
 bool gdb_procs_threads(struct gdb_server *s, size_t i, pid_t *pid, struct target **t,
 		       pid_t **ids, size_t *n);
 

@@ -26,19 +26,6 @@ void gdb_extended_destroy(struct gdb_server *s)
 	gdb_run_env_free(s);
 }
 
-void gdb_forget_program(struct gdb_server *s)
-{
-	gdb_points_clear(s);
-	gdb_tls_forget(s);
-	free(s->btrace);
-	s->btrace = NULL;
-	s->nbtrace = 0;
-	s->btrace_pushed = false;
-	s->g_tid = s->c_tid = 0;
-	free(s->state_note);
-	s->state_note = NULL;
-}
-
 void gdb_extended_end_program(struct gdb_server *s)
 {
 	gdb_procs_free(s); /* the other processes gdb debugged go with it */

@@ -21,16 +21,6 @@ static bool has_feature(const char *list, const char *feature)
 	return false;
 }
 
-void gdb_report_forks_of(const struct gdb_server *s, struct target *t)
-{
-	/* Asked once, in qSupported: what this target cannot report it
-	 * simply does not (gdb was told of the first target's). */
-	if (s->fork_events || s->vfork_events || s->exec_events) {
-		bool fork = s->fork_events, vfork = s->vfork_events, exec = s->exec_events;
-		target_report_forks(t, &fork, &vfork, &exec);
-	}
-}
-
 static void handle_qsupported(struct gdb_server *s, const char *args)
 {
 	s->gdb_swbreak = has_feature(args, "swbreak+");

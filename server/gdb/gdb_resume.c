@@ -363,6 +363,153 @@ void gdb_tell_exit(const struct gdb_server *s, const struct target_stop *stop)
 	fflush(stderr);
 }
 
+/* gdb's schedule-multiple: at most this many processes run at once. */
+#define RUN_MAX 16
+
+/* The processes that actions naming pids are for (0: every one) in run;
+ * their number. */
+static size_t processes_named(struct gdb_server *s, const pid_t *pids, size_t n,
+			      pid_t run[RUN_MAX])
+{
+	size_t nrun = 0;
+	bool all = false;
+	for (size_t i = 0; i <= n + s->nprocs && nrun < RUN_MAX; i++) {
+		pid_t p;
+		if (i < n) {
+			p = pids[i];
+			all = all || p == 0;
+		} else if (!all) {
+			break;
+		} else {
+			p = i == n ? target_pid(s->target) : target_pid(s->procs[i - n - 1].target);
+		}
+		bool seen = p == 0;
+		for (size_t k = 0; k < nrun && !seen; k++)
+			seen = run[k] == p;
+		if (!seen)
+			run[nrun++] = p;
+	}
+	return nrun;
+}
+
+/* Wait for the first stop of the targets ts (NULL: done with); its index,
+ * or -1 where gdb went away. */
+static int first_of_stops(struct gdb_server *s, struct target *ts[], size_t nts,
+		      struct target_stop *stop)
+{
+	for (;;) {
+		size_t waiting = 0;
+		for (size_t k = 0; k < nts; k++) {
+			if (!ts[k])
+				continue;
+			int r = target_wait(ts[k], stop, false);
+			if (r == 1 && stop->kind == TARGET_STOP_NO_RESUMED && !s->gdb_no_resumed)
+				r = 0; /* a gdb without N waits on, as it always did */
+			if (r == 1)
+				return (int)k;
+			if (r < 0) {
+				gdb_stop_program_gone(s, stop);
+				stop->tid = target_pid(ts[k]);
+				return (int)k;
+			}
+			waiting++;
+		}
+		int ready = waiting ? gdb_poll_connection(s) : -1;
+		if (ready < 0)
+			return -1;
+		if (!ready)
+			continue;
+		const char *pkt;
+		size_t len;
+		switch (rsp_conn_recv(&s->conn, &pkt, &len, 0)) {
+		case RSP_RECV_INTERRUPT:
+			for (size_t k = 0; k < nts; k++)
+				if (ts[k])
+					target_interrupt(ts[k]);
+			break;
+		case RSP_RECV_CLOSED:
+			return -1;
+		case RSP_RECV_PACKET:
+			/* All-stop: nothing but Ctrl-C while they run. */
+			if (rsp_conn_send_str(&s->conn, "E01") != 0)
+				return -1;
+			break;
+		case RSP_RECV_TIMEOUT:
+			break;
+		}
+	}
+}
+
+/* vCont actions for several processes at once (gdb's schedule-multiple;
+ * pids[i]: the process acts[i] names, 0 every one): each runs, the first
+ * stop is reported, the others are held where they are with what they
+ * met pending (gdb_procs.c). Refused (E01) where one of them is recorded. */
+static void run_several(struct gdb_server *s, const struct target_action *acts,
+			   const pid_t *pids, size_t n)
+{
+	pid_t run[RUN_MAX];
+	size_t nrun = processes_named(s, pids, n, run);
+	for (size_t k = 0; k < nrun; k++) {
+		if (!gdb_procs_select(s, run[k])) {
+			fprintf(stderr, "ptrev: gdb asks to run process %d, which ptrev does not "
+				"debug\n", (int)run[k]);
+			strbuf_puts(&s->reply, "E01");
+			return;
+		}
+		if (target_can_reverse(s->target)) {
+			/* A recording runs the program inside its own waits,
+			 * which take any child's stops. */
+			fprintf(stderr, "ptrev: gdb asks to run several processes at once (set "
+				"schedule-multiple on), and process %d is recorded: ptrev runs a "
+				"recorded process alone; use set schedule-multiple off\n",
+				(int)run[k]);
+			strbuf_puts(&s->reply, "E01");
+			return;
+		}
+	}
+	struct target *ts[RUN_MAX] = {0};
+	struct stop_point *storage[RUN_MAX] = {0};
+	struct stop_set sets[RUN_MAX];
+	struct target_action *mine = calloc(n ? n : 1, sizeof *mine);
+	bool started = mine != NULL;
+	for (size_t k = 0; k < nrun && started; k++) {
+		gdb_procs_select(s, run[k]);
+		size_t m = 0;
+		for (size_t i = 0; i < n; i++)
+			if (pids[i] == 0 || pids[i] == run[k])
+				mine[m++] = acts[i];
+		gdb_points_stop_set(s, &sets[k], &storage[k]);
+		struct target_resume r = {.actions = mine, .nactions = m, .current = s->g_tid,
+					  .reverse_tid = s->c_tid, .stops = &sets[k]};
+		started = target_resume(s->target, &r) == 0;
+		if (started)
+			ts[k] = s->target;
+	}
+	free(mine);
+	struct target_stop stop;
+	int won = started ? first_of_stops(s, ts, nrun, &stop) : -1;
+	/* The others stand where they are, what they met kept for their
+	 * next resume (all-stop: gdb sees every process stopped). */
+	for (size_t k = 0; k < nrun; k++) {
+		if (ts[k] && (int)k != won && target_pause(ts[k]) != 0 && target_alive(ts[k]) &&
+		    target_interrupt(ts[k]) == 0)
+			target_wait(ts[k], &(struct target_stop){0}, true);
+		free(storage[k]);
+	}
+	if (!started) {
+		strbuf_puts(&s->reply, "E01");
+		return;
+	}
+	if (won < 0) {
+		s->conn.closed = true;
+		s->session_over = true;
+		fprintf(stderr, "ptrev: gdb connection closed while the programs ran; killing them\n");
+		return;
+	}
+	gdb_procs_select(s, run[won]);
+	gdb_report_stop(s, &stop);
+}
+
 void gdb_resume_and_wait(struct gdb_server *s, const char *spec)
 {
 	struct target_action acts[MAX_ACTIONS];
@@ -379,7 +526,7 @@ void gdb_resume_and_wait(struct gdb_server *s, const char *spec)
 	}
 	if (several) {
 		/* gdb's schedule-multiple: every process it names at once. */
-		gdb_procs_run_several(s, acts, pids, (size_t)n);
+		run_several(s, acts, pids, (size_t)n);
 		return;
 	}
 	struct target_resume r = {.reverse = false, .actions = acts, .nactions = (size_t)n};

@@ -58,6 +58,19 @@ void gdb_format_thread_id_in(const struct gdb_server *s, struct strbuf *out, pid
 		strbuf_printf(out, "%x", (unsigned)tid);
 }
 
+bool gdb_procs_threads(struct gdb_server *s, size_t i, pid_t *pid, struct target **t,
+		       pid_t **ids, size_t *n)
+{
+	*ids = NULL;
+	*n = 0;
+	if (i > s->nprocs || (i == 0 && !s->target))
+		return false;
+	*t = i == 0 ? s->target : s->procs[i - 1].target;
+	*pid = target_pid(*t);
+	*n = target_threads(*t, ids);
+	return true;
+}
+
 static void thread_xml(struct gdb_server *s, struct strbuf *out, struct target *t, pid_t pid,
 		       pid_t tid)
 {
