@@ -179,38 +179,46 @@ void gdb_after_exec(struct gdb_server *s)
 	gdb_tls_forget(s);   /* gdb's qSymbol tells of the new one's */
 }
 
-/* Wait for the next stop. Returns 1 with *stop, 0 if gdb went away. */
-static int wait_for_stop(struct gdb_server *s, struct target_stop *stop)
+/* Wait for the first stop of the targets ts (one, or the processes of a
+ * schedule-multiple resume), watching the connection for Ctrl-C (to each
+ * of them): the index of the one that stopped, with *stop, or -1 if gdb
+ * went away. */
+static int wait_for_stop(struct gdb_server *s, struct target *const ts[], size_t nts,
+			 struct target_stop *stop)
 {
 	for (;;) {
-		int r = target_wait(s->target, stop, false);
-		if (r == 1 && stop->kind == TARGET_STOP_NO_RESUMED && !s->gdb_no_resumed)
-			r = 0; /* a gdb without N waits on, as it always did */
-		if (r == 1)
-			return 1;
-		if (r < 0) {
-			/* Nothing left to wait for: report what we know. */
-			gdb_stop_program_gone(s, stop);
-			return 1;
+		for (size_t k = 0; k < nts; k++) {
+			int r = target_wait(ts[k], stop, false);
+			if (r == 1 && stop->kind == TARGET_STOP_NO_RESUMED && !s->gdb_no_resumed)
+				r = 0; /* a gdb without N waits on, as it always did */
+			if (r == 1)
+				return (int)k;
+			if (r < 0) {
+				/* Nothing left to wait for: report what we know. */
+				gdb_stop_program_gone(s, stop);
+				stop->tid = target_pid(ts[k]);
+				return (int)k;
+			}
 		}
 		int ready = gdb_poll_connection(s);
 		if (ready < 0)
-			return 0;
+			return -1;
 		if (ready) {
 			const char *pkt;
 			size_t len;
 			switch (rsp_conn_recv(&s->conn, &pkt, &len, 0)) {
 			case RSP_RECV_INTERRUPT:
-				target_interrupt(s->target);
+				for (size_t k = 0; k < nts; k++)
+					target_interrupt(ts[k]);
 				break;
 			case RSP_RECV_CLOSED:
-				return 0;
+				return -1;
 			case RSP_RECV_PACKET:
 				/* All-stop: gdb sends nothing but Ctrl-C while the
 				 * program runs. Anything else is out of sequence:
 				 * refuse it and keep waiting for the stop. */
 				if (rsp_conn_send_str(&s->conn, "E01") != 0)
-					return 0;
+					return -1;
 				break;
 			case RSP_RECV_TIMEOUT:
 				break;
@@ -295,7 +303,7 @@ static void run_and_report(struct gdb_server *s, struct target_resume *r)
 		return;
 	}
 	struct target_stop stop;
-	bool got = wait_for_stop(s, &stop);
+	bool got = wait_for_stop(s, &s->target, 1, &stop) == 0;
 	free(storage);
 	if (!got) {
 		/* gdb went away while the program ran: stop it, for the next
@@ -366,6 +374,16 @@ void gdb_tell_exit(const struct gdb_server *s, const struct target_stop *stop)
 /* gdb's schedule-multiple: at most this many processes run at once. */
 #define RUN_MAX 16
 
+/* p into run (nrun of them, RUN_MAX at most) unless it is there. */
+static void add_process(pid_t run[RUN_MAX], size_t *nrun, pid_t p)
+{
+	for (size_t k = 0; k < *nrun; k++)
+		if (run[k] == p)
+			return;
+	if (*nrun < RUN_MAX)
+		run[(*nrun)++] = p;
+}
+
 /* The processes that actions naming pids are for (0: every one) in run;
  * their number. */
 static size_t processes_named(struct gdb_server *s, const pid_t *pids, size_t n,
@@ -373,71 +391,18 @@ static size_t processes_named(struct gdb_server *s, const pid_t *pids, size_t n,
 {
 	size_t nrun = 0;
 	bool all = false;
-	for (size_t i = 0; i <= n + s->nprocs && nrun < RUN_MAX; i++) {
-		pid_t p;
-		if (i < n) {
-			p = pids[i];
-			all = all || p == 0;
-		} else if (!all) {
-			break;
-		} else {
-			p = i == n ? target_pid(s->target) : target_pid(s->procs[i - n - 1].target);
-		}
-		bool seen = p == 0;
-		for (size_t k = 0; k < nrun && !seen; k++)
-			seen = run[k] == p;
-		if (!seen)
-			run[nrun++] = p;
+	for (size_t i = 0; i < n; i++) {
+		if (pids[i])
+			add_process(run, &nrun, pids[i]);
+		else
+			all = true;
+	}
+	if (all) {
+		add_process(run, &nrun, target_pid(s->target));
+		for (size_t i = 0; i < s->nprocs; i++)
+			add_process(run, &nrun, target_pid(s->procs[i].target));
 	}
 	return nrun;
-}
-
-/* Wait for the first stop of the targets ts (NULL: done with); its index,
- * or -1 where gdb went away. */
-static int first_of_stops(struct gdb_server *s, struct target *ts[], size_t nts,
-		      struct target_stop *stop)
-{
-	for (;;) {
-		size_t waiting = 0;
-		for (size_t k = 0; k < nts; k++) {
-			if (!ts[k])
-				continue;
-			int r = target_wait(ts[k], stop, false);
-			if (r == 1 && stop->kind == TARGET_STOP_NO_RESUMED && !s->gdb_no_resumed)
-				r = 0; /* a gdb without N waits on, as it always did */
-			if (r == 1)
-				return (int)k;
-			if (r < 0) {
-				gdb_stop_program_gone(s, stop);
-				stop->tid = target_pid(ts[k]);
-				return (int)k;
-			}
-			waiting++;
-		}
-		int ready = waiting ? gdb_poll_connection(s) : -1;
-		if (ready < 0)
-			return -1;
-		if (!ready)
-			continue;
-		const char *pkt;
-		size_t len;
-		switch (rsp_conn_recv(&s->conn, &pkt, &len, 0)) {
-		case RSP_RECV_INTERRUPT:
-			for (size_t k = 0; k < nts; k++)
-				if (ts[k])
-					target_interrupt(ts[k]);
-			break;
-		case RSP_RECV_CLOSED:
-			return -1;
-		case RSP_RECV_PACKET:
-			/* All-stop: nothing but Ctrl-C while they run. */
-			if (rsp_conn_send_str(&s->conn, "E01") != 0)
-				return -1;
-			break;
-		case RSP_RECV_TIMEOUT:
-			break;
-		}
-	}
 }
 
 /* vCont actions for several processes at once (gdb's schedule-multiple;
@@ -487,7 +452,7 @@ static void run_several(struct gdb_server *s, const struct target_action *acts,
 	}
 	free(mine);
 	struct target_stop stop;
-	int won = started ? first_of_stops(s, ts, nrun, &stop) : -1;
+	int won = started ? wait_for_stop(s, ts, nrun, &stop) : -1;
 	/* The others stand where they are, what they met kept for their
 	 * next resume (all-stop: gdb sees every process stopped). */
 	for (size_t k = 0; k < nrun; k++) {
