@@ -12,6 +12,8 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/shm.h>
 
 #define KSIGSET 8          /* the kernel's sigset_t */
 #define KSIGACTION 32      /* handler, flags, restorer, mask */
@@ -46,7 +48,7 @@
 #define SEMINFO 40
 #define SHMID_DS 112       /* struct shmid64_ds */
 #define SHMINFO 72         /* struct shminfo64 */
-#define SHM_INFO 48
+#define SHM_INFO_SIZE 48  /* struct shm_info */
 #define MSQID_DS 120       /* struct msqid64_ds */
 #define MSGINFO 32
 #define CAP_DATA 12        /* struct __user_cap_data_struct */
@@ -426,11 +428,46 @@ static int w_shmctl(struct sc_call *c)
 		add(c, c->args[2], SHMINFO);
 		return 0;
 	case 14: /* SHM_INFO */
-		add(c, c->args[2], SHM_INFO);
+		add(c, c->args[2], SHM_INFO_SIZE);
 		return 0;
 	default:
 		return 0;
 	}
+}
+
+/* shmat: the segment's bytes as the attach found them (what the program
+ * or another process wrote there before), which a replay, having no
+ * segment, maps (SYSCALL_SHM). Its size is asked of the kernel by the
+ * segment's id (IPC_STAT, in ptrev's IPC namespace: the program's unless
+ * it made one of its own; then the call is unknown). Nothing at the
+ * entry (result 0) or in progress (SYSCALL_MAX_RESULT: nothing mapped is
+ * written before the call returns). What another process writes there
+ * after the attach is not recorded, as rr does not. */
+static int w_shmat(struct sc_call *c)
+{
+	struct shmid_ds ds;
+	if (!ok(c) || c->result == 0 || c->result == SYSCALL_MAX_RESULT)
+		return 0;
+	if (shmctl((int)c->args[0], IPC_STAT, &ds) < 0)
+		return -1;
+	add(c, (uint64_t)c->result, (int64_t)((ds.shm_segsz + 4095) & ~(size_t)4095));
+	return 0;
+}
+
+/* mmap, where it made a writable shared mapping of a file (POSIX shared
+ * memory, a memfd, a file the program changes through memory): the bytes
+ * the mapping shows, which a replay maps in place of the file (sys_replay.c),
+ * since the file then holds what was written later, or is gone. The pages
+ * past the file's end cannot be read: the recorder's read ends there.
+ * Nothing at the entry (result 0) or in progress. */
+static int w_mmap(struct sc_call *c)
+{
+	if (!ok(c) || c->result == 0 || c->result == SYSCALL_MAX_RESULT ||
+	    !(c->args[3] & MAP_SHARED) || (c->args[3] & MAP_ANONYMOUS) ||
+	    !(c->args[2] & PROT_WRITE))
+		return 0;
+	add(c, (uint64_t)c->result, (int64_t)c->args[1]);
+	return 0;
 }
 
 static int w_msgctl(struct sc_call *c)
@@ -639,7 +676,6 @@ static int w_getxattrat(struct sc_call *c)
 #define WHY_CLONE "a new thread (a replay of this recording runs one thread)"
 #define WHY_EXEC "exec (only the event backend records across exec: `ptrev record " \
 	"--backend event`)"
-#define WHY_SHM "System V shared memory (what another process writes there is not recorded)"
 #define WHY_URING "io_uring (the kernel writes its rings and buffers asynchronously, " \
 	"which is not recorded)"
 #define WHY_AIO "Linux AIO (the kernel writes its ring and buffers asynchronously, " \
@@ -656,7 +692,7 @@ static const struct syscall_desc table[SYSCALL_TABLE_LEN] = {
 	SYS(6, "lstat", .w = {FIX(A1, STAT_SIZE)}),
 	SYS(7, "poll", .w = {ARGNA(A0, A1, POLLFD)}),
 	NONE(8, "lseek"),
-	SYS(9, "mmap", RUNOK, .maps = true),
+	SYS(9, "mmap", RUNOK, .maps = true, .special = w_mmap, .never_unknown = true),
 	SYS(10, "mprotect", RUNOK, .maps = true),
 	SYS(11, "munmap", RUNOK, .maps = true),
 	SYS(12, "brk", .replay = SYSCALL_RUN, .maps = true),
@@ -677,7 +713,7 @@ static const struct syscall_desc table[SYSCALL_TABLE_LEN] = {
 	SYS(27, "mincore", .w = {PAGES(A2, A1)}),
 	SYS(28, "madvise", RUNOK), /* MADV_DONTNEED empties memory */
 	NONE(29, "shmget"),
-	SYS(30, "shmat", .maps = true, UNSUP(WHY_SHM)),
+	SYS(30, "shmat", .maps = true, .replay = SYSCALL_SHM, .special = w_shmat),
 	SYS(31, "shmctl", SPECIAL(w_shmctl, "command", A1)),
 	NONE(32, "dup"),
 	NONE(33, "dup2"),
@@ -714,7 +750,7 @@ static const struct syscall_desc table[SYSCALL_TABLE_LEN] = {
 	NONE(64, "semget"),
 	NONE(65, "semop"),
 	SYS(66, "semctl", SPECIAL(w_semctl, "command", A2)),
-	SYS(67, "shmdt", .maps = true, UNSUP(WHY_SHM)),
+	SYS(67, "shmdt", .maps = true, .replay = SYSCALL_SHM),
 	NONE(68, "msgget"),
 	NONE(69, "msgsnd"),
 	SYS(70, "msgrcv", SPECIAL(w_msgrcv, NULL, 0)),
@@ -1129,7 +1165,7 @@ int syscall_may_write(uint64_t nr, const uint64_t args[6], sc_read_fn read_mem, 
 bool syscall_may_be_unknown(uint64_t nr)
 {
 	const struct syscall_desc *d = syscall_desc(nr);
-	return !d || d->special != NULL;
+	return !d || (d->special && !d->never_unknown);
 }
 
 bool syscall_changes_maps(uint64_t nr)
@@ -1141,7 +1177,8 @@ bool syscall_changes_maps(uint64_t nr)
 bool syscall_keeps_cpu(uint64_t nr)
 {
 	const struct syscall_desc *d = syscall_desc(nr);
-	return d && d->maps && (d->replay == SYSCALL_RUN || d->replay == SYSCALL_RUN_OK);
+	return d && d->maps &&
+	       (d->replay == SYSCALL_RUN || d->replay == SYSCALL_RUN_OK || d->replay == SYSCALL_SHM);
 }
 
 enum syscall_replay syscall_replay_kind(uint64_t nr)

@@ -1,11 +1,11 @@
 /* Checkpoints: stopped copies of a replay process, made by injecting a
- * fork into it through ptrace (syscall_inject_fork: exit signal 0, so
+ * fork into it through ptrace (process_copy, syscall_inject_fork: exit signal 0, so
  * killing a copy sends its parent no SIGCHLD that the replay would have to
  * hide; copy-on-write memory), and the policy that decides which ones to
  * keep (dense near the last requested position, sparser further away). */
 #include "replayer_internal.h"
 
-#include "ptrev/syscall_inject.h"
+#include "ptrev/process_copy.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,7 +22,7 @@ int rp_fork(struct replayer *r, const struct rp_proc *p, struct rp_proc *child)
 
 	memset(child, 0, sizeof *child);
 	child->memfd = -1;
-	if (syscall_inject_fork(p->pid, &cpid, err, sizeof err) < 0)
+	if (process_copy(p->pid, &cpid, err, sizeof err) < 0)
 		return rp_fail(r, "checkpoint: %s", err);
 	child->pid = cpid;
 	child->pos = p->pos;

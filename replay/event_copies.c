@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "ptrev/ptrace_handover.h"
-#include "ptrev/syscall_inject.h"
+#include "ptrev/process_copy.h"
 
 /* The replay process's resident size in bytes (0: unknown). */
 static uint64_t resident_bytes(pid_t pid)
@@ -85,7 +85,7 @@ void erp_mid_copy(struct erp *e, struct erp_thread *t)
 	}
 	char err[256];
 	pid_t copy = 0;
-	if (!erp_copy_room(e) || syscall_inject_fork_sibling(t->tid, &copy, err, sizeof err) < 0)
+	if (!erp_copy_room(e) || process_copy_sibling(t->tid, &copy, err, sizeof err) < 0)
 		return; /* optional: the replayer runs from further back */
 	e->mid[e->nmid++] = (struct erp_mid_copy){.pos = t->insns, .pid = copy};
 }

@@ -15,7 +15,7 @@
 
 #include "ptrev/event_cut.h"
 #include "ptrev/ptrace_handover.h"
-#include "ptrev/syscall_inject.h"
+#include "ptrev/process_copy.h"
 #include "ptrev/syscall_table.h"
 #include "relaunch.h"
 
@@ -93,7 +93,7 @@ static void park_start_copy(struct erp *e, struct erp_thread *t)
 {
 	char err[256];
 	pid_t copy = 0;
-	if (syscall_inject_fork_sibling(t->tid, &copy, err, sizeof err) < 0) {
+	if (process_copy_sibling(t->tid, &copy, err, sizeof err) < 0) {
 		fprintf(stderr, "ptrev: no copy of where the tail begins (%s)\n", err);
 		return;
 	}
@@ -134,7 +134,7 @@ static void make_copy(struct erp *e, struct erp_thread *t, size_t k)
 		ptrace_park_kill(e->copies[0].pid);
 		memmove(e->copies, e->copies + 1, --e->ncopies * sizeof *e->copies);
 	}
-	if (!erp_copy_room(e) || syscall_inject_fork_sibling(t->tid, &copy, err, sizeof err) < 0)
+	if (!erp_copy_room(e) || process_copy_sibling(t->tid, &copy, err, sizeof err) < 0)
 		return; /* optional: a later replay starts further back */
 	e->copies[e->ncopies++] = (struct erp_copy){.pid = copy, .next = k};
 }
@@ -150,7 +150,7 @@ struct erp_copy erp_take_copy(struct erp *e, size_t from)
 		return (struct erp_copy){0};
 	char err[256];
 	pid_t dup = 0;
-	if (syscall_inject_fork_sibling(e->copies[best].pid, &dup, err, sizeof err) < 0 ||
+	if (process_copy_sibling(e->copies[best].pid, &dup, err, sizeof err) < 0 ||
 	    ptrace_park(dup) < 0)
 		return (struct erp_copy){0};
 	return (struct erp_copy){.pid = dup, .next = e->copies[best].next};

@@ -17,10 +17,12 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
+#include <sys/shm.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ptrev/proc_maps.h"
 #include "ptrev/ptrace_wait.h"
 
 static int fail(const struct sys_replay *c, const char *fmt, ...)
@@ -127,6 +129,146 @@ static int syscall_stop(const struct sys_replay *c, const char *what)
 	return 0;
 }
 
+/* ---- other syscalls run in the recorded one's place ---- */
+
+/* From a syscall stop (entry or exit), make the thread execute syscall nr
+ * with args at the same instruction: at an exit stop the instruction is
+ * backed up and run again; at an entry stop the syscall is replaced. Ends
+ * at the exit stop; *ret is rax. */
+static int run_here(const struct sys_replay *c, bool at_entry, uint64_t sys_ip, uint64_t nr,
+		    const uint64_t a[6], int64_t *ret)
+{
+	struct user_regs_struct regs;
+	if (ptrace(PTRACE_GETREGS, c->tid, NULL, &regs) < 0)
+		return fail(c, "replay process %d: registers: %s", (int)c->tid, strerror(errno));
+	regs.rdi = a[0];
+	regs.rsi = a[1];
+	regs.rdx = a[2];
+	regs.r10 = a[3];
+	regs.r8 = a[4];
+	regs.r9 = a[5];
+	if (at_entry) {
+		regs.orig_rax = nr;
+	} else {
+		regs.rip = sys_ip;
+		regs.rax = nr;
+		regs.orig_rax = (unsigned long long)-1;
+	}
+	if (ptrace(PTRACE_SETREGS, c->tid, NULL, &regs) < 0)
+		return fail(c, "replay process %d: set registers: %s", (int)c->tid, strerror(errno));
+	if (!at_entry && syscall_stop(c, "a syscall in the recorded one's place") < 0)
+		return -1;
+	if (syscall_stop(c, "a syscall in the recorded one's place") < 0)
+		return -1;
+	if (ptrace(PTRACE_GETREGS, c->tid, NULL, &regs) < 0)
+		return fail(c, "replay process %d: registers: %s", (int)c->tid, strerror(errno));
+	*ret = (int64_t)regs.rax;
+	return 0;
+}
+
+/* The registers as the recorded call left them, after run_here ran
+ * others in its place (the caller sets rax, orig_rax and r11). */
+static int as_after(const struct sys_replay *c, const struct user_regs_struct *entry)
+{
+	struct user_regs_struct regs = *entry;
+	regs.rcx = regs.rip; /* `syscall` puts the return address there */
+	if (ptrace(PTRACE_SETREGS, c->tid, NULL, &regs) < 0)
+		return fail(c, "replay process %d: set registers: %s", (int)c->tid,
+			    strerror(errno));
+	return 0;
+}
+
+/* ---- shared memory: System V segments, writable shared file mappings ---- */
+
+/* In place of the shared memory the recorded call mapped at [at, at+len):
+ * a shared anonymous mapping of the process's own holding the bytes the
+ * recording read there as the call returned (its writes), with protection
+ * prot. Shared, so that the state digest leaves it out as it left the
+ * original out; a replay's copies get it as their own (process_copy.h).
+ * Mapped writable for the bytes, then given prot: /proc/PID/mem cannot
+ * write a read-only shared mapping. */
+static int map_recorded(const struct sys_replay *c, const struct trace_syscall *s,
+			const struct user_regs_struct *entry, uint64_t at, uint64_t len,
+			uint64_t prot)
+{
+	uint64_t sys_ip = entry->rip - 2;
+	int64_t res = 0;
+	uint64_t ma[6] = {at, len, prot | PROT_READ | PROT_WRITE,
+			  MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, (uint64_t)-1, 0};
+	if (run_here(c, true, sys_ip, SYS_mmap, ma, &res) < 0)
+		return -1;
+	if ((uint64_t)res != at)
+		return fail(c, "replay diverged at position %llu: the shared memory mapped at %#llx "
+			    "in the recording could not be mapped there (%lld)",
+			    (unsigned long long)s->pos, (unsigned long long)at, (long long)res);
+	for (size_t i = 0; i < s->nwrites; i++)
+		if (pwrite(c->memfd, s->writes[i].bytes, s->writes[i].len,
+			   (off_t)s->writes[i].addr) != (ssize_t)s->writes[i].len)
+			return fail(c, "cannot write the recorded shared memory at %#llx in the "
+				    "replay process: %s", (unsigned long long)s->writes[i].addr,
+				    strerror(errno));
+	if ((prot & (PROT_READ | PROT_WRITE)) != (PROT_READ | PROT_WRITE)) {
+		uint64_t pa[6] = {at, len, prot, 0, 0, 0};
+		if (run_here(c, false, sys_ip, SYS_mprotect, pa, &res) < 0)
+			return -1;
+		if (res != 0)
+			return fail(c, "syscall %llu at position %llu: cannot give the shared "
+				    "memory's mapping its protection: %s",
+				    (unsigned long long)s->nr, (unsigned long long)s->pos,
+				    strerror((int)-res));
+	}
+	return as_after(c, entry);
+}
+
+/* shmat where it succeeded. The replay has no segment (shmget and shmctl
+ * were emulated): map_recorded puts the bytes the recording read at the
+ * attach (w_shmat in the syscall table) in its place. */
+static int shm_attach(const struct sys_replay *c, const struct trace_syscall *s,
+		      const struct user_regs_struct *entry)
+{
+	uint64_t at = (uint64_t)s->result;
+	if (s->nwrites != 1 || s->writes[0].addr != at)
+		return fail(c, "shmat at position %llu of thread %d: the recording does not hold "
+			    "the bytes of the segment it attached at %#llx (its size could not be "
+			    "read, or an older ptrev made it), so the replay cannot go past it; "
+			    "positions before it have full state", (unsigned long long)s->pos,
+			    (int)s->tid, (unsigned long long)at);
+	uint64_t prot = PROT_READ | (s->args[2] & SHM_RDONLY ? 0 : PROT_WRITE) |
+			(s->args[2] & SHM_EXEC ? PROT_EXEC : 0);
+	return map_recorded(c, s, entry, at, s->writes[0].len, prot);
+}
+
+/* shmdt where it succeeded: shm_attach's mapping is unmapped, with every
+ * piece an mprotect split off it (the same file: its inode), as the
+ * kernel's shmdt unmaps the segment's. */
+static int shm_detach(const struct sys_replay *c, const struct trace_syscall *s,
+		      const struct user_regs_struct *entry)
+{
+	uint64_t at = s->args[0], end = at, inode = 0;
+	struct proc_mapping m;
+	int64_t res = 0;
+	FILE *f = proc_maps_open(c->tid);
+	if (!f)
+		return fail(c, "replay process %d: its maps: %s", (int)c->tid, strerror(errno));
+	while (proc_maps_next(f, &m))
+		if (m.start == end && m.perms[3] == 's' && (end == at || m.inode == inode)) {
+			inode = m.inode;
+			end = m.end;
+		}
+	fclose(f);
+	if (end == at)
+		return fail(c, "replay diverged at position %llu: shmdt of %#llx, where the replay "
+			    "has no segment", (unsigned long long)s->pos, (unsigned long long)at);
+	uint64_t ua[6] = {at, end - at, 0, 0, 0, 0};
+	if (run_here(c, true, entry->rip - 2, SYS_munmap, ua, &res) < 0)
+		return -1;
+	if (res != 0)
+		return fail(c, "replay diverged at position %llu: the segment's mapping at %#llx "
+			    "could not be unmapped: %s", (unsigned long long)s->pos,
+			    (unsigned long long)at, strerror((int)-res));
+	return as_after(c, entry);
+}
+
 /* ---- file-backed mmap ---- */
 
 /* The file mapped at addr right after the syscall at pos, per the
@@ -144,41 +286,6 @@ static const struct trace_mmap *mapped_file(const struct trace_data *td, uint64_
 	return best;
 }
 
-/* From a syscall stop (entry or exit), make the thread execute syscall nr
- * with args at the same instruction: at an exit stop the instruction is
- * backed up and run again; at an entry stop the syscall is replaced. Ends
- * at the exit stop; *ret is rax. */
-static int run_here(const struct sys_replay *c, bool at_entry, uint64_t sys_ip, uint64_t nr,
-		    const uint64_t a[6], int64_t *ret)
-{
-	struct user_regs_struct regs;
-	if (ptrace(PTRACE_GETREGS, c->tid, NULL, &regs) < 0)
-		return fail(c, "mmap replay: registers: %s", strerror(errno));
-	regs.rdi = a[0];
-	regs.rsi = a[1];
-	regs.rdx = a[2];
-	regs.r10 = a[3];
-	regs.r8 = a[4];
-	regs.r9 = a[5];
-	if (at_entry) {
-		regs.orig_rax = nr;
-	} else {
-		regs.rip = sys_ip;
-		regs.rax = nr;
-		regs.orig_rax = (unsigned long long)-1;
-	}
-	if (ptrace(PTRACE_SETREGS, c->tid, NULL, &regs) < 0)
-		return fail(c, "mmap replay: set registers: %s", strerror(errno));
-	if (!at_entry && syscall_stop(c, "mmap replay") < 0)
-		return -1;
-	if (syscall_stop(c, "mmap replay") < 0)
-		return -1;
-	if (ptrace(PTRACE_GETREGS, c->tid, NULL, &regs) < 0)
-		return fail(c, "mmap replay: registers: %s", strerror(errno));
-	*ret = (int64_t)regs.rax;
-	return 0;
-}
-
 static int mmap_file(const struct sys_replay *c, const struct trace_syscall *s,
 		     const struct user_regs_struct *entry)
 {
@@ -192,9 +299,16 @@ static int mmap_file(const struct sys_replay *c, const struct trace_syscall *s,
 		return fail(c, "mmap at position %llu: the recording does not say which file "
 			    "was mapped at %#llx", (unsigned long long)s->pos,
 			    (unsigned long long)s->result);
-	if ((s->args[3] & MAP_SHARED) && (s->args[2] & PROT_WRITE))
-		return fail(c, "mmap at position %llu: a writable shared mapping of %s cannot "
-			    "be replayed", (unsigned long long)s->pos, m->path);
+	if ((s->args[3] & MAP_SHARED) && (s->args[2] & PROT_WRITE)) {
+		if (s->nwrites == 0 || s->writes[0].addr != (uint64_t)s->result)
+			return fail(c, "mmap at position %llu of thread %d: the recording does not "
+				    "hold the bytes of %s, which it mapped shared and writable at "
+				    "%#llx (an older ptrev made it, or the file was empty), so the "
+				    "replay cannot go past it; positions before it have full state",
+				    (unsigned long long)s->pos, (int)s->tid, m->path,
+				    (unsigned long long)s->result);
+		return map_recorded(c, s, entry, (uint64_t)s->result, s->args[1], s->args[2]);
+	}
 	/* The path goes below the stack pointer (past the red zone), and
 	 * what was there is put back: the program may read that memory
 	 * later, uninitialised. */
@@ -225,16 +339,7 @@ static int mmap_file(const struct sys_replay *c, const struct trace_syscall *s,
 		     (unsigned long long)res, (unsigned long long)s->result);
 		goto out;
 	}
-	/* The registers as the recorded mmap left them (the caller sets
-	 * rax, orig_rax and r11). */
-	struct user_regs_struct regs = *entry;
-	regs.rip = sys_ip + 2;
-	regs.rcx = sys_ip + 2; /* `syscall` puts the return address there */
-	if (ptrace(PTRACE_SETREGS, c->tid, NULL, &regs) < 0) {
-		fail(c, "mmap replay: set registers: %s", strerror(errno));
-		goto out;
-	}
-	rc = 0;
+	rc = as_after(c, entry);
 out:
 	if (pwrite(c->memfd, saved, len, (off_t)scratch) != (ssize_t)len && rc == 0)
 		rc = fail(c, "mmap replay: cannot restore the stack");
@@ -248,9 +353,10 @@ int sys_replay_do(const struct sys_replay *c, const struct trace_syscall *s,
 {
 	struct user_regs_struct regs = *entry;
 	bool run = sys_replay_runs(s);
+	bool shm = syscall_replay_kind(s->nr) == SYSCALL_SHM && s->result >= 0;
 
 	/* An unknown syscall that failed wrote nothing: emulated below. */
-	if (!run && s->unknown && s->result >= 0) {
+	if (!run && !shm && s->unknown && s->result >= 0) {
 		char name[96];
 		syscall_label(s->nr, s->args, name, sizeof name);
 		return fail(c, "%s at position %llu of thread %d: ptrev's syscall table "
@@ -262,8 +368,9 @@ int sys_replay_do(const struct sys_replay *c, const struct trace_syscall *s,
 	}
 	bool file_mmap = s->nr == SYS_mmap && !(s->args[3] & MAP_ANONYMOUS) &&
 			 (int32_t)s->args[4] >= 0;
-	if (file_mmap && run) {
-		if (mmap_file(c, s, &regs) < 0)
+	if ((file_mmap && run) || shm) {
+		if ((shm ? (s->nr == SYS_shmat ? shm_attach : shm_detach) : mmap_file)(c, s,
+											 &regs) < 0)
 			return -1;
 		if (ptrace(PTRACE_GETREGS, c->tid, NULL, &regs) < 0)
 			return fail(c, "replay process %d: registers: %s", (int)c->tid,
@@ -314,7 +421,7 @@ int sys_replay_do(const struct sys_replay *c, const struct trace_syscall *s,
 			return fail(c, "replay process %d: set registers: %s", (int)c->tid,
 				    strerror(errno));
 	}
-	if (!run)
+	if (!run && !shm)
 		for (size_t i = 0; i < s->nwrites; i++)
 			if (pwrite(c->memfd, s->writes[i].bytes, s->writes[i].len,
 				   (off_t)s->writes[i].addr) != (ssize_t)s->writes[i].len)

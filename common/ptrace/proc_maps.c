@@ -18,8 +18,9 @@ bool proc_maps_next(FILE *f, struct proc_mapping *m)
 	while (fgets(line, sizeof line, f)) {
 		m->name[0] = '\0';
 		int used = 0;
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %4s %*s %*s %*s %n", &m->start, &m->end,
-			   m->perms, &used) < 3)
+		m->inode = 0;
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %4s %*s %*s %" SCNu64 " %n", &m->start,
+			   &m->end, m->perms, &m->inode, &used) < 3)
 			continue;
 		if (used > 0)
 			sscanf(line + used, "%63s", m->name);

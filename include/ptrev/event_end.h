@@ -19,7 +19,7 @@
 struct event_end;
 
 /* Where a replay stopped because it cannot reproduce a recorded syscall
- * (syscall_table.h: SysV shared memory, io_uring, AIO, userfaultfd...):
+ * (syscall_table.h: io_uring, AIO, userfaultfd...):
  * thread tid (as recorded) stood at the entry of its syscall `event`, as
  * the recording has it (its number and arguments checked). diverged: the
  * replay went differently from the recording instead, found as thread

@@ -12,6 +12,8 @@
 struct proc_mapping {
 	uint64_t start, end;
 	char perms[5];   /* "rw-p" */
+	uint64_t inode;  /* of the mapped file; each shared anonymous mapping and
+			  * System V segment is a file of its own; 0 otherwise */
 	char name[64];   /* the path or [stack], [vvar] ...; "" when anonymous */
 };
 

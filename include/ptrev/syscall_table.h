@@ -52,6 +52,11 @@ enum syscall_replay {
 	SYSCALL_RUN,         /* always run (brk, rt_sigreturn) */
 	SYSCALL_FORK,        /* makes a process: emulated, no child made */
 	SYSCALL_CLONE,       /* a process or a thread, by its flags */
+	SYSCALL_SHM,         /* attaches (shmat) or detaches (shmdt) System V shared
+			      * memory: where it succeeded, a replay, which has no
+			      * segment, maps or unmaps a shared anonymous mapping of
+			      * its own there, holding the bytes the recording read
+			      * at the attach (sys_replay.c) */
 	SYSCALL_UNSUPPORTED, /* where it succeeded, a replay cannot reproduce it */
 };
 
@@ -104,6 +109,7 @@ struct syscall_desc {
 	/* ... or, for sub-commands, a function: 0, or -1 where the case at
 	 * hand is unknown. sub names that case's argument in messages. */
 	int (*special)(struct sc_call *c);
+	bool never_unknown;        /* special describes every case (mmap) */
 	const char *sub;           /* "request", "command", "option" */
 	uint8_t sub_arg;
 	const char *why;           /* SYSCALL_UNSUPPORTED (and CLONE's threads): why */
@@ -137,7 +143,8 @@ int syscall_may_write(uint64_t nr, const uint64_t args[6], sc_read_fn read_mem, 
 		      struct sc_range *out, int max);
 
 /* Can syscall_writes find nr's case unknown? Only for a number the table
- * does not describe or one described case by case (ioctl, fcntl, ...):
+ * does not describe or one described by a function (ioctl, fcntl, ...,
+ * shmat: a segment whose size the kernel does not tell ptrev) that can:
  * what a recorder asks before it describes a call at its entry. */
 bool syscall_may_be_unknown(uint64_t nr);
 

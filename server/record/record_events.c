@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
+#include <sys/shm.h>
 #include <sys/syscall.h>
 
 #define MAX_WRITES 64
@@ -67,6 +68,31 @@ static int watched(struct mem_diff *watch, const struct trace_syscall *s, sc_rea
 	return n;
 }
 
+/* A System V segment's bytes are recorded as the attach found them (the
+ * syscall table's shmat); what another process writes there afterwards is
+ * not (nor does rr record it), so a replay would show the segment without
+ * those writes. Where other processes have it attached at the program's
+ * attach, say so, once per segment id. */
+static void shm_shared_note(const struct trace_syscall *s)
+{
+	static int said[8], nsaid;
+	struct shmid_ds ds;
+	int id = (int)s->args[0];
+	if (s->nr != SYS_shmat || s->result < 0 || shmctl(id, IPC_STAT, &ds) < 0 ||
+	    ds.shm_nattch <= 1)
+		return;
+	for (int i = 0; i < nsaid; i++)
+		if (said[i] == id)
+			return;
+	if (nsaid < 8)
+		said[nsaid++] = id;
+	fprintf(stderr, "ptrev: the System V shared memory segment %d that thread %d attached "
+		"is attached by %lu other process%s: what %s there after the attach is not "
+		"recorded, and a replay shows the segment without it\n", id, (int)s->tid,
+		(unsigned long)ds.shm_nattch - 1, ds.shm_nattch == 2 ? "" : "es",
+		ds.shm_nattch == 2 ? "it writes" : "they write");
+}
+
 int record_syscall(struct trace_writer *w, pid_t tid, uint64_t pos, uint64_t nr,
 		   const struct user_regs_struct *entry, int64_t result, sc_read_fn read_mem,
 		   void *ctx, struct mem_diff *watch, bool kept_cpu)
@@ -120,6 +146,7 @@ int record_syscall(struct trace_writer *w, pid_t tid, uint64_t pos, uint64_t nr,
 		at += (size_t)got;
 	}
 	s.writes = wr;
+	shm_shared_note(&s);
 	rc = trace_write_syscall(w, &s);
 	free(buf);
 	if (wr != wr_table)

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """An event recording whose replay meets a syscall no replay can reproduce
-(shmat: SysV shared memory) is served up to that syscall's entry, with
+(io_setup: Linux AIO) is served up to that syscall's entry, with
 full state, instead of not at all (issue 12: a syscall the table cannot
 describe never costs all state of the recording). Before, `ptrev replay`
 refused the whole recording and gdb saw `Remote communication error`.
@@ -9,9 +9,9 @@ has made that call (its history must reach the present); gdb over TCP
 now shows why in its console, where before it showed only `Remote
 failure reply: E01`.
 
-shm_late: a worker adds to `total` and blocks in read; main then calls
-shmat. The oracle is the live run under gdb, stopped at shmat's entry by
-`catch syscall shmat` (and, for the reverse-continue, at the worker's last
+aio_late: a worker adds to `total` and blocks in read; main then calls
+io_setup. The oracle is the live run under gdb, stopped at io_setup's entry by
+`catch syscall io_setup` (and, for the reverse-continue, at the worker's last
 call of add_round): registers, backtraces and variables must be the
 same at the replay's end and where the replay goes back to. The user is
 told where the replay ends on ptrev's stderr and in gdb's console at the
@@ -30,8 +30,8 @@ from ptrev_checks import check, finish, full_state_count, gdb_batch, record  # n
 from ptrev_checks import ptrev_over_tcp, replay_over_tcp  # noqa: E402
 
 NOTE = 'this replay ends where thread'
-# Registers a live stop and the replay must agree on: not rdi (shmat's
-# segment id, the kernel's choice in each run), eflags and r11 (flags of
+# Registers a live stop and the replay must agree on: not rdi (the
+# syscall's number in syscall()), eflags and r11 (flags of
 # arithmetic on it), rax (-ENOSYS at a live syscall-entry stop), k0-k7
 # (AVX-512 masks: whatever the run's libc left there).
 SAME = ['rip', 'rsp', 'rbp', 'rbx', 'rcx', 'rdx', 'rsi', 'r8', 'r9', 'r10', 'r12', 'r13',
@@ -53,9 +53,8 @@ def same_registers(a, b):
 
 
 def frames(text):
-    """Backtrace lines, the segment id left out (its value is the run's)."""
-    return [re.sub(r'(shmid|id)=\d+', r'\1=N', line)
-            for line in text.splitlines() if re.match(r'#\d+ ', line)]
+    """Backtrace lines."""
+    return [line for line in text.splitlines() if re.match(r'#\d+ ', line)]
 
 
 def values(text):
@@ -79,19 +78,19 @@ def live(prog, env, stop):
 def main():
     ptrev, progdir, work = sys.argv[1:4]
     os.makedirs(work, exist_ok=True)
-    prog = os.path.abspath(os.path.join(progdir, 'shm_late'))
-    trace = os.path.join(work, 'shm_late.ptrev')
+    prog = os.path.abspath(os.path.join(progdir, 'aio_late'))
+    trace = os.path.join(work, 'aio_late.ptrev')
     # One environment for the recording and the live runs: the stack's
     # addresses depend on it.
     env = {k: v for k, v in os.environ.items() if k not in ('LINES', 'COLUMNS')}
     r = record(ptrev, 'event', trace, [prog], env=env)
     check(r.returncode == 0 and 'total=15 seen=16' in r.stdout,
-          'shm_late recorded (%s)' % r.stdout.strip())
+          'aio_late recorded (%s)' % r.stdout.strip())
 
-    at_shmat = live(prog, env, ['catch syscall shmat'])
+    at_setup = live(prog, env, ['catch syscall io_setup'])
     at_work = live(prog, env, ['break add_round if i == 5'])
-    check('Catchpoint 1 (call to syscall shmat)' in at_shmat and 'worker' in at_work,
-          'the live oracle stopped at shmat\'s entry and at the worker\'s last round')
+    check('Catchpoint 1 (call to syscall io_setup)' in at_setup and 'worker' in at_work,
+          'the live oracle stopped at io_setup\'s entry and at the worker\'s last round')
 
     # The replay, over gdb's pipe.
     rep = gdb_batch(prog, [
@@ -103,19 +102,19 @@ def main():
     check('Remote communication error' not in rep and NOTE in rep,
           'the replay opens, and says where it ends')
     end = section(rep, 'info registers', 'reverse-finish')
-    ok, diff = same_registers(at_shmat, end)
-    check(ok, 'at the end (shmat\'s entry) the live run\'s registers (differing: %s)' % diff)
-    check(frames(section(at_shmat, 'bt', 'print total')) == frames(section(end, 'bt', 'print')),
+    ok, diff = same_registers(at_setup, end)
+    check(ok, 'at the end (io_setup\'s entry) the live run\'s registers (differing: %s)' % diff)
+    check(frames(section(at_setup, 'bt', 'print total')) == frames(section(end, 'bt', 'print')),
           'main\'s backtrace as live: %s' % frames(section(end, 'bt', 'print')))
-    check(values(end)[:1] == values(at_shmat)[:1] == ['15'], 'total as live: %s' % values(end))
+    check(values(end)[:1] == values(at_setup)[:1] == ['15'], 'total as live: %s' % values(end))
     check('worker (arg=' in section(end, 'thread 2', 'monitor why'),
           'the worker\'s backtrace reaches worker()')
     # gdb writes monitor's output to stderr: counted, not placed.
     check(full_state_count(rep) == 3, 'full state at the end, after the reverse-finish and at '
           'the reverse-continue\'s stop')
     back = section(rep, 'reverse-finish', 'break ')
-    check('attach_segment (id=' in back and values(back) == ['15'],
-          'reverse-finish out of shmat: in attach_segment')
+    check('setup_ring (events=8' in back and values(back) == ['15'],
+          'reverse-finish out of syscall(): in setup_ring')
     hit = section(rep, 'reverse-continue', 'delete')
     ok, diff = same_registers(at_work, hit)
     check(ok, 'reverse-continue to the worker\'s last round: the live run\'s registers '
@@ -125,14 +124,14 @@ def main():
     check(frames(hit) == frames(section(at_work, 'bt', 'print total')),
           'and the worker\'s backtrace: %s' % frames(hit))
     fwd = rep[rep.rfind('+continue'):]
-    check('No more reverse-execution history' in fwd and 'shmat (' in fwd and
+    check('No more reverse-execution history' in fwd and 'syscall (' in fwd and
           values(fwd) == ['15'], 'continue runs forward to the end again')
 
     # Over TCP: the note reaches gdb's console, not only ptrev's stderr.
     err_path = os.path.join(work, 'replay.err')
     tcp = replay_over_tcp(ptrev, trace, prog, ['reverse-stepi', 'monitor why', 'reverse-stepi'],
                           err_path)
-    check(tcp.count(NOTE) == 1 and 'shmat' in tcp,
+    check(tcp.count(NOTE) == 1 and 'io_setup' in tcp,
           'over TCP gdb\'s console says once where the replay ends')
     check(NOTE in open(err_path).read(), '...and so does ptrev\'s stderr')
 
@@ -140,13 +139,13 @@ def main():
                           ['catch syscall exit_group', 'continue', 'reverse-stepi'],
                           os.path.join(work, 'serve.err'))
     check('E01' in served and 'no history of the recording here' in served and
-          'shmat' in served, 'a live session over TCP says in gdb\'s console why it refuses '
+          'io_setup' in served, 'a live session over TCP says in gdb\'s console why it refuses '
           'to go back (%s)' % served.strip()[-600:])
 
     d = subprocess.run([ptrev, 'decode', trace], capture_output=True, text=True, timeout=300)
     check(d.returncode == 0 and 'its history ends where thread' in d.stderr and
           d.stdout.count('\n') > 10000,
-          'ptrev decode makes the history up to shmat (%d lines): %s' %
+          'ptrev decode makes the history up to io_setup (%d lines): %s' %
           (d.stdout.count('\n'), d.stderr.strip()[-300:]))
     return finish()
 

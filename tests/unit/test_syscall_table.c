@@ -7,8 +7,11 @@
  * and the sub-command handlers (ioctl, fcntl, prctl, sockopt, clone3 ...);
  * a syscall the table cannot describe is unknown only where it succeeded;
  * what changes the address space and how a replay treats each. */
+#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <asm/unistd_64.h>
 #include <asm/stat.h>
@@ -357,6 +360,36 @@ static void test_lengths(void)
 	CHECK(writes(__NR_restart_syscall, 0, 0, 0, 0, 0, 0, -4) == 0);
 	/* not in the table */
 	CHECK(writes(400, 0, 0, 0, 0, 0, 0, -38) < 0 && writes(1000, 0, 0, 0, 0, 0, 0, 0) < 0);
+	/* shmat: the whole segment it attached (its size asked of the kernel,
+	 * rounded to pages), nothing at the entry or in progress, unknown for
+	 * a segment that is not there. */
+	/* (syscall(): the uapi headers above clash with glibc's sys/shm.h) */
+	int id = (int)syscall(__NR_shmget, IPC_PRIVATE, 5000, IPC_CREAT | 0600);
+	CHECK(id >= 0, "shmget: %s", strerror(errno));
+	if (id >= 0) {
+		void *at = (void *)syscall(__NR_shmat, id, NULL, 0);
+		CHECK(at != (void *)-1, "shmat: %s", strerror(errno));
+		CHECK(one(writes(__NR_shmat, (uint64_t)id, 0, 0, 0, 0, 0, (int64_t)(uintptr_t)at),
+			  (uint64_t)(uintptr_t)at, 8192));
+		CHECK(writes(__NR_shmat, (uint64_t)id, 0, 0, 0, 0, 0, 0) == 0);
+		uint64_t a[6] = {(uint64_t)id, 0, 0, 0, 0, 0};
+		CHECK(syscall_may_write(__NR_shmat, a, read_self, NULL, rg, 64) == 0);
+		syscall(__NR_shmdt, at);
+		syscall(__NR_shmctl, id, IPC_RMID, NULL);
+		CHECK(writes(__NR_shmat, (uint64_t)id, 0, 0, 0, 0, 0, 0x7f0000000000) < 0,
+		      "a removed segment's size is unknown");
+	}
+	/* mmap: a writable shared mapping of a file, the mapping's bytes;
+	 * private, read-only or anonymous ones nothing (a replay maps the
+	 * file, or nothing, again); nothing at the entry. 0x1: MAP_SHARED,
+	 * 0x3: MAP_SHARED_VALIDATE, 0x2: MAP_PRIVATE, 0x20: MAP_ANONYMOUS. */
+	CHECK(one(writes(__NR_mmap, 0, 8192, 3, 0x1, 5, 0, 0x7f0000000000), 0x7f0000000000, 8192));
+	CHECK(one(writes(__NR_mmap, 0, 8192, 3, 0x3, 5, 0, 0x7f0000000000), 0x7f0000000000, 8192));
+	CHECK(writes(__NR_mmap, 0, 8192, 3, 0x2, 5, 0, 0x7f0000000000) == 0);
+	CHECK(writes(__NR_mmap, 0, 8192, 1, 0x1, 5, 0, 0x7f0000000000) == 0);
+	CHECK(writes(__NR_mmap, 0, 8192, 3, 0x21, -1, 0, 0x7f0000000000) == 0);
+	CHECK(writes(__NR_mmap, 0, 8192, 3, 0x1, 5, 0, 0) == 0);
+	CHECK(writes(__NR_mmap, 0, 8192, 3, 0x1, 5, 0, -13) == 0);
 	/* at most max ranges */
 	struct sc_range two[2];
 	uint64_t args[6] = {b, b, b, 0, 0, 0};
@@ -388,8 +421,14 @@ static void test_kinds(void)
 	      syscall_replay_kind(__NR_clone3) == SYSCALL_CLONE);
 	CHECK(syscall_replay_kind(__NR_statfs) == SYSCALL_EMULATE &&
 	      syscall_replay_kind(9999) == SYSCALL_EMULATE);
-	uint64_t unsup[] = {__NR_execve, __NR_execveat, __NR_shmat, __NR_shmdt,
-			    __NR_remap_file_pages, __NR_io_uring_setup, __NR_io_uring_enter,
+	/* System V shared memory: mapped by the replay itself (sys_replay.c),
+	 * keeping the CPU in the recorder as every call that maps does. */
+	CHECK(syscall_replay_kind(__NR_shmat) == SYSCALL_SHM &&
+	      syscall_replay_kind(__NR_shmdt) == SYSCALL_SHM &&
+	      !syscall_unsupported_why(__NR_shmat) && !syscall_unsupported_why(__NR_shmdt));
+	CHECK(syscall_keeps_cpu(__NR_shmat) && syscall_keeps_cpu(__NR_shmdt) &&
+	      syscall_keeps_cpu(__NR_mmap) && !syscall_keeps_cpu(__NR_read));
+	uint64_t unsup[] = {__NR_execve, __NR_execveat, __NR_remap_file_pages, __NR_io_uring_setup, __NR_io_uring_enter,
 			    __NR_clone, __NR_clone3};
 	for (size_t i = 0; i < sizeof unsup / sizeof unsup[0]; i++)
 		CHECK(syscall_unsupported_why(unsup[i]) != NULL, "%s unsupported",

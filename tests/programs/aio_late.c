@@ -1,16 +1,16 @@
-/* A program that ends with a syscall no replay can reproduce (shmat: SysV
- * shared memory, which another process may write) after some work in two
- * threads: a replay of its event recording stops at shmat's entry and
+/* A program that ends with a syscall no replay can reproduce (io_setup:
+ * Linux AIO, whose ring the kernel maps and writes) after some work in two
+ * threads: a replay of its event recording stops at io_setup's entry and
  * serves everything before it (tests/reverse/cut_replay.py). The worker
  * adds to `total` between syscalls, says it is done and blocks reading a
- * pipe that nobody writes until main has attached the segment; main waits
- * for it with sched_yield (how often is the run's: nothing shown depends
- * on it), then attaches. */
+ * pipe that nobody writes until main has set up its AIO context; main
+ * waits for it with sched_yield (how often is the run's: nothing shown
+ * depends on it), then sets it up. */
+#include <linux/aio_abi.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
-#include <sys/ipc.h>
-#include <sys/shm.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 static int fds[2];
@@ -36,13 +36,12 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-static int *attach_segment(int id, int add)
+static long setup_ring(unsigned events, int add)
 {
-	int *p = shmat(id, NULL, 0);
-	if (p == (void *)-1)
-		return NULL;
-	p[0] = add + total;
-	return p;
+	aio_context_t ctx = 0;
+	if (syscall(SYS_io_setup, events, &ctx) != 0)
+		return -1;
+	return add + total + (ctx != 0);
 }
 
 int main(void)
@@ -55,12 +54,9 @@ int main(void)
 		sched_yield();
 		rounds++;
 	}
-	int id = shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600);
-	int *p = id < 0 ? NULL : attach_segment(id, 1);
-	if (id >= 0)
-		shmctl(id, IPC_RMID, NULL);
+	long seen = setup_ring(8, 0);
 	if (write(fds[1], "x", 1) != 1 || pthread_join(t, NULL) != 0)
 		return 1;
-	printf("total=%d seen=%d\n", total, p ? p[0] : -1);
+	printf("total=%d seen=%ld\n", total, seen);
 	return 0;
 }
