@@ -180,21 +180,22 @@ static int as_after(const struct sys_replay *c, const struct user_regs_struct *e
 
 /* ---- shared memory: System V segments, writable shared file mappings ---- */
 
-/* In place of the shared memory the recorded call mapped at [at, at+len):
- * a shared anonymous mapping of the process's own holding the bytes the
- * recording read there as the call returned (its writes), with protection
- * prot. Shared, so that the state digest leaves it out as it left the
- * original out; a replay's copies get it as their own (process_copy.h).
- * Mapped writable for the bytes, then given prot: /proc/PID/mem cannot
- * write a read-only shared mapping. */
+/* In place of the memory the recorded call mapped at [at, at+len): an
+ * anonymous mapping of the process's own holding the bytes the recording
+ * read there as the call returned (its writes), with protection prot,
+ * shared (MAP_SHARED) or private as share says. Shared memory stays
+ * shared, so that the state digest leaves it out as it left the original
+ * out; a replay's copies get it as their own (process_copy.h). Mapped
+ * writable for the bytes, then given prot: /proc/PID/mem cannot write a
+ * read-only shared mapping. */
 static int map_recorded(const struct sys_replay *c, const struct trace_syscall *s,
 			const struct user_regs_struct *entry, uint64_t at, uint64_t len,
-			uint64_t prot)
+			uint64_t prot, uint64_t share)
 {
 	uint64_t sys_ip = entry->rip - 2;
 	int64_t res = 0;
 	uint64_t ma[6] = {at, len, prot | PROT_READ | PROT_WRITE,
-			  MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, (uint64_t)-1, 0};
+			  share | MAP_ANONYMOUS | MAP_FIXED, (uint64_t)-1, 0};
 	if (run_here(c, true, sys_ip, SYS_mmap, ma, &res) < 0)
 		return -1;
 	if ((uint64_t)res != at)
@@ -204,7 +205,7 @@ static int map_recorded(const struct sys_replay *c, const struct trace_syscall *
 	for (size_t i = 0; i < s->nwrites; i++)
 		if (pwrite(c->memfd, s->writes[i].bytes, s->writes[i].len,
 			   (off_t)s->writes[i].addr) != (ssize_t)s->writes[i].len)
-			return fail(c, "cannot write the recorded shared memory at %#llx in the "
+			return fail(c, "cannot write the recorded mapping's bytes at %#llx in the "
 				    "replay process: %s", (unsigned long long)s->writes[i].addr,
 				    strerror(errno));
 	if ((prot & (PROT_READ | PROT_WRITE)) != (PROT_READ | PROT_WRITE)) {
@@ -212,8 +213,8 @@ static int map_recorded(const struct sys_replay *c, const struct trace_syscall *
 		if (run_here(c, false, sys_ip, SYS_mprotect, pa, &res) < 0)
 			return -1;
 		if (res != 0)
-			return fail(c, "syscall %llu at position %llu: cannot give the shared "
-				    "memory's mapping its protection: %s",
+			return fail(c, "syscall %llu at position %llu: cannot give the mapping its "
+				    "protection: %s",
 				    (unsigned long long)s->nr, (unsigned long long)s->pos,
 				    strerror((int)-res));
 	}
@@ -235,7 +236,7 @@ static int shm_attach(const struct sys_replay *c, const struct trace_syscall *s,
 			    (int)s->tid, (unsigned long long)at);
 	uint64_t prot = PROT_READ | (s->args[2] & SHM_RDONLY ? 0 : PROT_WRITE) |
 			(s->args[2] & SHM_EXEC ? PROT_EXEC : 0);
-	return map_recorded(c, s, entry, at, s->writes[0].len, prot);
+	return map_recorded(c, s, entry, at, s->writes[0].len, prot, MAP_SHARED);
 }
 
 /* shmdt where it succeeded: shm_attach's mapping is unmapped, with every
@@ -299,16 +300,13 @@ static int mmap_file(const struct sys_replay *c, const struct trace_syscall *s,
 		return fail(c, "mmap at position %llu: the recording does not say which file "
 			    "was mapped at %#llx", (unsigned long long)s->pos,
 			    (unsigned long long)s->result);
-	if ((s->args[3] & MAP_SHARED) && (s->args[2] & PROT_WRITE)) {
-		if (s->nwrites == 0 || s->writes[0].addr != (uint64_t)s->result)
-			return fail(c, "mmap at position %llu of thread %d: the recording does not "
-				    "hold the bytes of %s, which it mapped shared and writable at "
-				    "%#llx (an older ptrev made it, or the file was empty), so the "
-				    "replay cannot go past it; positions before it have full state",
-				    (unsigned long long)s->pos, (int)s->tid, m->path,
-				    (unsigned long long)s->result);
-		return map_recorded(c, s, entry, (uint64_t)s->result, s->args[1], s->args[2]);
-	}
+	if ((s->args[3] & MAP_SHARED) && (s->args[2] & PROT_WRITE))
+		return fail(c, "mmap at position %llu of thread %d: the recording does not hold "
+			    "the bytes of %s, which it mapped shared and writable at %#llx (an "
+			    "older ptrev made it, or the file was empty), so the replay cannot go "
+			    "past it; positions before it have full state",
+			    (unsigned long long)s->pos, (int)s->tid, m->path,
+			    (unsigned long long)s->result);
 	/* The path goes below the stack pointer (past the red zone), and
 	 * what was there is put back: the program may read that memory
 	 * later, uninitialised. */
@@ -368,9 +366,20 @@ int sys_replay_do(const struct sys_replay *c, const struct trace_syscall *s,
 	}
 	bool file_mmap = s->nr == SYS_mmap && !(s->args[3] & MAP_ANONYMOUS) &&
 			 (int32_t)s->args[4] >= 0;
+	/* A file's mapping whose bytes the recording holds (mapped_data.h,
+	 * and every writable shared one) is made from them, not the file. */
+	bool from_bytes = file_mmap && run && s->nwrites > 0 &&
+			  s->writes[0].addr == (uint64_t)s->result;
 	if ((file_mmap && run) || shm) {
-		if ((shm ? (s->nr == SYS_shmat ? shm_attach : shm_detach) : mmap_file)(c, s,
-											 &regs) < 0)
+		int rc;
+		if (from_bytes)
+			rc = map_recorded(c, s, &regs, (uint64_t)s->result, s->args[1], s->args[2],
+					  s->args[3] & MAP_SHARED ? MAP_SHARED : MAP_PRIVATE);
+		else if (shm)
+			rc = (s->nr == SYS_shmat ? shm_attach : shm_detach)(c, s, &regs);
+		else
+			rc = mmap_file(c, s, &regs);
+		if (rc < 0)
 			return -1;
 		if (ptrace(PTRACE_GETREGS, c->tid, NULL, &regs) < 0)
 			return fail(c, "replay process %d: registers: %s", (int)c->tid,

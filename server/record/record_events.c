@@ -1,12 +1,14 @@
 /* The SYSCALL and SIGFRAME records as every recorder writes them
  * (include/ptrev/record_events.h). */
 #include "ptrev/record_events.h"
+#include "ptrev/mapped_data.h"
 
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <sys/shm.h>
 #include <sys/syscall.h>
 
@@ -93,6 +95,15 @@ static void shm_shared_note(const struct trace_syscall *s)
 		ds.shm_nattch == 2 ? "it writes" : "they write");
 }
 
+/* Is s an mmap that mapped a file whose bytes are recorded? (A writable
+ * shared mapping's are, by the syscall table.) */
+static bool mapped_data(pid_t tid, const struct trace_syscall *s)
+{
+	return s->nr == SYS_mmap && s->result > 0 && !(s->args[3] & MAP_ANONYMOUS) &&
+	       (int32_t)s->args[4] >= 0 && s->args[1] > 0 &&
+	       mapped_file_is_data(tid, (int)s->args[4]);
+}
+
 int record_syscall(struct trace_writer *w, pid_t tid, uint64_t pos, uint64_t nr,
 		   const struct user_regs_struct *entry, int64_t result, sc_read_fn read_mem,
 		   void *ctx, struct mem_diff *watch, bool kept_cpu)
@@ -112,6 +123,9 @@ int record_syscall(struct trace_writer *w, pid_t tid, uint64_t pos, uint64_t nr,
 	s.result = result;
 	s.kept_cpu = kept_cpu;
 	n = syscall_writes(s.nr, s.args, result, read_mem, ctx, rg, MAX_WRITES);
+	if (n == 0 && mapped_data(tid, &s))
+		/* The mapping's bytes, as the file showed them (mapped_data.h). */
+		rg[n++] = (struct sc_range){(uint64_t)s.result, s.args[1]};
 	if (watch && vfork_like(s.nr, s.args, read_mem, ctx) &&
 	    (n = mem_diff_changes(watch, read_mem, ctx, &found)) >= 0) {
 		/* The child's writes (the table says the call writes none). */
