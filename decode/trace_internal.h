@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ptrev/elf_build_id.h"
 #include "ptrev/trace_file.h"
 #include "ptrev/trace_image.h"
 
@@ -14,9 +15,6 @@
  * "[vdso]")? */
 int trace_mmap_is_file(const struct trace_mmap *m);
 
-/* The GNU build-id of the ELF file open at @fd: its length (0 if it has
- * none or is not ELF), at most @max bytes copied to @id. */
-size_t trace_elf_build_id(int fd, uint8_t *id, size_t max);
 
 /* ---- trace_symbols.c: <symbol+offset> for an address ------------------- */
 

@@ -1,5 +1,6 @@
 /* Starting the recorded program again as it started (replay/relaunch.h). */
 #include "relaunch.h"
+#include "binary_copies.h"
 
 #include "ptrev/cpu_bind.h"
 
@@ -87,6 +88,7 @@ int relaunch_read(struct relaunch *rl, const struct trace_data *td, char *why, s
 	bool have_env = false;
 
 	memset(rl, 0, sizeof *rl);
+	rl->td = td;
 	for (size_t i = 0; i < td->nmeta; i++) {
 		nargs += strcmp(td->meta_keys[i], "arg") == 0;
 		nenv += strcmp(td->meta_keys[i], "env") == 0;
@@ -222,10 +224,47 @@ int relaunch_adopt(const struct relaunch *rl, pid_t pid, int *memfd, char *why, 
 	return 0;
 }
 
+/* After the exec of the recording's copy of the program (binary_copies.h)
+ * through a path of the recorded path's length in a directory of ours:
+ * the recorded path in place of that one on the stack (AT_EXECFN's
+ * string), and the recorded working directory entered. The directory is
+ * written below the stack pointer (past the red zone) for the chdir, and
+ * what was there put back. */
+static int as_recorded_path(const struct relaunch *rl, pid_t pid, int memfd, char *why,
+			    size_t whylen)
+{
+	size_t n = 0;
+	uint8_t *auxv = start_state_read_proc(pid, "auxv", &n);
+	uint64_t execfn = start_state_auxv_value(auxv, n, AT_EXECFN);
+	free(auxv);
+	size_t len = strlen(rl->path);
+	if (!execfn || pwrite(memfd, rl->path, len, (off_t)execfn) != (ssize_t)len)
+		return fail(why, whylen, "cannot put the recorded program path on the stack");
+	struct user_regs_struct r;
+	len = rl->cwd ? strlen(rl->cwd) + 1 : 0;
+	if (!len || len > 4096 || ptrace(PTRACE_GETREGS, pid, NULL, &r) < 0)
+		return 0;
+	uint64_t at = (r.rsp - 256 - len) & ~15ull;
+	char saved[4096], err[256];
+	int64_t res = -1;
+	int pending = 0;
+	const uint64_t args[6] = {at};
+	if (pread(memfd, saved, len, (off_t)at) == (ssize_t)len &&
+	    pwrite(memfd, rl->cwd, len, (off_t)at) == (ssize_t)len) {
+		syscall_inject(pid, SYS_chdir, args, &res, &pending, err, sizeof err);
+		if (pwrite(memfd, saved, len, (off_t)at) != (ssize_t)len)
+			return fail(why, whylen, "cannot restore the stack after entering %s",
+				    rl->cwd);
+	}
+	/* A directory that is gone (another machine) is not needed: file
+	 * syscalls are emulated. */
+	return 0;
+}
+
 /* Everything after the launch: options, memory, the start state, the
- * vDSO, rdtsc. */
-static int prepare(const struct relaunch *rl, bool hide_vdso, pid_t pid, int *memfd, char *why,
-		   size_t whylen)
+ * vDSO, rdtsc. ran_copy: the program's file was the recording's copy. */
+static int prepare(const struct relaunch *rl, bool hide_vdso, bool ran_copy, pid_t pid,
+		   int *memfd, char *why, size_t whylen)
 {
 	char path[64], err[512];
 	if (ptrace(PTRACE_SETOPTIONS, pid, NULL, (void *)(long)RELAUNCH_PTRACE_OPTIONS) < 0)
@@ -234,6 +273,8 @@ static int prepare(const struct relaunch *rl, bool hide_vdso, pid_t pid, int *me
 	*memfd = open(path, O_RDWR | O_CLOEXEC);
 	if (*memfd < 0)
 		return fail(why, whylen, "cannot trace the replay process: %s", strerror(errno));
+	if (ran_copy && as_recorded_path(rl, pid, *memfd, why, whylen) < 0)
+		return -1;
 	if (match_start(rl, pid, *memfd, why, whylen) < 0)
 		return -1;
 	if (hide_vdso && start_state_hide_vdso(pid) < 0)
@@ -289,6 +330,20 @@ int relaunch_start(const struct relaunch *rl, bool hide_vdso, pid_t *pid, int *m
 		path = rl->exe;
 		again = rl->path;
 	}
+	/* The file at the path changed since the recording (rebuilt,
+	 * deleted): its copy runs, through a path of ours as long. */
+	char *copy_dir = NULL, *copy_rel = NULL;
+	if (!rl->path_inside && rl->td) {
+		rc = binary_copy_exe(rl->td, rl->path, rl->cwd, rl->auxv, rl->auxv_len, &copy_dir,
+				     &copy_rel, err, sizeof err);
+		if (rc < 0)
+			return fail(why, whylen, "cannot start the recorded program again: %s", err);
+		if (rc > 0) {
+			cwd = copy_dir;
+			path = copy_rel;
+		}
+	}
+	bool ran_copy = copy_dir != NULL;
 	cpu_bind_tracer_on(rl->cpu);
 	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 	memset(&inf, 0, sizeof inf);
@@ -302,6 +357,7 @@ int relaunch_start(const struct relaunch *rl, bool hide_vdso, pid_t *pid, int *m
 				  err, sizeof err);
 	if (devnull >= 0)
 		close(devnull);
+	binary_copy_exe_done(copy_dir, copy_rel); /* exec'd: the file is open */
 	if (rc == -1) {
 		inferior_destroy(&inf);
 		return fail(why, whylen, "cannot start the recorded program again: %s", err);
@@ -319,7 +375,7 @@ int relaunch_start(const struct relaunch *rl, bool hide_vdso, pid_t *pid, int *m
 		close(inf.memfd);
 	inf.pid = 0;
 	inferior_destroy(&inf);
-	rc = prepare(rl, hide_vdso, p, memfd, why, whylen);
+	rc = prepare(rl, hide_vdso, ran_copy, p, memfd, why, whylen);
 	if (rc < 0) {
 		kill(p, SIGKILL);
 		ptrace_waitpid(p, NULL, __WALL);

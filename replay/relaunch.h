@@ -22,6 +22,7 @@
 	(PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACECLONE | PTRACE_O_EXITKILL)
 
 struct relaunch {
+	const struct trace_data *td; /* its binaries' copies (binary_copies.h) */
 	char *path, *cwd;
 	/* The file path named (META exe; NULL: not recorded), and whether
 	 * path names it only from inside the process (/proc/self/exe). */

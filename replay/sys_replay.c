@@ -7,6 +7,7 @@
  * instruction run again as the mmap with our fd, then as close, and the
  * registers end as the recorded mmap left them. */
 #include "sys_replay.h"
+#include "binary_copies.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -307,13 +308,18 @@ static int mmap_file(const struct sys_replay *c, const struct trace_syscall *s,
 			    "past it; positions before it have full state",
 			    (unsigned long long)s->pos, (int)s->tid, m->path,
 			    (unsigned long long)s->result);
+	/* A library rebuilt or deleted since: the recording's copy. */
+	char copy[64], why[512];
+	const char *file = binary_copy_for_map(c->td, m, copy, sizeof copy, why, sizeof why);
+	if (!file)
+		return fail(c, "mmap at position %llu: %s", (unsigned long long)s->pos, why);
 	/* The path goes below the stack pointer (past the red zone), and
 	 * what was there is put back: the program may read that memory
 	 * later, uninitialised. */
-	size_t len = strlen(m->path) + 1;
+	size_t len = strlen(file) + 1;
 	uint64_t scratch = (entry->rsp - 256 - len) & ~15ull;
 	if (pread(c->memfd, saved, len, (off_t)scratch) != (ssize_t)len ||
-	    pwrite(c->memfd, m->path, len, (off_t)scratch) != (ssize_t)len)
+	    pwrite(c->memfd, file, len, (off_t)scratch) != (ssize_t)len)
 		return fail(c, "mmap replay: no scratch memory below the stack");
 	uint64_t oa[6] = {(uint64_t)AT_FDCWD, scratch, O_RDONLY | O_CLOEXEC, 0, 0, 0};
 	if (run_here(c, true, sys_ip, SYS_openat, oa, &fd) < 0)

@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""An event recording replays with full state after its program and its
+library were rebuilt or deleted: the replay runs the recording's copies
+of them (replay/binary_copies.c).
+
+Before, a replay ran the program again from the files at the recorded
+paths: a deleted program could not be replayed at all (`cannot start the
+recorded program again: cannot run ...: No such file or directory`), and
+another build ran instead of the recorded one, diverging.
+
+use_mark (in a work directory, with its library libmark.so beside it,
+found through LD_LIBRARY_PATH) stores what mark_scale(i) returned and
+calls after(i). The oracle is the replay of the recording with both files
+as recorded: reverse-continue to after(5) and after(2), then continue to
+after(5) again, printing i, seen[] and the registers there; first checked
+against the program run natively under gdb. The same session must show
+the same with the other builds of both files put in their place
+(use_mark_b, libmark_b.so: other code, other build-ids; gdb is given the
+recorded build's symbols), and with both deleted; ptrev says on stderr
+that it runs the copies.
+
+usage: replaced_binary.py PTREV PROGRAM_DIR WORK_DIR
+"""
+import os
+import re
+import shutil
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'pylib'))
+from ptrev_checks import check, finish, full_state_count, gdb_batch, record  # noqa: E402
+
+SHOW = ['print i', 'print seen', 'info registers rip rsp rbp rdi']
+SESSION = ['break after if i == 5 || i == 2', 'reverse-continue'] + SHOW + \
+    ['monitor why', 'reverse-continue'] + SHOW + ['monitor why', 'continue'] + SHOW
+
+
+def shown(text):
+    """What gdb showed at the stops: the values and registers."""
+    return [ln for ln in text.splitlines()
+            if re.match(r'^(\$\d+ = |rip|rsp|rbp|rdi|Breakpoint \d+, after)', ln)]
+
+
+def install(progdir, work, prog, lib):
+    for src, dst in ((prog, 'use_mark'), (lib, 'libmark.so')):
+        path = os.path.join(work, dst)
+        if os.path.exists(path):
+            os.unlink(path)
+        if src:
+            shutil.copy2(os.path.join(progdir, src), path)
+
+
+def main():
+    ptrev, progdir, work = sys.argv[1:4]
+    os.makedirs(work, exist_ok=True)
+    prog = os.path.join(work, 'use_mark')
+    symbols = os.path.abspath(os.path.join(progdir, 'use_mark'))
+    install(progdir, work, 'use_mark', 'libmark.so')
+
+    # The library beside the program, not the build's (meson test puts
+    # its directory on LD_LIBRARY_PATH).
+    env = dict(os.environ, LD_LIBRARY_PATH=work)
+    native = gdb_batch(prog, ['set startup-with-shell off', 'break after if i == 2', 'run',
+                              'print i', 'print seen', 'kill'], timeout=120, env=env)
+    trace = os.path.join(work, 'use_mark.ptrev')
+    r = record(ptrev, 'event', trace, [prog], env=env)
+    check(r.returncode == 0 and 'seen[7]=15' in r.stdout,
+          'recorded (%s%s)' % (r.stdout.strip(), r.stderr.strip()[-300:]))
+
+    def replay(what):
+        out = gdb_batch(symbols, ['set pagination off',
+                                  'target remote | %s replay --stdio %s' % (ptrev, trace)]
+                        + SESSION, timeout=300)
+        return out, shown(out)
+
+    as_recorded, oracle = replay('as recorded')
+    nat = [re.sub(r'^\$\d+ = ', '', ln) for ln in shown(native)]
+    second = [re.sub(r'^\$\d+ = ', '', ln) for ln in oracle[7:10]]
+    check(len(oracle) == 21 and nat[:3] == second and full_state_count(as_recorded) == 2,
+          'the replay as recorded: after(5), after(2) (as the native run: %s), after(5); full '
+          'state (%s)' % (nat[:3], oracle if oracle else as_recorded[-1200:]))
+
+    for what, files in (('other builds', ('use_mark_b', 'libmark_b.so')),
+                        ('deleted', (None, None))):
+        install(progdir, work, *files)
+        out, got = replay(what)
+        says = re.findall(r'^ptrev: .* since the recording: the replay runs the recording\'s '
+                          r'copy of it$', out, re.M)
+        check(got == oracle and full_state_count(out) == 2,
+              '%s: the same stops, values and registers, full state (%s)' %
+              (what, got if got != oracle and got else out[-1500:] if not got else 'same'))
+        check(len(says) == 2 and all(('gone' if what == 'deleted' else 'another build') in m
+                                     for m in says) and 'use_mark is' in says[0] and
+              'libmark.so is' in says[1],
+              '%s: ptrev says once for each file that it runs the copy (%s)' % (what, says))
+    return finish()
+
+
+if __name__ == '__main__':
+    sys.exit(main())
