@@ -1,6 +1,6 @@
 /* The recorded binaries run from the recording's copies where the files
- * at their paths changed (replay/binary_copies.h). */
-#include "binary_copies.h"
+ * at their paths changed (include/ptrev/binary_copies.h). */
+#include "ptrev/binary_copies.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -242,4 +242,18 @@ void binary_copy_exe_done(char *dir, char *rel)
 		rmdir(dir);
 	free(dir);
 	free(rel);
+}
+
+const struct trace_file_copy *binary_copy_changed(const struct trace_data *td, const char *path)
+{
+	const struct trace_mmap *m = NULL;
+	for (size_t i = td->nmmaps; i-- > 0 && !m;)
+		if (td->mmaps[i].build_id_len && strcmp(td->mmaps[i].path, path) == 0)
+			m = &td->mmaps[i];
+	if (!m)
+		return NULL;
+	uint32_t len = m->build_id_len < 20 ? m->build_id_len : 20;
+	if (same_build(path, m->build_id, len) == 1)
+		return NULL;
+	return trace_file_copy_find(td, path, m->build_id, len);
 }

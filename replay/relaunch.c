@@ -1,6 +1,6 @@
 /* Starting the recorded program again as it started (replay/relaunch.h). */
 #include "relaunch.h"
-#include "binary_copies.h"
+#include "ptrev/binary_copies.h"
 
 #include "ptrev/cpu_bind.h"
 

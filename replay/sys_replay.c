@@ -7,7 +7,7 @@
  * instruction run again as the mmap with our fd, then as close, and the
  * registers end as the recorded mmap left them. */
 #include "sys_replay.h"
-#include "binary_copies.h"
+#include "ptrev/binary_copies.h"
 
 #include <errno.h>
 #include <fcntl.h>

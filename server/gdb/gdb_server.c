@@ -243,7 +243,8 @@ static void handle_set_thread(struct gdb_server *s, const char *arg)
 }
 
 /* vFile: host I/O, in the program's file system. A file only the target
- * can give (a saved recording's /proc/PID/maps) is written to a temporary
+ * can give (a saved recording's /proc/PID/maps, the recording's copy of a
+ * binary rebuilt or deleted since) is written to a temporary
  * file that is opened the ordinary way, then unlinked: the open file stays
  * readable. */
 static void handle_vfile(struct gdb_server *s, char *pkt, size_t len)

@@ -5,6 +5,7 @@
  * uses one for the past of the recording it is making. */
 #include "target_internal.h"
 
+#include "ptrev/binary_copies.h"
 #include "ptrev/materialise.h"
 
 #include <errno.h>
@@ -949,9 +950,19 @@ static int history_siginfo(struct target *t, pid_t tid, struct strbuf *out)
 	return timeline_siginfo(h->tl, tid, out);
 }
 
+/* The recorded /proc/PID/maps, and the recording's copy of a program or
+ * library that was rebuilt or deleted since (binary_copies.h): gdb reads
+ * the symbols of the build that ran. */
 static int history_proc_file(struct target *t, const char *path, struct strbuf *out)
 {
-	return history_maps(hist(t)->td, hist(t)->pid, path, out);
+	int rc = history_maps(hist(t)->td, hist(t)->pid, path, out);
+	if (rc != -ENOENT)
+		return rc;
+	const struct trace_file_copy *c = binary_copy_changed(hist(t)->td, path);
+	if (!c)
+		return -ENOENT;
+	strbuf_append(out, c->bytes, c->len);
+	return 0;
 }
 
 static pid_t history_fs_pid(struct target *t)

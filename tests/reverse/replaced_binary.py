@@ -15,15 +15,18 @@ as recorded: reverse-continue to after(5) and after(2), then continue to
 after(5) again, printing i, seen[] and the registers there; first checked
 against the program run natively under gdb. The same session must show
 the same with the other builds of both files put in their place
-(use_mark_b, libmark_b.so: other code, other build-ids; gdb is given the
-recorded build's symbols), and with both deleted; ptrev says on stderr
-that it runs the copies.
+(use_mark_b, libmark_b.so: other code, other build-ids), and with both
+deleted; ptrev says on stderr that it runs the copies. gdb is given no
+program: it reads the program and the library from ptrev, which gives it
+the recording's copies where the files changed, so its symbols and
+disassembly (of mark_scale) are the recorded build's.
 
 usage: replaced_binary.py PTREV PROGRAM_DIR WORK_DIR
 """
 import os
 import re
 import shutil
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'pylib'))
@@ -31,13 +34,14 @@ from ptrev_checks import check, finish, full_state_count, gdb_batch, record  # n
 
 SHOW = ['print i', 'print seen', 'info registers rip rsp rbp rdi']
 SESSION = ['break after if i == 5 || i == 2', 'reverse-continue'] + SHOW + \
-    ['monitor why', 'reverse-continue'] + SHOW + ['monitor why', 'continue'] + SHOW
+    ['monitor why', 'reverse-continue'] + SHOW + ['monitor why', 'continue'] + SHOW + \
+    ['x/6i mark_scale']
 
 
 def shown(text):
     """What gdb showed at the stops: the values and registers."""
     return [ln for ln in text.splitlines()
-            if re.match(r'^(\$\d+ = |rip|rsp|rbp|rdi|Breakpoint \d+, after)', ln)]
+            if re.match(r'^(\$\d+ = |rip|rsp|rbp|rdi|Breakpoint \d+, after|\s+0x\w+ <mark)', ln)]
 
 
 def install(progdir, work, prog, lib):
@@ -53,7 +57,6 @@ def main():
     ptrev, progdir, work = sys.argv[1:4]
     os.makedirs(work, exist_ok=True)
     prog = os.path.join(work, 'use_mark')
-    symbols = os.path.abspath(os.path.join(progdir, 'use_mark'))
     install(progdir, work, 'use_mark', 'libmark.so')
 
     # The library beside the program, not the build's (meson test puts
@@ -67,15 +70,21 @@ def main():
           'recorded (%s%s)' % (r.stdout.strip(), r.stderr.strip()[-300:]))
 
     def replay(what):
-        out = gdb_batch(symbols, ['set pagination off',
-                                  'target remote | %s replay --stdio %s' % (ptrev, trace)]
-                        + SESSION, timeout=300)
+        """The session, gdb reading the program and its library from
+        ptrev (no file given): the files that ran, or the recording's
+        copies of them."""
+        r = subprocess.run(['gdb', '-nx', '-batch', '-ex', 'set trace-commands on',
+                            '-ex', 'set pagination off', '-ex',
+                            'target remote | %s replay --stdio %s' % (ptrev, trace)] +
+                           [a for c in SESSION for a in ('-ex', c)], capture_output=True,
+                           text=True, timeout=300, stdin=subprocess.DEVNULL)
+        out = r.stdout + r.stderr
         return out, shown(out)
 
     as_recorded, oracle = replay('as recorded')
     nat = [re.sub(r'^\$\d+ = ', '', ln) for ln in shown(native)]
     second = [re.sub(r'^\$\d+ = ', '', ln) for ln in oracle[7:10]]
-    check(len(oracle) == 21 and nat[:3] == second and full_state_count(as_recorded) == 2,
+    check(len(oracle) == 27 and nat[:3] == second and full_state_count(as_recorded) == 2,
           'the replay as recorded: after(5), after(2) (as the native run: %s), after(5); full '
           'state (%s)' % (nat[:3], oracle if oracle else as_recorded[-1200:]))
 

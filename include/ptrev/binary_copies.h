@@ -1,10 +1,11 @@
-/* Private to replay/: running the recorded binaries where the files at
- * their paths are gone or another build (a program rebuilt or deleted
- * since its recording), from the copies the recording holds (FILE
- * records). A replay runs the program again: the program's file is
- * exec'd, and its libraries are mapped by the replay's mmap
- * (sys_replay.c). Each copy is held in a memory file of ptrev's
- * (memfd), which the replay process opens as /proc/PTREV/fd/N. */
+/* Running the recorded binaries where the files at their paths are gone
+ * or another build (a program rebuilt or deleted since its recording),
+ * from the copies the recording holds (FILE records), and giving gdb
+ * those copies to read (the history target's vFile). A replay runs the
+ * program again: the program's file is exec'd (replay/relaunch.c), and
+ * its libraries are mapped by the replay's mmap (replay/sys_replay.c).
+ * Each copy is held in a memory file of ptrev's (memfd), which the
+ * replay process opens as /proc/PTREV/fd/N. */
 #ifndef PTREV_BINARY_COPIES_H
 #define PTREV_BINARY_COPIES_H
 
@@ -35,5 +36,12 @@ int binary_copy_exe(const struct trace_data *td, const char *path, const char *c
 		    const uint8_t *auxv, size_t auxv_len, char **dir, char **rel, char *why,
 		    size_t whylen);
 void binary_copy_exe_done(char *dir, char *rel);
+
+/* The recording's copy of the file at path where that file is another
+ * build than the one the recording mapped there, or gone; NULL where it
+ * is the same (or cannot be told), or there is no copy. What gdb reads
+ * of a replay's program and libraries (vFile) must be what ran. */
+const struct trace_file_copy *binary_copy_changed(const struct trace_data *td,
+						  const char *path);
 
 #endif
