@@ -263,8 +263,9 @@ static int as_recorded_path(const struct relaunch *rl, pid_t pid, int memfd, cha
 
 /* Everything after the launch: options, memory, the start state, the
  * vDSO, rdtsc. ran_copy: the program's file was the recording's copy. */
-static int prepare(const struct relaunch *rl, bool hide_vdso, bool ran_copy, pid_t pid,
-		   int *memfd, char *why, size_t whylen)
+static int prepare(const struct relaunch *rl, bool hide_vdso,
+		   const struct binary_copy_exec *ran_copy, pid_t pid, int *memfd, char *why,
+		   size_t whylen)
 {
 	char path[64], err[512];
 	if (ptrace(PTRACE_SETOPTIONS, pid, NULL, (void *)(long)RELAUNCH_PTRACE_OPTIONS) < 0)
@@ -273,8 +274,13 @@ static int prepare(const struct relaunch *rl, bool hide_vdso, bool ran_copy, pid
 	*memfd = open(path, O_RDWR | O_CLOEXEC);
 	if (*memfd < 0)
 		return fail(why, whylen, "cannot trace the replay process: %s", strerror(errno));
-	if (ran_copy && as_recorded_path(rl, pid, *memfd, why, whylen) < 0)
-		return -1;
+	if (ran_copy) {
+		if (as_recorded_path(rl, pid, *memfd, why, whylen) < 0)
+			return -1;
+		if (binary_copy_exe_fix(ran_copy, pid, *memfd) < 0)
+			return fail(why, whylen, "cannot put the recorded loader's name back in "
+				    "the program's memory");
+	}
 	if (match_start(rl, pid, *memfd, why, whylen) < 0)
 		return -1;
 	if (hide_vdso && start_state_hide_vdso(pid) < 0)
@@ -330,20 +336,21 @@ int relaunch_start(const struct relaunch *rl, bool hide_vdso, pid_t *pid, int *m
 		path = rl->exe;
 		again = rl->path;
 	}
-	/* The file at the path changed since the recording (rebuilt,
-	 * deleted): its copy runs, through a path of ours as long. */
-	char *copy_dir = NULL, *copy_rel = NULL;
+	/* The file at the path, or the loader, changed since the recording
+	 * (rebuilt, deleted, upgraded): the copies run, through a path of
+	 * ours as long. */
+	struct binary_copy_exec copy = {0};
 	if (!rl->path_inside && rl->td) {
-		rc = binary_copy_exe(rl->td, rl->path, rl->cwd, rl->auxv, rl->auxv_len, &copy_dir,
-				     &copy_rel, err, sizeof err);
+		rc = binary_copy_exe(rl->td, rl->path, rl->cwd, rl->auxv, rl->auxv_len, &copy, err,
+				     sizeof err);
 		if (rc < 0)
 			return fail(why, whylen, "cannot start the recorded program again: %s", err);
 		if (rc > 0) {
-			cwd = copy_dir;
-			path = copy_rel;
+			cwd = copy.dir;
+			path = copy.rel;
 		}
 	}
-	bool ran_copy = copy_dir != NULL;
+	const struct binary_copy_exec *ran_copy = copy.dir ? &copy : NULL;
 	cpu_bind_tracer_on(rl->cpu);
 	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 	memset(&inf, 0, sizeof inf);
@@ -357,7 +364,7 @@ int relaunch_start(const struct relaunch *rl, bool hide_vdso, pid_t *pid, int *m
 				  err, sizeof err);
 	if (devnull >= 0)
 		close(devnull);
-	binary_copy_exe_done(copy_dir, copy_rel); /* exec'd: the file is open */
+	binary_copy_exe_done(&copy); /* exec'd: the files are open */
 	if (rc == -1) {
 		inferior_destroy(&inf);
 		return fail(why, whylen, "cannot start the recorded program again: %s", err);
@@ -376,6 +383,7 @@ int relaunch_start(const struct relaunch *rl, bool hide_vdso, pid_t *pid, int *m
 	inf.pid = 0;
 	inferior_destroy(&inf);
 	rc = prepare(rl, hide_vdso, ran_copy, p, memfd, why, whylen);
+	free(copy.interp);
 	if (rc < 0) {
 		kill(p, SIGKILL);
 		ptrace_waitpid(p, NULL, __WALL);

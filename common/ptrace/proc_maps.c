@@ -23,7 +23,7 @@ bool proc_maps_next(FILE *f, struct proc_mapping *m)
 			   &m->end, m->perms, &m->inode, &used) < 3)
 			continue;
 		if (used > 0)
-			sscanf(line + used, "%63s", m->name);
+			sscanf(line + used, "%4095s", m->name);
 		return true;
 	}
 	return false;
@@ -32,5 +32,7 @@ bool proc_maps_next(FILE *f, struct proc_mapping *m)
 bool proc_maps_is_loader(const struct proc_mapping *m)
 {
 	const char *base = strrchr(m->name, '/');
+	if (base && strncmp(base + 1, "memfd:", 6) == 0)
+		base += 6; /* a replay running the recording's copy (binary_copies.h) */
 	return base && strncmp(base + 1, "ld-linux", 8) == 0;
 }

@@ -14,7 +14,10 @@ struct proc_mapping {
 	char perms[5];   /* "rw-p" */
 	uint64_t inode;  /* of the mapped file; each shared anonymous mapping and
 			  * System V segment is a file of its own; 0 otherwise */
-	char name[64];   /* the path or [stack], [vvar] ...; "" when anonymous */
+	/* The path (up to its first space) or [stack], [vvar] ...; "" when
+	 * anonymous. Whole: a loader found by its file's name in a long
+	 * path (proc_maps_is_loader) was missed when it was cut at 63 bytes. */
+	char name[4096];
 };
 
 /* /proc/PID/maps opened for proc_maps_next, or NULL. fclose it. */
@@ -23,7 +26,8 @@ FILE *proc_maps_open(pid_t pid);
 /* The next mapping; false at the end. Lines that do not parse are skipped. */
 bool proc_maps_next(FILE *f, struct proc_mapping *m);
 
-/* Is m the dynamic loader's own (a mapping of its ld-linux* file)? Where
+/* Is m the dynamic loader's own (a mapping of its ld-linux* file, or of a
+ * replay's memory file holding the recording's copy of it)? Where
  * rdtsc does not trap, the loader keeps TSC values there: the state
  * digest leaves its writable part out, and the event recorder keeps it
  * with the program's entry point. */

@@ -21,11 +21,15 @@ program: it reads the program and the library from ptrev, which gives it
 the recording's copies where the files changed, so its symbols and
 disassembly (of mark_scale) are the recorded build's.
 
+Then the loader: use_mark_ld, whose loader is ./ld-linux-t.so (a copy of the
+system's beside it), replays as before with that loader deleted.
+
 usage: replaced_binary.py PTREV PROGRAM_DIR WORK_DIR
 """
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
 
@@ -54,7 +58,7 @@ def install(progdir, work, prog, lib):
 
 
 def main():
-    ptrev, progdir, work = sys.argv[1:4]
+    ptrev, progdir, work = (os.path.abspath(a) for a in sys.argv[1:4])
     os.makedirs(work, exist_ok=True)
     prog = os.path.join(work, 'use_mark')
     install(progdir, work, 'use_mark', 'libmark.so')
@@ -101,7 +105,66 @@ def main():
                                      for m in says) and 'use_mark is' in says[0] and
               'libmark.so is' in says[1],
               '%s: ptrev says once for each file that it runs the copy (%s)' % (what, says))
+    loader(ptrev, progdir, os.path.join(work, 'loader'))
     return finish()
+
+
+def interp_vaddr(path):
+    """The address of the program's PT_INTERP string (64-bit ELF)."""
+    with open(path, 'rb') as f:
+        b = f.read()
+    phoff, = struct.unpack_from('<Q', b, 0x20)
+    phentsize, phnum = struct.unpack_from('<HH', b, 0x36)
+    for i in range(phnum):
+        p_type, _, _, p_vaddr = struct.unpack_from('<IIQQ', b, phoff + i * phentsize)
+        if p_type == 3:
+            return p_vaddr
+    return 0
+
+
+def loader(ptrev, progdir, work):
+    """The dynamic loader deleted since the recording (as a glibc upgrade
+    replaces it): use_mark_ld names its loader ./ld-linux-t.so, a copy of the
+    system's in its directory, where it runs. The replay runs the
+    recording's copy of the loader too, the program's copy naming it in
+    place of the recorded name, which is put back in memory."""
+    os.makedirs(work, exist_ok=True)
+    for src, dst in (('use_mark_ld', 'use_mark'), ('libmark.so', 'libmark.so')):
+        shutil.copy2(os.path.join(progdir, src), os.path.join(work, dst))
+    shutil.copy2(os.path.realpath('/lib64/ld-linux-x86-64.so.2'),
+                 os.path.join(work, 'ld-linux-t.so'))
+    env = dict(os.environ, LD_LIBRARY_PATH=work)
+    trace = os.path.join(work, 'use_mark.ptrev')
+    r = record(ptrev, 'event', trace, [os.path.join(work, 'use_mark')], env=env, cwd=work)
+    check(r.returncode == 0 and 'seen[7]=15' in r.stdout,
+          'loader: recorded (%s%s)' % (r.stdout.strip(), r.stderr.strip()[-300:]))
+    # The loader's name as the program's memory holds it (PT_INTERP, which
+    # the loader takes as its own name), put back after the exec of the
+    # copy, which names the loader's copy there. A PIE without address
+    # randomisation is loaded at 0x555555554000.
+    session = ['break after if i == 2', 'reverse-continue', 'print seen', 'monitor why',
+               'x/s 0x555555554000 + %#x' % interp_vaddr(os.path.join(work, 'use_mark'))]
+
+    def replay():
+        r = subprocess.run(['gdb', '-nx', '-batch', '-ex', 'set pagination off', '-ex',
+                            'target remote | %s replay --stdio %s' % (ptrev, trace)] +
+                           [a for c in session for a in ('-ex', c)], capture_output=True,
+                           text=True, timeout=300, stdin=subprocess.DEVNULL)
+        return r.stdout + r.stderr
+
+    before = replay()
+    os.unlink(os.path.join(work, 'ld-linux-t.so'))
+    after = replay()
+    values = [re.findall(r'^\$\d+ = .*$', t, re.M) + re.findall(r'^0x\w+:\s+".*$', t, re.M)
+              for t in (before, after)]
+    check(values[0] and values[0] == values[1] and '{1, 3, 5, 0, 0, 0, 0, 0}' in values[1][0]
+          and any('./ld-linux-t.so' in v for v in values[1])
+          and full_state_count(after) == 1,
+          'loader: deleted, the replay shows what it showed before, with full state (%s, %s)'
+          % (values, after[-1500:] if not values[1] else ''))
+    check(re.search(r'^ptrev: .*/ld-linux-t.so is gone since the recording: the replay runs the '
+                    r'recording\'s copy of it$', after, re.M) is not None,
+          'loader: ptrev says it runs the loader\'s copy')
 
 
 if __name__ == '__main__':
