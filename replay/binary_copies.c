@@ -255,7 +255,7 @@ int binary_copy_exe(const struct trace_data *td, const char *path, const char *c
 	if (path[0] == '/' || !cwd)
 		snprintf(file, sizeof file, "%s", path);
 	else
-		snprintf(file, sizeof file, "%s/%s", cwd, path);
+		snprintf(file, sizeof file, "%s/%s", cwd, strncmp(path, "./", 2) ? path : path + 2);
 	int same = same_build(file, m->build_id, m->build_id_len < 20 ? m->build_id_len : 20);
 	int ld_same = ld && ld->build_id_len
 			      ? same_build(ld->path, ld->build_id,
