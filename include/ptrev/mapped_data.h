@@ -15,11 +15,18 @@
 #define PTREV_MAPPED_DATA_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* Is the file that thread tid has open as fd one whose mapping's bytes
  * are recorded: a regular file, not one of the system's? True where it
- * cannot be told (the bytes are recorded then). */
-bool mapped_file_is_data(pid_t tid, int fd);
+ * cannot be told (the bytes are recorded then). *size: the file's size
+ * (UINT64_MAX where it cannot be told). */
+bool mapped_file_is_data(pid_t tid, int fd, uint64_t *size);
+
+/* At most this many bytes of one mapping are recorded (a database mapped
+ * whole: LMDB maps gigabytes); a bigger one is mapped again from its file
+ * by a replay, as before, and the recorder says so. */
+#define MAPPED_DATA_MAX (256ull << 20)
 
 #endif

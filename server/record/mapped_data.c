@@ -32,14 +32,16 @@ static bool is_elf(const char *path)
 	return elf;
 }
 
-bool mapped_file_is_data(pid_t tid, int fd)
+bool mapped_file_is_data(pid_t tid, int fd, uint64_t *size)
 {
 	char link[64], path[4096];
 	struct stat st;
+	*size = UINT64_MAX;
 	snprintf(link, sizeof link, "/proc/%d/fd/%d", (int)tid, fd);
 	ssize_t n = readlink(link, path, sizeof path - 1);
 	if (n <= 0 || stat(link, &st) < 0)
 		return true;
+	*size = (uint64_t)st.st_size;
 	path[n] = '\0';
 	static const char deleted[] = " (deleted)";
 	size_t len = (size_t)n;

@@ -95,13 +95,31 @@ static void shm_shared_note(const struct trace_syscall *s)
 		ds.shm_nattch == 2 ? "it writes" : "they write");
 }
 
-/* Is s an mmap that mapped a file whose bytes are recorded? (A writable
- * shared mapping's are, by the syscall table.) */
-static bool mapped_data(pid_t tid, const struct trace_syscall *s)
+/* Is s an mmap that mapped a file whose bytes are recorded (a writable
+ * shared mapping's are, by the syscall table)? *len: how many, from the
+ * mapping's start (up to the file's end, in whole pages: past it the
+ * mapping cannot be read). */
+static bool mapped_data(pid_t tid, const struct trace_syscall *s, uint64_t *len)
 {
-	return s->nr == SYS_mmap && s->result > 0 && !(s->args[3] & MAP_ANONYMOUS) &&
-	       (int32_t)s->args[4] >= 0 && s->args[1] > 0 &&
-	       mapped_file_is_data(tid, (int)s->args[4]);
+	uint64_t size;
+	if (s->nr != SYS_mmap || s->result <= 0 || (s->args[3] & MAP_ANONYMOUS) ||
+	    (int32_t)s->args[4] < 0 || s->args[1] == 0 ||
+	    !mapped_file_is_data(tid, (int)s->args[4], &size))
+		return false;
+	*len = s->args[1];
+	if (size != UINT64_MAX && size > s->args[5] && (size - s->args[5] + 4095) / 4096 * 4096 < *len)
+		*len = (size - s->args[5] + 4095) / 4096 * 4096;
+	if (*len <= MAPPED_DATA_MAX)
+		return true;
+	static bool said;
+	if (!said) {
+		said = true;
+		fprintf(stderr, "ptrev: thread %d mapped %llu MiB of a file: its bytes are not "
+			"recorded (more than %llu MiB), and a replay maps the file again, which "
+			"shows what it holds then\n", (int)tid, (unsigned long long)(*len >> 20),
+			(unsigned long long)(MAPPED_DATA_MAX >> 20));
+	}
+	return false;
 }
 
 int record_syscall(struct trace_writer *w, pid_t tid, uint64_t pos, uint64_t nr,
@@ -123,9 +141,10 @@ int record_syscall(struct trace_writer *w, pid_t tid, uint64_t pos, uint64_t nr,
 	s.result = result;
 	s.kept_cpu = kept_cpu;
 	n = syscall_writes(s.nr, s.args, result, read_mem, ctx, rg, MAX_WRITES);
-	if (n == 0 && mapped_data(tid, &s))
+	uint64_t data_len;
+	if (n == 0 && mapped_data(tid, &s, &data_len))
 		/* The mapping's bytes, as the file showed them (mapped_data.h). */
-		rg[n++] = (struct sc_range){(uint64_t)s.result, s.args[1]};
+		rg[n++] = (struct sc_range){(uint64_t)s.result, data_len};
 	if (watch && vfork_like(s.nr, s.args, read_mem, ctx) &&
 	    (n = mem_diff_changes(watch, read_mem, ctx, &found)) >= 0) {
 		/* The child's writes (the table says the call writes none). */

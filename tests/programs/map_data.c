@@ -2,10 +2,11 @@
  * read-only and private, and COPY, private and writable, which it
  * changes in memory. look(i) reads both, so each mark has the files'
  * bytes as the run mapped them; the test changes FILE and deletes COPY
- * before replaying. */
+ * before replaying. BIG, where given, is mapped whole. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char *data;
@@ -17,12 +18,15 @@ static int look(int i)
 	return data[i] + copy[i];
 }
 
-static const void *map(const char *path, int prot)
+static const void *map(const char *path, int prot, size_t len)
 {
 	int fd = open(path, prot & PROT_WRITE ? O_RDWR : O_RDONLY);
 	if (fd < 0)
 		return MAP_FAILED;
-	void *p = mmap(NULL, 4096, prot, MAP_PRIVATE, fd, 0);
+	struct stat st;
+	if (!len)
+		len = fstat(fd, &st) == 0 ? (size_t)st.st_size : 0;
+	void *p = mmap(NULL, len, prot, MAP_PRIVATE, fd, 0);
 	close(fd);
 	return p;
 }
@@ -31,9 +35,14 @@ int main(int argc, char **argv)
 {
 	if (argc < 3)
 		return 2;
-	data = map(argv[1], PROT_READ);
-	copy = (char *)map(argv[2], PROT_READ | PROT_WRITE);
+	data = map(argv[1], PROT_READ, 4096);
+	copy = (char *)map(argv[2], PROT_READ | PROT_WRITE, 4096);
 	if (data == MAP_FAILED || copy == MAP_FAILED)
+		return 1;
+	/* A third file is mapped whole (too big to record: the test makes
+	 * it larger than MAPPED_DATA_MAX). */
+	const char *big = argc > 3 ? map(argv[3], PROT_READ, 0) : NULL;
+	if (big == MAP_FAILED || (big && big[0] != 0))
 		return 1;
 	int sum = 0;
 	for (int i = 0; i < 8; i++)

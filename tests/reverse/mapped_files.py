@@ -52,6 +52,7 @@ def main():
     oracle = stops(native)
     check(len(oracle) == 2 and 'data=ABCDEFGH' in oracle[0], 'the native run: %s' % oracle)
 
+    write(copy + '.big', original[1])
     for backend in ('event', 'sw'):
         write(data, original[0])
         write(copy, original[1])
@@ -69,6 +70,18 @@ def main():
         check(got == [oracle[1], oracle[0], oracle[1]] and full_state_said(out),
               '%s replay: look(6), look(3), look(6) with the bytes the run mapped, full '
               'state (%s)' % (backend, got if got else out[-1200:]))
+    # A mapping too big to record (a sparse 300 MiB file): the recorder
+    # says so, once, and records the rest as before.
+    big = os.path.join(work, 'big.bin')
+    with open(big, 'wb') as f:
+        f.truncate(300 << 20)
+    trace = os.path.join(work, 'map_data-big.ptrev')
+    r = record(ptrev, 'event', trace, [prog, data, copy + '.big', big])
+    check(r.returncode == 0 and 'sum=' in r.stdout and
+          r.stderr.count('mapped 300 MiB of a file: its bytes are not recorded (more than '
+                         '256 MiB)') == 1 and os.path.getsize(trace) < (64 << 20),
+          'a mapping of 300 MiB is not recorded, and ptrev says so (%s, %d bytes)' %
+          (r.stderr.strip()[-300:], os.path.getsize(trace)))
     return finish()
 
 
