@@ -2,6 +2,7 @@
  * (include/ptrev/record_events.h). */
 #include "ptrev/record_events.h"
 #include "ptrev/mapped_data.h"
+#include "ptrev/proc_maps.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -95,6 +96,50 @@ static void shm_shared_note(const struct trace_syscall *s)
 		ds.shm_nattch == 2 ? "it writes" : "they write");
 }
 
+/* Does s make a process that is not a thread (fork, clone or clone3
+ * without CLONE_THREAD), which the recording does not follow? */
+static bool forks(const struct trace_syscall *s, sc_read_fn read_mem, void *ctx)
+{
+	uint64_t flags = 0;
+	if (s->result <= 0)
+		return false;
+	if (s->nr == SYS_fork || s->nr == SYS_vfork)
+		return true;
+	if (s->nr == SYS_clone)
+		flags = s->args[0];
+	else if (s->nr != SYS_clone3 || read_mem(ctx, s->args[0], &flags, sizeof flags) !=
+						    (long)sizeof flags)
+		return false;
+	return !(flags & CLONE_THREAD);
+}
+
+/* A child shares the writable shared mappings (mmap MAP_SHARED, System V
+ * segments) its parent has: what it writes there is not recorded (the
+ * recording follows one process), so a replay shows that memory without
+ * it. Said once, where there are such mappings at a fork. */
+static void fork_shared_note(const struct trace_syscall *s, sc_read_fn read_mem, void *ctx)
+{
+	static bool said;
+	if (said || !forks(s, read_mem, ctx))
+		return;
+	struct proc_mapping m;
+	unsigned n = 0;
+	uint64_t first = 0;
+	FILE *f = proc_maps_open(s->tid);
+	while (f && proc_maps_next(f, &m))
+		if (m.perms[1] == 'w' && m.perms[3] == 's' && n++ == 0)
+			first = m.start;
+	if (f)
+		fclose(f);
+	if (!n)
+		return;
+	said = true;
+	fprintf(stderr, "ptrev: thread %d made process %lld while %u writable shared mapping%s "
+		"(the first at %#llx) were mapped, which it shares: what that process writes "
+		"there is not recorded, and a replay shows the memory without it\n", (int)s->tid,
+		(long long)s->result, n, n == 1 ? "" : "s", (unsigned long long)first);
+}
+
 /* Is s an mmap that mapped a file whose bytes are recorded (a writable
  * shared mapping's are, by the syscall table)? *len: how many, from the
  * mapping's start (up to the file's end, in whole pages: past it the
@@ -180,6 +225,7 @@ int record_syscall(struct trace_writer *w, pid_t tid, uint64_t pos, uint64_t nr,
 	}
 	s.writes = wr;
 	shm_shared_note(&s);
+	fork_shared_note(&s, read_mem, ctx);
 	rc = trace_write_syscall(w, &s);
 	free(buf);
 	if (wr != wr_table)

@@ -4,7 +4,8 @@ as the run had it at every position (shared_mem: an anonymous shared
 mapping and a System V segment a child filled before the attach; its
 second, read-only attach; shmdt). The recorder says, once, that what
 another process writes to a segment after the attach is not recorded
-(the child still has it attached then).
+(the child still has it attached then), and, at a later fork, that the
+new process shares the shared mappings.
 
 Before, a replay's checkpoints and copies (forks of the replay process)
 shared those mappings with the replay going on from them: going back to
@@ -110,6 +111,11 @@ def main():
               'the attach is not recorded' in notes[0],
               '%s recording: one note, at the attach that the child had attached too (%s)'
               % (backend, notes))
+        forked = re.findall(r'^ptrev: thread \d+ made process \d+ while .*', r.stderr, re.M)
+        check(len(forked) == 1 and 'while 2 writable shared mappings' in forked[0] and
+              'what that process writes there is not recorded' in forked[0],
+              '%s recording: one note at the fork made with the shared mappings there (%s)'
+              % (backend, forked))
         # The replay starts at the program's end: done() is behind it.
         rep = session(prog, 'target remote | %s replay --stdio %s' % (ptrev, trace),
                       trace + '.gdb', to_done='reverse-continue')
