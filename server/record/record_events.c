@@ -96,6 +96,27 @@ static void shm_shared_note(const struct trace_syscall *s)
 		ds.shm_nattch == 2 ? "it writes" : "they write");
 }
 
+/* A call no replay can reproduce (syscall_table.h: io_uring, Linux AIO,
+ * userfaultfd ...), made: every replay of the recording ends at its
+ * entry (event_cut.h), and a live session, whose history must reach the
+ * present, cannot go back from here on. Said when it happens, once, not
+ * first when gdb goes back. */
+static void unsupported_note(const struct trace_syscall *s)
+{
+	static bool said;
+	const char *why = s->result >= 0 ? syscall_unsupported_why(s->nr) : NULL;
+	if (said || !why || s->nr == SYS_execve || s->nr == SYS_execveat ||
+	    s->nr == SYS_clone || s->nr == SYS_clone3)
+		return; /* (exec, threads: the recorders handle them themselves) */
+	said = true;
+	char name[96];
+	syscall_label(s->nr, NULL, name, sizeof name);
+	fprintf(stderr, "ptrev: thread %d made %s, which no replay can reproduce (%s): a replay "
+		"of this recording ends at its entry, with full state before it, and a live "
+		"session cannot go back from here on (save the recording, -o or monitor save, "
+		"and replay it)\n", (int)s->tid, name, why);
+}
+
 /* Does s make a process that is not a thread (fork, clone or clone3
  * without CLONE_THREAD), which the recording does not follow? */
 static bool forks(const struct trace_syscall *s, sc_read_fn read_mem, void *ctx)
@@ -226,6 +247,7 @@ int record_syscall(struct trace_writer *w, pid_t tid, uint64_t pos, uint64_t nr,
 	s.writes = wr;
 	shm_shared_note(&s);
 	fork_shared_note(&s, read_mem, ctx);
+	unsupported_note(&s);
 	rc = trace_write_syscall(w, &s);
 	free(buf);
 	if (wr != wr_table)

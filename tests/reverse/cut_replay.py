@@ -7,7 +7,7 @@ refused the whole recording and gdb saw `Remote communication error`.
 A live session (`serve --record`) refuses reverse moves once its program
 has made that call (its history must reach the present); gdb over TCP
 now shows why in its console, where before it showed only `Remote
-failure reply: E01`.
+failure reply: E01`. The recorder says so when the call is made.
 
 aio_late: a worker adds to `total` and blocks in read; main then calls
 io_setup. The oracle is the live run under gdb, stopped at io_setup's entry by
@@ -86,6 +86,10 @@ def main():
     r = record(ptrev, 'event', trace, [prog], env=env)
     check(r.returncode == 0 and 'total=15 seen=16' in r.stdout,
           'aio_late recorded (%s)' % r.stdout.strip())
+    said = re.findall(r'^ptrev: thread \d+ made io_setup \(206\), which no replay can '
+                      r'reproduce .*$', r.stderr, re.M)
+    check(len(said) == 1 and 'a replay of this recording ends at its entry' in said[0],
+          'the recorder says when the program makes it, once (%s)' % said)
 
     at_setup = live(prog, env, ['catch syscall io_setup'])
     at_work = live(prog, env, ['break add_round if i == 5'])
@@ -141,6 +145,9 @@ def main():
     check('E01' in served and 'no history of the recording here' in served and
           'io_setup' in served, 'a live session over TCP says in gdb\'s console why it refuses '
           'to go back (%s)' % served.strip()[-600:])
+    with open(os.path.join(work, 'serve.err')) as f:
+        check('a live session cannot go back from here on' in f.read(),
+              'serve says so on its stderr when the program makes the call')
 
     d = subprocess.run([ptrev, 'decode', trace], capture_output=True, text=True, timeout=300)
     check(d.returncode == 0 and 'its history ends where thread' in d.stderr and
