@@ -35,44 +35,54 @@ static struct held held[64];
 static size_t nheld;
 static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* A memory file holding len bytes, made once per key (a file's path,
- * build-id, and whether its bytes were changed: patched). -1 where it
- * cannot be made. */
-static int memfd_with(const char *path, const uint8_t *id, uint32_t id_len, bool patched,
-		      const uint8_t *bytes, size_t len)
+static bool write_all(int fd, const uint8_t *p, size_t n)
 {
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+		if (w <= 0)
+			return false;
+		p += w;
+		n -= (size_t)w;
+	}
+	return true;
+}
+
+/* A memory file holding the len bytes of c, with the patch_len - 1 bytes
+ * at patch_off (the program's loader name: its PT_INTERP string but the
+ * NUL) written as 'q' where patch_len is not 0; made once per key (the
+ * file's path, build-id, and whether it is patched). -1 where it cannot
+ * be made. */
+static int memfd_with(const struct trace_file_copy *c, uint64_t patch_off, uint64_t patch_len)
+{
+	bool patched = patch_len != 0;
 	int fd = -1;
 	pthread_mutex_lock(&held_lock);
 	for (size_t i = 0; i < nheld && fd < 0; i++)
-		if (held[i].build_id_len == id_len && held[i].patched == patched &&
-		    memcmp(held[i].build_id, id, id_len) == 0 && strcmp(held[i].path, path) == 0)
+		if (held[i].build_id_len == c->build_id_len && held[i].patched == patched &&
+		    memcmp(held[i].build_id, c->build_id, c->build_id_len) == 0 &&
+		    strcmp(held[i].path, c->path) == 0)
 			fd = held[i].fd;
 	if (fd < 0 && nheld < sizeof held / sizeof held[0]) {
 		/* Named after the file: the replay's maps then show
 		 * "/memfd:ld-linux-x86-64.so.2", which proc_maps_is_loader
 		 * knows as the loader, as the recording's did. */
-		const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+		const char *base = strrchr(c->path, '/') ? strrchr(c->path, '/') + 1 : c->path;
 		fd = memfd_create(base, MFD_CLOEXEC | MFD_EXEC);
 		if (fd < 0 && errno == EINVAL)
 			fd = memfd_create(base, MFD_CLOEXEC);
-		size_t done = 0;
-		while (fd >= 0 && done < len) {
-			ssize_t n = write(fd, bytes + done, len - done);
-			if (n <= 0) {
-				close(fd);
-				fd = -1;
-				break;
-			}
-			done += (size_t)n;
-		}
-		char *dup = fd >= 0 ? strdup(path) : NULL;
+		uint8_t qs[200];
+		memset(qs, 'q', sizeof qs);
+		uint64_t off = patched ? patch_off : c->len, n = patched ? patch_len - 1 : 0;
+		bool written = fd >= 0 && write_all(fd, c->bytes, off) && write_all(fd, qs, n) &&
+			       write_all(fd, c->bytes + off + n, c->len - off - n);
+		char *dup = written ? strdup(c->path) : NULL;
 		if (fd >= 0 && !dup) {
 			close(fd);
 			fd = -1;
 		}
 		if (fd >= 0) {
-			held[nheld] = (struct held){dup, {0}, id_len, patched, fd};
-			memcpy(held[nheld].build_id, id, id_len);
+			held[nheld] = (struct held){dup, {0}, c->build_id_len, patched, fd};
+			memcpy(held[nheld].build_id, c->build_id, c->build_id_len);
 			nheld++;
 		}
 	}
@@ -82,7 +92,7 @@ static int memfd_with(const char *path, const uint8_t *id, uint32_t id_len, bool
 
 static int memfd_of(const struct trace_file_copy *c)
 {
-	return memfd_with(c->path, c->build_id, c->build_id_len, false, c->bytes, c->len);
+	return memfd_with(c, 0, 0);
 }
 
 /* Say once per file (every replay and piece of history runs the program
@@ -287,18 +297,14 @@ int binary_copy_exe(const struct trace_data *td, const char *path, const char *c
 	 * one, beside the program's link, and the recorded name is put back
 	 * in memory after the exec (binary_copy_exe_fix). */
 	uint64_t ioff = 0, ivaddr = 0, ilen = 0, phdr = 0;
-	uint8_t *patched = NULL;
 	int fd = -1;
 	if (lc) {
-		if (!find_interp(ec->bytes, ec->len, &ioff, &ivaddr, &ilen, &phdr) || ilen > 200 ||
-		    !(patched = malloc(ec->len))) {
+		if (!find_interp(ec->bytes, ec->len, &ioff, &ivaddr, &ilen, &phdr) || ilen > 200) {
 			snprintf(why, whylen, "cannot run the recording's copy of the loader %s in "
 				 "place of the file there", ld->path);
 			return -1;
 		}
-		memcpy(patched, ec->bytes, ec->len);
-		memset(patched + ioff, 'q', ilen - 1);
-		fd = memfd_with(m->path, m->build_id, idl, true, patched, ec->len);
+		fd = memfd_with(ec, ioff, ilen);
 		x->interp = malloc(ilen);
 		if (x->interp)
 			memcpy(x->interp, ec->bytes + ioff, ilen);
@@ -328,7 +334,6 @@ int binary_copy_exe(const struct trace_data *td, const char *path, const char *c
 		}
 		e = errno;
 	}
-	free(patched);
 	if (!made) {
 		snprintf(why, whylen, "cannot run the recording's copy of %s: %s", m->path,
 			 strerror(e ? e : ENOMEM));
@@ -344,14 +349,10 @@ int binary_copy_exe(const struct trace_data *td, const char *path, const char *c
 	return 1;
 }
 
-int binary_copy_exe_fix(const struct binary_copy_exec *x, pid_t pid, int memfd)
+int binary_copy_exe_fix(const struct binary_copy_exec *x, int memfd, uint64_t at_phdr)
 {
 	if (!x->interp)
 		return 0;
-	size_t n = 0;
-	uint8_t *auxv = start_state_read_proc(pid, "auxv", &n);
-	uint64_t at_phdr = start_state_auxv_value(auxv, n, AT_PHDR);
-	free(auxv);
 	uint64_t at = at_phdr - x->phdr_vaddr + x->interp_vaddr;
 	return at_phdr && pwrite(memfd, x->interp, x->interp_len, (off_t)at) ==
 				  (ssize_t)x->interp_len

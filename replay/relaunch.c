@@ -227,19 +227,24 @@ int relaunch_adopt(const struct relaunch *rl, pid_t pid, int *memfd, char *why, 
 /* After the exec of the recording's copy of the program (binary_copies.h)
  * through a path of the recorded path's length in a directory of ours:
  * the recorded path in place of that one on the stack (AT_EXECFN's
- * string), and the recorded working directory entered. The directory is
- * written below the stack pointer (past the red zone) for the chdir, and
- * what was there put back. */
-static int as_recorded_path(const struct relaunch *rl, pid_t pid, int memfd, char *why,
-			    size_t whylen)
+ * string), the recorded loader name in the program's memory where the
+ * loader's copy ran too (binary_copy_exe_fix), and the recorded working
+ * directory entered. The directory is written below the stack pointer
+ * (past the red zone) for the chdir, and what was there put back. */
+static int as_recorded(const struct relaunch *rl, const struct binary_copy_exec *x, pid_t pid,
+		       int memfd, char *why, size_t whylen)
 {
 	size_t n = 0;
 	uint8_t *auxv = start_state_read_proc(pid, "auxv", &n);
 	uint64_t execfn = start_state_auxv_value(auxv, n, AT_EXECFN);
+	uint64_t at_phdr = start_state_auxv_value(auxv, n, AT_PHDR);
 	free(auxv);
 	size_t len = strlen(rl->path);
 	if (!execfn || pwrite(memfd, rl->path, len, (off_t)execfn) != (ssize_t)len)
 		return fail(why, whylen, "cannot put the recorded program path on the stack");
+	if (binary_copy_exe_fix(x, memfd, at_phdr) < 0)
+		return fail(why, whylen, "cannot put the recorded loader's name back in the "
+			    "program's memory");
 	struct user_regs_struct r;
 	len = rl->cwd ? strlen(rl->cwd) + 1 : 0;
 	if (!len || len > 4096 || ptrace(PTRACE_GETREGS, pid, NULL, &r) < 0)
@@ -274,13 +279,8 @@ static int prepare(const struct relaunch *rl, bool hide_vdso,
 	*memfd = open(path, O_RDWR | O_CLOEXEC);
 	if (*memfd < 0)
 		return fail(why, whylen, "cannot trace the replay process: %s", strerror(errno));
-	if (ran_copy) {
-		if (as_recorded_path(rl, pid, *memfd, why, whylen) < 0)
-			return -1;
-		if (binary_copy_exe_fix(ran_copy, pid, *memfd) < 0)
-			return fail(why, whylen, "cannot put the recorded loader's name back in "
-				    "the program's memory");
-	}
+	if (ran_copy && as_recorded(rl, ran_copy, pid, *memfd, why, whylen) < 0)
+		return -1;
 	if (match_start(rl, pid, *memfd, why, whylen) < 0)
 		return -1;
 	if (hide_vdso && start_state_hide_vdso(pid) < 0)

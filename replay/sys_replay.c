@@ -200,8 +200,8 @@ static int map_recorded(const struct sys_replay *c, const struct trace_syscall *
 	if (run_here(c, true, sys_ip, SYS_mmap, ma, &res) < 0)
 		return -1;
 	if ((uint64_t)res != at)
-		return fail(c, "replay diverged at position %llu: the shared memory mapped at %#llx "
-			    "in the recording could not be mapped there (%lld)",
+		return fail(c, "replay diverged at position %llu: the memory mapped at %#llx in "
+			    "the recording could not be mapped there (%lld)",
 			    (unsigned long long)s->pos, (unsigned long long)at, (long long)res);
 	for (size_t i = 0; i < s->nwrites; i++)
 		if (pwrite(c->memfd, s->writes[i].bytes, s->writes[i].len,

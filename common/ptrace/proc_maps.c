@@ -3,6 +3,7 @@
 
 #include <inttypes.h>
 #include <string.h>
+#include <sys/mman.h>
 
 FILE *proc_maps_open(pid_t pid)
 {
@@ -27,6 +28,12 @@ bool proc_maps_next(FILE *f, struct proc_mapping *m)
 		return true;
 	}
 	return false;
+}
+
+int proc_maps_prot(const char *perms)
+{
+	return (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
+	       (perms[2] == 'x' ? PROT_EXEC : 0);
 }
 
 bool proc_maps_is_loader(const struct proc_mapping *m)

@@ -23,12 +23,6 @@
  * sparsely used mapping costs its reads only. */
 #define PIECE (256 * 1024)
 
-static int prot_of(const char *perms)
-{
-	return (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
-	       (perms[2] == 'x' ? PROT_EXEC : 0);
-}
-
 static bool all_zero(const uint8_t *p, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -58,7 +52,7 @@ static int unshare_one(pid_t pid, int memfd, const struct proc_mapping *m, char 
 			return -1;
 		}
 	}
-	const uint64_t args[6] = {m->start, len, (uint64_t)prot_of(m->perms),
+	const uint64_t args[6] = {m->start, len, (uint64_t)proc_maps_prot(m->perms),
 				  MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, (uint64_t)-1, 0};
 	int64_t res = 0;
 	int sig = 0;

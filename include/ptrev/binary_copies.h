@@ -50,8 +50,9 @@ int binary_copy_exe(const struct trace_data *td, const char *path, const char *c
 		    const uint8_t *auxv, size_t auxv_len, struct binary_copy_exec *x, char *why,
 		    size_t whylen);
 /* After the exec, stopped: the recorded loader name back in the program's
- * memory (0, or -1). */
-int binary_copy_exe_fix(const struct binary_copy_exec *x, pid_t pid, int memfd);
+ * memory (memfd: its /proc/PID/mem; at_phdr: its auxv's AT_PHDR, where
+ * its program headers were loaded). 0, or -1. */
+int binary_copy_exe_fix(const struct binary_copy_exec *x, int memfd, uint64_t at_phdr);
 /* Removes what was made (once the exec has the files open) and frees x. */
 void binary_copy_exe_done(struct binary_copy_exec *x);
 

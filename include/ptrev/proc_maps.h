@@ -26,6 +26,9 @@ FILE *proc_maps_open(pid_t pid);
 /* The next mapping; false at the end. Lines that do not parse are skipped. */
 bool proc_maps_next(FILE *f, struct proc_mapping *m);
 
+/* The PROT_* bits of a maps line's permissions ("rw-p"). */
+int proc_maps_prot(const char *perms);
+
 /* Is m the dynamic loader's own (a mapping of its ld-linux* file, or of a
  * replay's memory file holding the recording's copy of it)? Where
  * rdtsc does not trap, the loader keeps TSC values there: the state

@@ -23,16 +23,24 @@
  * What the child writes there (its stack in the caller's memory, the
  * caller's variables) is the call's doing as far as the caller sees it,
  * and no replay runs the child. */
+/* clone's or clone3's flags (struct clone_args begins with them); false
+ * for another call, or clone_args that cannot be read. */
+static bool clone_flags(uint64_t nr, const uint64_t args[6], sc_read_fn read_mem, void *ctx,
+			uint64_t *flags)
+{
+	if (nr == SYS_clone) {
+		*flags = args[0];
+		return true;
+	}
+	return nr == SYS_clone3 &&
+	       read_mem(ctx, args[0], flags, sizeof *flags) == (long)sizeof *flags;
+}
+
 static bool vfork_like(uint64_t nr, const uint64_t args[6], sc_read_fn read_mem, void *ctx)
 {
 	uint64_t flags = 0;
-	if (nr == SYS_vfork)
-		return true;
-	if (nr == SYS_clone)
-		return args[0] & CLONE_VFORK;
-	if (nr == SYS_clone3 && read_mem(ctx, args[0], &flags, sizeof flags) == sizeof flags)
-		return flags & CLONE_VFORK; /* struct clone_args begins with its flags */
-	return false;
+	return nr == SYS_vfork || (clone_flags(nr, args, read_mem, ctx, &flags) &&
+				   (flags & CLONE_VFORK));
 }
 
 struct mem_diff *record_syscall_watch(pid_t pid, uint64_t nr, const struct user_regs_struct *entry,
@@ -124,14 +132,8 @@ static bool forks(const struct trace_syscall *s, sc_read_fn read_mem, void *ctx)
 	uint64_t flags = 0;
 	if (s->result <= 0)
 		return false;
-	if (s->nr == SYS_fork || s->nr == SYS_vfork)
-		return true;
-	if (s->nr == SYS_clone)
-		flags = s->args[0];
-	else if (s->nr != SYS_clone3 || read_mem(ctx, s->args[0], &flags, sizeof flags) !=
-						    (long)sizeof flags)
-		return false;
-	return !(flags & CLONE_THREAD);
+	return s->nr == SYS_fork || s->nr == SYS_vfork ||
+	       (clone_flags(s->nr, s->args, read_mem, ctx, &flags) && !(flags & CLONE_THREAD));
 }
 
 /* A child shares the writable shared mappings (mmap MAP_SHARED, System V

@@ -3,6 +3,7 @@
  * writes only the differences, plus copies of executable bytes no file
  * holds. */
 #include "ptrev/sideband.h"
+#include "ptrev/proc_maps.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -103,9 +104,7 @@ static int read_maps(pid_t pid, struct map_list *out)
 		m.end = hi;
 		m.offset = off;
 		m.inode = ino;
-		m.prot = (perm[0] == 'r' ? PROT_READ : 0) |
-			 (perm[1] == 'w' ? PROT_WRITE : 0) |
-			 (perm[2] == 'x' ? PROT_EXEC : 0);
+		m.prot = (uint32_t)proc_maps_prot(perm);
 		m.flags = perm[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
 		m.path = pathat ? line + pathat : "";
 		len = strlen(m.path);

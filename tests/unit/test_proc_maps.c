@@ -76,6 +76,8 @@ int main(void)
 	CHECK(proc_maps_is_loader(&ld), " the loader's copy in a replay");
 	snprintf(ld.name, sizeof ld.name, "/usr/lib/x86_64-linux-gnu/libc.so.6");
 	CHECK(!proc_maps_is_loader(&ld));
+	CHECK(proc_maps_prot("r-xp") == (PROT_READ | PROT_EXEC) &&
+	      proc_maps_prot("rw-s") == (PROT_READ | PROT_WRITE) && proc_maps_prot("---p") == 0);
 	printf("%s\n", failures ? "FAILED" : "ok");
 	return failures != 0;
 }
